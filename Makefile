@@ -1,0 +1,174 @@
+# latop — top for latency.  libbpf-tools style build:
+#   .output/        everything generated (vmlinux.h, *.bpf.o, *.skel.h, objects)
+#   .output/san/    the ASan+UBSan build the tests use
+# make V=1 shows the commands.  VMLINUX_H=path uses a given vmlinux.h instead
+# of dumping the running kernel's BTF.
+
+OUTPUT ?= .output
+CC ?= gcc
+CLANG ?= clang
+BPFTOOL ?= bpftool
+PREFIX ?= /usr/local
+VMLINUX_H ?=
+ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
+
+VERSION := 0.1.0
+WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
+CFLAGS ?= -O2 -g
+ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) -D_GNU_SOURCE -DLATOP_VERSION='"$(VERSION)"' \
+	-I$(OUTPUT) -I. $(shell pkg-config --cflags ncursesw 2>/dev/null)
+LIBS := -lbpf -lelf -lz -lzstd $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw) \
+	-lreadline -lm -lpthread
+SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+BPF_SRCS := $(wildcard probes/*.bpf.c)
+SKELS := $(patsubst probes/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+LIB_SRCS := $(wildcard core/*.c) $(filter-out %.bpf.c,$(wildcard probes/*.c)) \
+	$(wildcard queries/*.c) $(wildcard tui/*.c)
+LIB_OBJS := $(patsubst %.c,$(OUTPUT)/obj/%.o,$(LIB_SRCS))
+SAN_OBJS := $(patsubst %.c,$(OUTPUT)/san/%.o,$(LIB_SRCS))
+HDRS := $(wildcard core/*.h probes/*.h queries/*.h tui/*.h)
+
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
+HELPER_SRCS := $(wildcard tests/helpers/*.c)
+HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUTPUT)/helpers/%,$(HELPER_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
+
+.PHONY: all deps run check check-unit check-vm test fuzz bench install uninstall clean san
+.DELETE_ON_ERROR:
+
+all: latop
+
+# ---- BPF ------------------------------------------------------------------
+ifeq ($(VMLINUX_H),)
+$(OUTPUT)/vmlinux.h: | $(OUTPUT)
+	$(call msg,BTF,$@)
+	$(Q)if [ ! -r /sys/kernel/btf/vmlinux ]; then \
+		echo "latop: this kernel has no BTF (/sys/kernel/btf/vmlinux); pass VMLINUX_H=path" >&2; exit 1; fi
+	$(Q)$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@
+else
+$(OUTPUT)/vmlinux.h: $(VMLINUX_H) | $(OUTPUT)
+	$(Q)cp $< $@
+endif
+
+$(OUTPUT)/%.bpf.o: probes/%.bpf.c $(OUTPUT)/vmlinux.h $(wildcard probes/*.h probes/*.bpf.h core/lhist.h) | $(OUTPUT)
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Iprobes -Icore \
+		-Wall -Wno-unused-function -c $< -o $@
+	$(Q)llvm-strip -g $@ 2>/dev/null || true
+
+$(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@
+
+# ---- user space -------------------------------------------------------------
+$(OUTPUT)/obj/%.o: %.c $(HDRS) $(SKELS)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUTPUT)/san/%.o: %.c $(HDRS) $(SKELS)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@
+
+$(OUTPUT)/liblatop.a: $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@; ar rcs $@ $^
+
+$(OUTPUT)/san/liblatop.a: $(SAN_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@; ar rcs $@ $^
+
+latop: $(OUTPUT)/obj/latop.o $(OUTPUT)/liblatop.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $^ $(LIBS) -o $@
+
+# The sanitizer build of the binary, used by the tests.
+$(OUTPUT)/san/latop: $(OUTPUT)/san/latop.o $(OUTPUT)/san/liblatop.a
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $^ $(LIBS) -o $@
+
+san: $(OUTPUT)/san/latop
+
+$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/tap.h $(OUTPUT)/san/liblatop.a
+	$(call msg,CC-TEST,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $< $(OUTPUT)/san/liblatop.a $(LIBS) -o $@
+
+# Workload helpers run under probes: no sanitizers, so their syscalls are theirs.
+$(OUTPUT)/helpers/%: tests/helpers/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE $< -o $@ -lpthread
+
+$(OUTPUT)/bench/%: bench/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE $< -o $@ -lpthread -lm
+
+$(OUTPUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(HDRS) $(SKELS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
+		-I$(OUTPUT) -I. $(shell pkg-config --cflags ncursesw 2>/dev/null) $< \
+		$(filter core/%.c queries/%.c probes/%_schema.c,$(LIB_SRCS)) \
+		$(LIBS) -o $@
+
+$(OUTPUT):
+	$(Q)mkdir -p $@
+
+# ---- what users type ---------------------------------------------------------
+deps:
+	$(Q)./scripts/install-deps.sh
+
+run: deps latop
+	$(Q)if [ "$$(id -u)" -eq 0 ]; then ./latop $(ARGS); else sudo ./latop $(ARGS); fi
+
+tests-build: $(OUTPUT)/san/latop $(UNIT_BINS) $(HELPER_BINS)
+
+check:
+	$(Q)./scripts/install-deps.sh --test
+	$(Q)$(MAKE) --no-print-directory latop tests-build
+	$(Q)./tests/run.sh
+
+test: check
+
+check-vm:
+	$(Q)./scripts/install-deps.sh --test
+	$(Q)$(MAKE) --no-print-directory tests-build
+	$(Q)./tests/run.sh vm
+
+fuzz: $(FUZZ_BINS)
+	$(Q)for f in $(FUZZ_BINS); do echo "fuzz: $$f"; \
+		$$f -max_total_time=$${FUZZ_SECONDS:-30} tests/fuzz/corpus/$$(basename $$f) || exit 1; done
+
+bench: latop $(BENCH_BINS)
+	$(Q)./bench/run.sh
+
+install: latop
+	install -D -m 0755 latop $(DESTDIR)$(PREFIX)/bin/latop
+	install -D -m 0644 man/latop.1 $(DESTDIR)$(PREFIX)/share/man/man1/latop.1
+	install -D -m 0644 man/latop-query.7 $(DESTDIR)$(PREFIX)/share/man/man7/latop-query.7
+	install -d $(DESTDIR)$(PREFIX)/share/latop/themes
+	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/latop/themes/
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/latop $(DESTDIR)$(PREFIX)/share/man/man1/latop.1 \
+		$(DESTDIR)$(PREFIX)/share/man/man7/latop-query.7
+	rm -rf $(DESTDIR)$(PREFIX)/share/latop
+
+clean:
+	rm -rf $(OUTPUT) latop

@@ -1,0 +1,52 @@
+/* Log-linear histograms in user space (bucket math in lhist.h). */
+#ifndef LATOP_HIST_H
+#define LATOP_HIST_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <linux/types.h>
+#ifndef __always_inline
+#define __always_inline inline __attribute__((always_inline))
+#endif
+#include "lhist.h"
+
+/*
+ * count and sum are exact; min and max are exact when the producer knew them
+ * (the kernel side tracks them), else bucket bounds.  Percentiles are bucket
+ * midpoints clamped to [min, max]: relative error <= 1/(2*LH_SUB).
+ */
+struct hist {
+	uint64_t count;
+	uint64_t sum;
+	uint64_t min;		/* UINT64_MAX when count == 0 */
+	uint64_t max;
+	uint64_t b[LH_NBUCKETS];
+};
+
+struct hist *hist_new(void);
+void hist_free(struct hist *h);
+void hist_init(struct hist *h);
+struct hist *hist_dup(const struct hist *h);
+void hist_add(struct hist *h, uint64_t v);		/* one value */
+void hist_add_n(struct hist *h, uint64_t v, uint64_t n);	/* n times v */
+void hist_merge(struct hist *dst, const struct hist *src);
+void hist_scale(struct hist *h, uint64_t n);		/* counts (and sum) times n, for 1/N sampling */
+/* Keep only values for which `v op bound` holds (op: "<", "<=", ">", ">=", "==", "!="),
+ * at bucket granularity; count/sum/min/max are recomputed from what is kept. */
+void hist_clip(struct hist *h, const char *op, uint64_t bound);
+double hist_avg(const struct hist *h);
+double hist_stddev(const struct hist *h);
+/* q in [0, 100], e.g. 99.99; returns 0 for an empty histogram. */
+uint64_t hist_percentile(const struct hist *h, double q);
+/* Fraction of values <= v, in [0, 1] (for CDF drawing). */
+double hist_cdf(const struct hist *h, uint64_t v);
+/* Midpoint of bucket idx (what percentiles report). */
+uint64_t hist_bucket_mid(uint32_t idx);
+
+/* Serialize sparsely (only non-empty buckets) into buf; returns bytes used,
+ * or the size needed if cap is too small (call again with a bigger buf). */
+size_t hist_encode(const struct hist *h, uint8_t *buf, size_t cap);
+/* Decode; returns bytes consumed or 0 on malformed input. */
+size_t hist_decode(struct hist *h, const uint8_t *buf, size_t len);
+
+#endif

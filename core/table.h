@@ -1,0 +1,120 @@
+/* Tables with schemas, and frames: the rows one source produced for one tick. */
+#ifndef LATOP_TABLE_H
+#define LATOP_TABLE_H
+
+#include <stdint.h>
+#include <stddef.h>
+#include <stdbool.h>
+#include "hist.h"
+
+enum ftype {
+	FT_U64,		/* a plain number (count, pid, errno...) */
+	FT_DUR,		/* nanoseconds, u64 */
+	FT_SIZE,	/* bytes, u64 */
+	FT_STR,		/* text (comm, syscall name, device...) */
+	FT_IP,		/* IPv4/IPv6 address, stored as 16 bytes (v4-mapped) + prefix */
+	FT_HIST,	/* a per-event histogram of durations (ns) or sizes */
+};
+
+enum fflag {
+	FF_KEY = 1 << 0,	/* identifies the row (pid, comm, syscall): groupable */
+	FF_SUM = 1 << 1,	/* additive over events (count, time, errors): default agg sum */
+	FF_PUSH = 1 << 2,	/* the probe can filter on it in the kernel */
+	FF_HIDDEN = 1 << 3,	/* not in the default column layout */
+};
+
+struct field {
+	const char *name;	/* lower case, [a-z0-9_] */
+	enum ftype type;
+	unsigned flags;		/* enum fflag */
+	const char *unit;	/* "ns", "B", "" */
+	const char *help;	/* one line, for completion and the man page */
+};
+
+/* A schema is owned by whoever made it (a probe's static table, or a snapshot). */
+struct schema {
+	const char *table;	/* "syscalls" */
+	const char *help;
+	size_t nfields;
+	const struct field *fields;
+};
+
+/* Return the index of field name in s, or -1. */
+int schema_field(const struct schema *s, const char *name);
+
+struct ipaddr {
+	uint8_t a[16];		/* IPv4 as ::ffff:a.b.c.d */
+	uint8_t prefix;		/* 128 (or 32 for v4) for a host */
+	uint8_t v4;
+};
+
+union cell {
+	uint64_t u;		/* FT_U64, FT_DUR, FT_SIZE */
+	char *s;		/* FT_STR: owned by the frame (strdup'd) */
+	struct hist *h;		/* FT_HIST: owned by the frame */
+	struct ipaddr *ip;	/* FT_IP: owned by the frame */
+};
+
+/* Per-tick health counters the source attaches to a frame (header meters). */
+struct frame_stats {
+	uint64_t events;	/* events counted in the kernel this tick */
+	uint64_t lost;		/* ring-buffer records lost */
+	uint64_t dropped;	/* events dropped by the pushdown filter / sampling */
+	uint64_t evicted;	/* map entries evicted or map-full misses */
+	uint64_t bpf_ns;	/* time spent in BPF programs (run_time_ns delta) */
+	uint64_t bpf_runs;	/* program runs (run_cnt delta) */
+};
+
+struct frame {
+	uint64_t t_ns;		/* end of the tick, CLOCK_REALTIME ns */
+	uint64_t dt_ns;		/* length of the tick */
+	const struct schema *schema;
+	struct frame_stats stats;
+	size_t nrows, cap;
+	union cell *cells;	/* nrows * schema->nfields */
+};
+
+struct frame *frame_new(const struct schema *s, uint64_t t_ns, uint64_t dt_ns);
+void frame_free(struct frame *f);
+/* Append a zeroed row (strings NULL, hist NULL) and return its cells. */
+union cell *frame_add_row(struct frame *f);
+static inline union cell *frame_row(const struct frame *f, size_t i)
+{
+	return f->cells + i * f->schema->nfields;
+}
+/* Set a string / histogram / ip cell; the frame takes a copy. */
+void cell_set_str(union cell *c, const char *s);
+void cell_set_hist(union cell *c, const struct hist *h);
+void cell_set_ip(union cell *c, const struct ipaddr *ip);
+struct frame *frame_dup(const struct frame *f);
+
+/* A tick: every frame one source produced at one time (one per table). */
+struct tick {
+	uint64_t t_ns;
+	size_t nframes;
+	struct frame **frames;
+};
+
+void tick_init(struct tick *t, uint64_t t_ns);
+void tick_add(struct tick *t, struct frame *f);	/* takes ownership */
+void tick_done(struct tick *t);			/* frees the frames */
+/* Return the frame for table name, or NULL. */
+struct frame *tick_frame(const struct tick *t, const char *table);
+
+/*
+ * A rolling window: the ticks of the last window_ns, oldest first.  Pushing a
+ * tick evicts ticks older than newest.t_ns - window_ns.
+ */
+struct window {
+	uint64_t window_ns;
+	size_t nticks, cap;
+	struct tick *ticks;
+};
+
+void window_init(struct window *w, uint64_t window_ns);
+void window_done(struct window *w);
+void window_push(struct window *w, struct tick *t);	/* takes the tick's frames */
+void window_set(struct window *w, uint64_t window_ns);	/* resize, evicting if shorter */
+void window_clear(struct window *w);
+
+#endif

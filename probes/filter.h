@@ -1,0 +1,64 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The pushdown ABI: a predicate flattened by queries/planner.c into a small
+ * program that probes/filter.bpf.h interprets in a bounded loop (perf's
+ * sample filter is the model).  Shared by BPF and user space: __u32/__u64 only.
+ *
+ * Entries are in postfix order.  A term entry (op EQ..PREFIX) pushes one bit,
+ * AND/OR pop two and push one, NOT flips the top.  The stack is a u64 used as
+ * a bit stack, so depth is bounded by 64 and no array is indexed by a variable.
+ * An empty program (n == 0) passes everything.
+ */
+#ifndef LATOP_FILTER_H
+#define LATOP_FILTER_H
+
+#define FILTER_MAX_ENTRIES 32
+#define FILTER_MAX_STRS 4
+#define FILTER_STR_LEN 16
+
+enum filter_term {
+	FTERM_NONE = 0,
+	FTERM_PID,		/* tgid */
+	FTERM_TID,
+	FTERM_COMM,		/* value: index into strs[] */
+	FTERM_SYSCALL,		/* syscall number */
+	FTERM_LAT,		/* the event's latency in ns (known at its end) */
+	FTERM_UID,
+	FTERM_LPORT,		/* later probes: flows */
+	FTERM_RPORT,
+	FTERM_DEV,
+	FTERM_OP,
+	FTERM_SIZE,
+	FTERM_MAX,
+};
+
+enum filter_opcode {
+	FOP_EQ = 1,
+	FOP_NE,
+	FOP_LT,
+	FOP_LE,
+	FOP_GT,
+	FOP_GE,
+	FOP_PREFIX,		/* FTERM_COMM only: comm starts with strs[value] */
+	FOP_AND,
+	FOP_OR,
+	FOP_NOT,
+};
+
+struct filter_entry {
+	__u32 op;		/* enum filter_opcode */
+	__u32 term;		/* enum filter_term, 0 for AND/OR/NOT */
+	__u64 value;
+};
+
+struct filter_prog {
+	__u32 n;		/* entries used */
+	__u32 sample_n;		/* keep 1 in sample_n events (0 or 1: all) */
+	__u32 needs_lat;	/* some entry tests FTERM_LAT: evaluate at the event's end */
+	__u32 max_events;	/* BUFFER: single events sent per tick, 0 = default */
+	__u64 threshold_ns;	/* THRESHOLD: events at least this long go to the ring buffer; 0 = off */
+	struct filter_entry e[FILTER_MAX_ENTRIES];
+	char strs[FILTER_MAX_STRS][FILTER_STR_LEN];
+};
+
+#endif

@@ -1,0 +1,68 @@
+/*
+ * The probe registry.  A probe is one triple (x.bpf.c, x.h, x.c) plus one line
+ * in probe_registry[] (probes/probe.c).  It owns one or more tables.
+ */
+#ifndef LATOP_PROBE_H
+#define LATOP_PROBE_H
+
+#include <stdio.h>
+#include <stdbool.h>
+#include <linux/types.h>
+#include "../core/table.h"
+#include "../core/source.h"
+#include "filter.h"
+
+struct probe;
+
+/* Why a stage uses the hook it uses: one line per alternative tried. */
+struct hook_choice {
+	const char *stage;	/* "syscall entry" */
+	const char *hook;	/* "tp_btf/sys_enter" chosen, or NULL if none works */
+	char why[160];		/* "fentry: EPERM at load (...)" for refused ones */
+};
+
+struct probe_ops {
+	const char *name;		/* "syscalls" */
+	const char *help;
+	size_t ntables;
+	const struct schema *const *tables;	/* the tables it fills */
+	/* Open, load and attach.  0, or -1 with *cause (names the missing
+	 * privilege or kernel feature). */
+	int (*open)(struct probe *p, char **cause);
+	/* Install a pushdown filter for one of its tables. */
+	int (*set_filter)(struct probe *p, const struct filter_prog *f, char **cause);
+	/* Read and reset the kernel state; append one frame per table to t. */
+	int (*collect)(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
+		       char **cause);
+	/* The hooks this kernel gives each stage (for `latop probes` and the header). */
+	size_t (*hooks)(struct probe *p, struct hook_choice *out, size_t max);
+	void (*close)(struct probe *p);
+};
+
+struct probe {
+	const struct probe_ops *ops;
+	void *priv;
+	bool live;			/* open succeeded */
+	char *error;			/* why open failed, when !live */
+};
+
+extern const struct probe_ops *const probe_registry[];
+extern const size_t probe_registry_len;
+
+/* Find the probe that owns table, or NULL. */
+const struct probe_ops *probe_for_table(const char *table);
+/* Every schema of every registered probe, for queries and completion. */
+size_t probe_schemas(const struct schema **out, size_t max);
+
+/*
+ * The live source: opens the probes that own the given tables (NULL: all),
+ * ticking every interval_ns.  A probe that fails to open is reported in
+ * info()->status and the others run on; if none opens, NULL with *cause.
+ */
+struct source *live_open(const char *const *tables, size_t ntables,
+			 uint64_t interval_ns, char **cause);
+
+/* Print, for `latop probes`, each probe's stages and chosen hooks. */
+int probes_report(FILE *out, bool json);
+
+#endif

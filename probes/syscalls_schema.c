@@ -1,0 +1,67 @@
+/* The syscalls tables: per syscall x thread aggregates, and single events. */
+#include "syscalls_schema.h"
+
+/*
+ * The time of a call (lat) splits two ways, each summing to it exactly:
+ *   oncpu + offcpu, and
+ *   runq + block + net + mm + lock + softirq + sleep + other.
+ */
+static const struct field syscalls_fields[SC_NCOLS] = {
+	[SC_PID]     = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id (tgid)"},
+	[SC_TID]     = {"tid", FT_U64, FF_KEY | FF_PUSH | FF_HIDDEN, "", "thread id"},
+	[SC_COMM]    = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name"},
+	[SC_SYSCALL] = {"syscall", FT_STR, FF_KEY | FF_PUSH, "", "system call name"},
+	[SC_COUNT]   = {"count", FT_U64, FF_SUM, "", "calls completed"},
+	[SC_ERRORS]  = {"errors", FT_U64, FF_SUM, "", "calls that returned an error"},
+	[SC_LAT]     = {"lat", FT_HIST, FF_PUSH, "ns", "latency of each call, entry to exit"},
+	[SC_TIME]    = {"time", FT_DUR, FF_SUM, "ns", "total time in calls (sum of lat)"},
+	[SC_ONCPU]   = {"oncpu", FT_DUR, FF_SUM, "ns", "time on a CPU during calls"},
+	[SC_OFFCPU]  = {"offcpu", FT_DUR, FF_SUM, "ns", "time off CPU during calls (blocked or runnable)"},
+	[SC_RUNQ]    = {"runq", FT_DUR, FF_SUM, "ns", "scheduler: runnable but waiting for a CPU"},
+	[SC_BLOCK]   = {"block", FT_DUR, FF_SUM, "ns", "block I/O: waiting on I/O, block softirqs"},
+	[SC_NET]     = {"net", FT_DUR, FF_SUM, "ns", "network: socket waits, transmit, net softirqs"},
+	[SC_MM]      = {"mm", FT_DUR, FF_SUM, "ns", "memory: reclaim, mmap lock, page-fault handling"},
+	[SC_LOCK]    = {"lock", FT_DUR, FF_SUM, "ns", "lock waits: kernel lock contention, futex waits"},
+	[SC_SOFTIRQ] = {"softirq", FT_DUR, FF_SUM, "ns", "other softirqs run during calls (timers, tasklets, rcu)"},
+	[SC_SLEEP]   = {"sleep", FT_DUR, FF_SUM, "ns", "other voluntary waits (pipes, poll, timers)"},
+	[SC_OTHER]   = {"other", FT_DUR, FF_SUM, "ns", "on-CPU kernel work not in a subsystem above"},
+	[SC_FAULTS]  = {"faults", FT_U64, FF_SUM, "", "page faults taken during calls"},
+	[SC_CSWITCH] = {"cswitch", FT_U64, FF_SUM, "", "context switches during calls"},
+	[SC_TASKCLOCK] = {"taskclock", FT_DUR, FF_SUM | FF_HIDDEN, "ns", "cpu-clock perf counter during calls"},
+	[SC_CYCLES]  = {"cycles", FT_U64, FF_SUM | FF_HIDDEN, "", "CPU cycles during calls (hardware counter)"},
+	[SC_INSTRUCTIONS] = {"instructions", FT_U64, FF_SUM | FF_HIDDEN, "", "instructions retired during calls (hardware counter)"},
+};
+
+const struct schema syscalls_schema = {
+	.table = "syscalls",
+	.help = "per-syscall cost by process and kernel subsystem",
+	.nfields = SC_NCOLS,
+	.fields = syscalls_fields,
+};
+
+static const struct field syscall_events_fields[SE_NCOLS] = {
+	[SE_TS]      = {"ts", FT_U64, 0, "ns", "end of the call, CLOCK_REALTIME ns"},
+	[SE_PID]     = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id (tgid)"},
+	[SE_TID]     = {"tid", FT_U64, FF_KEY | FF_PUSH, "", "thread id"},
+	[SE_COMM]    = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name"},
+	[SE_SYSCALL] = {"syscall", FT_STR, FF_KEY | FF_PUSH, "", "system call name"},
+	[SE_LAT]     = {"lat", FT_DUR, FF_PUSH, "ns", "latency of this call"},
+	[SE_RET]     = {"ret", FT_U64, 0, "", "return value (negative errno as two's complement)"},
+	[SE_ONCPU]   = {"oncpu", FT_DUR, FF_SUM, "ns", "time on a CPU"},
+	[SE_OFFCPU]  = {"offcpu", FT_DUR, FF_SUM, "ns", "time off CPU"},
+	[SE_RUNQ]    = {"runq", FT_DUR, FF_SUM, "ns", "runnable, waiting for a CPU"},
+	[SE_BLOCK]   = {"block", FT_DUR, FF_SUM, "ns", "block I/O"},
+	[SE_NET]     = {"net", FT_DUR, FF_SUM, "ns", "network"},
+	[SE_MM]      = {"mm", FT_DUR, FF_SUM, "ns", "memory management"},
+	[SE_LOCK]    = {"lock", FT_DUR, FF_SUM, "ns", "lock waits"},
+	[SE_SOFTIRQ] = {"softirq", FT_DUR, FF_SUM, "ns", "other softirqs"},
+	[SE_SLEEP]   = {"sleep", FT_DUR, FF_SUM, "ns", "other voluntary waits"},
+	[SE_OTHER]   = {"other", FT_DUR, FF_SUM, "ns", "other on-CPU kernel work"},
+};
+
+const struct schema syscall_events_schema = {
+	.table = "syscall_events",
+	.help = "single syscalls above THRESHOLD or sampled with SAMPLE",
+	.nfields = SE_NCOLS,
+	.fields = syscall_events_fields,
+};

@@ -1,0 +1,101 @@
+/*
+ * The query language (DESIGN.md section 4): parse, bind to a schema, split a
+ * kernel pushdown from a residual, and execute over a window of ticks.
+ */
+#ifndef LATOP_QUERY_H
+#define LATOP_QUERY_H
+
+#include <stdio.h>
+#include <stdint.h>
+#include <stdbool.h>
+#include "../core/table.h"
+#include "../probes/filter.h"
+
+struct query;
+
+/* Where and what went wrong; pos/len are 0-based byte offsets into the text. */
+struct query_error {
+	int pos;
+	int len;
+	char msg[256];		/* "unknown field 'dprot' (did you mean 'dport'?)" */
+};
+
+struct query_opts {
+	uint64_t window_ns;	/* WINDOW, default 5 s */
+	uint64_t every_ns;	/* EVERY, default 1 s */
+	uint64_t threshold_ns;	/* THRESHOLD, 0 = off */
+	uint32_t sample_n;	/* SAMPLE 1/N, 1 = all */
+	uint64_t buffer;	/* BUFFER n, 0 = default */
+	char *baseline;		/* BASELINE 'file', or NULL */
+};
+
+struct query *query_parse(const char *text, struct query_error *err);
+void query_free(struct query *q);
+/* Refine base with text typed in the TUI: a full query replaces base; a
+ * fragment ("where lat > 1ms", "order by max(lat)", "limit 5") is merged in
+ * (WHERE is ANDed with base's).  Returns a new query. */
+struct query *query_refine(const struct query *base, const char *text,
+			   struct query_error *err);
+/* The query printed back in canonical form (caller frees). */
+char *query_text(const struct query *q);
+const char *query_table(const struct query *q);	/* FROM, or NULL */
+const struct query_opts *query_options(const struct query *q);
+
+/* Resolve field names and check types against the table's schema. */
+int query_bind(struct query *q, const struct schema *s, struct query_error *err);
+/* Fill f with the part of WHERE (+ SAMPLE/THRESHOLD/BUFFER) the kernel can
+ * evaluate; the rest stays for query_exec.  Call after query_bind. */
+void query_pushdown(const struct query *q, struct filter_prog *f);
+
+/* One result column. */
+struct result_col {
+	char *name;		/* as written: "p99(lat)", or the AS name */
+	enum ftype type;	/* FT_U64/FT_DUR/FT_SIZE/FT_STR/FT_IP/FT_HIST */
+	bool key;		/* a GROUP BY field */
+	bool real;		/* value is in .d (avg, stddev, rate) */
+};
+
+struct result_val {
+	uint64_t u;
+	double d;
+	char *s;
+	struct hist *h;		/* dist(...) columns */
+	bool null;		/* no value (e.g. max of nothing) */
+};
+
+struct result {
+	char *table;
+	uint64_t t_ns;		/* newest tick in the window */
+	uint64_t span_ns;	/* time covered by the window */
+	size_t ncols, nrows;
+	struct result_col *cols;
+	struct result_val *vals;	/* nrows * ncols */
+	struct frame_stats stats;	/* summed over the window */
+};
+
+/* Run a bound query over the window.  NULL with *err on a runtime error. */
+struct result *query_exec(const struct query *q, const struct window *w,
+			  struct query_error *err);
+void result_free(struct result *r);
+static inline struct result_val *result_row(const struct result *r, size_t i)
+{
+	return r->vals + i * r->ncols;
+}
+
+enum result_format { RF_TEXT, RF_JSON, RF_CSV };
+/* JSON: one object per row keyed by column name; durations in ns. */
+void result_print(FILE *out, const struct result *r, enum result_format fmt);
+/* A value as the TUI shows it ("1.84ms", "12.3K", "read"). */
+void result_format_val(const struct result *r, size_t col, const struct result_val *v,
+		       char *buf, size_t n);
+
+/* "column 23: unknown field 'dprot' (did you mean 'dport'?)\n  <text>\n  ^^^^^" */
+void query_error_format(const char *text, const struct query_error *err,
+			char *buf, size_t n);
+
+/* Completion for the query line: candidates for the word ending at pos
+ * (keywords, table names, fields of the FROM table, functions). */
+size_t query_complete(const char *text, size_t pos, const struct schema *const *schemas,
+		      size_t nschemas, char **out, size_t max);
+
+#endif
