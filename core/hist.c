@@ -1,0 +1,342 @@
+/* Log-linear histograms: merge, percentiles, clipping and a sparse encoding. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "hist.h"
+#include "varint.h"
+#include "xalloc.h"
+
+/* Worst case of hist_encode: header, pair count, one pair per bucket. */
+#define HIST_ENCODE_MAX ((5 + 2 * LH_NBUCKETS) * VARINT_MAX_BYTES)
+
+/* Allocate an empty histogram. */
+struct hist *hist_new(void)
+{
+	struct hist *h = xmalloc(sizeof(*h));
+
+	hist_init(h);
+	return h;
+}
+
+/* Free a histogram (NULL is fine). */
+void hist_free(struct hist *h)
+{
+	free(h);
+}
+
+/* Empty a histogram in place. */
+void hist_init(struct hist *h)
+{
+	memset(h, 0, sizeof(*h));
+	h->min = UINT64_MAX;
+}
+
+/* Copy a histogram. */
+struct hist *hist_dup(const struct hist *h)
+{
+	struct hist *d = xmalloc(sizeof(*d));
+
+	memcpy(d, h, sizeof(*d));
+	return d;
+}
+
+/* Count one value. */
+void hist_add(struct hist *h, uint64_t v)
+{
+	hist_add_n(h, v, 1);
+}
+
+/* Count value v n times. */
+void hist_add_n(struct hist *h, uint64_t v, uint64_t n)
+{
+	if (!n)
+		return;
+	h->b[lh_bucket(v)] += n;
+	h->count += n;
+	h->sum += v * n;
+	if (v < h->min)
+		h->min = v;
+	if (v > h->max)
+		h->max = v;
+}
+
+/* Add every value of src to dst. */
+void hist_merge(struct hist *dst, const struct hist *src)
+{
+	size_t i;
+
+	if (!src->count)
+		return;
+	for (i = 0; i < LH_NBUCKETS; i++)
+		dst->b[i] += src->b[i];
+	dst->count += src->count;
+	dst->sum += src->sum;
+	if (src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+}
+
+/* Multiply counts and sum by n (a 1/n sample stands for n values each). */
+void hist_scale(struct hist *h, uint64_t n)
+{
+	size_t i;
+
+	if (n == 1)
+		return;
+	if (!n) {
+		hist_init(h);
+		return;
+	}
+	for (i = 0; i < LH_NBUCKETS; i++)
+		h->b[i] *= n;
+	h->count *= n;
+	h->sum *= n;
+}
+
+/* Return the midpoint of bucket idx. */
+uint64_t hist_bucket_mid(uint32_t idx)
+{
+	uint64_t low, width;
+
+	if (idx >= LH_NBUCKETS)
+		idx = LH_NBUCKETS - 1;
+	low = lh_bucket_low(idx);
+	if (idx < LH_SUB)
+		return low;
+	/* The bucket at idx is 1/LH_SUB of the power of two it starts in. */
+	width = (uint64_t)1 << (lh_log2(low) - LH_SUB_BITS);
+	return low + width / 2;
+}
+
+/* Return the largest value bucket idx holds. */
+static uint64_t hist_bucket_high(uint32_t idx)
+{
+	if (idx + 1 >= LH_NBUCKETS)
+		return UINT64_MAX;
+	return lh_bucket_low(idx + 1) - 1;
+}
+
+/* Return what bucket idx reports: its midpoint within the known [min, max]. */
+static uint64_t hist_value(const struct hist *h, uint32_t idx)
+{
+	uint64_t m = hist_bucket_mid(idx);
+
+	if (m < h->min)
+		m = h->min;
+	if (m > h->max)
+		m = h->max;
+	return m;
+}
+
+/* Return the mean, 0 when empty. */
+double hist_avg(const struct hist *h)
+{
+	return h->count ? (double)h->sum / (double)h->count : 0.0;
+}
+
+/* Return the standard deviation estimated from bucket midpoints. */
+double hist_stddev(const struct hist *h)
+{
+	double avg, var = 0.0;
+	uint32_t i;
+
+	if (h->count < 2)
+		return 0.0;
+	avg = hist_avg(h);
+	for (i = 0; i < LH_NBUCKETS; i++) {
+		double d;
+
+		if (!h->b[i])
+			continue;
+		d = (double)hist_value(h, i) - avg;
+		var += (double)h->b[i] * d * d;
+	}
+	return sqrt(var / (double)h->count);
+}
+
+/* Return the q-th percentile (q in [0, 100]); 0 when empty. */
+uint64_t hist_percentile(const struct hist *h, double q)
+{
+	uint64_t rank, cum = 0;
+	uint32_t i;
+
+	if (!h->count)
+		return 0;
+	if (!(q > 0.0))
+		return h->min;
+	if (q >= 100.0)
+		return h->max;
+	rank = (uint64_t)ceil(q / 100.0 * (double)h->count);
+	if (rank < 1)
+		rank = 1;
+	if (rank > h->count)
+		rank = h->count;
+	for (i = 0; i < LH_NBUCKETS; i++) {
+		cum += h->b[i];
+		if (cum >= rank)
+			return hist_value(h, i);
+	}
+	return h->max;
+}
+
+/* Return the fraction of values <= v. */
+double hist_cdf(const struct hist *h, uint64_t v)
+{
+	uint32_t i, vb;
+	uint64_t cum = 0;
+
+	if (!h->count || v < h->min)
+		return 0.0;
+	if (v >= h->max)
+		return 1.0;
+	vb = lh_bucket(v);
+	for (i = 0; i < vb; i++)
+		cum += h->b[i];
+	if (v >= hist_value(h, vb))
+		cum += h->b[vb];
+	return (double)cum / (double)h->count;
+}
+
+/* Return whether `v op bound` holds; an unknown op keeps everything. */
+static int hist_op_holds(uint64_t v, const char *op, uint64_t bound)
+{
+	if (!strcmp(op, "<"))
+		return v < bound;
+	if (!strcmp(op, "<="))
+		return v <= bound;
+	if (!strcmp(op, ">"))
+		return v > bound;
+	if (!strcmp(op, ">="))
+		return v >= bound;
+	if (!strcmp(op, "==") || !strcmp(op, "="))
+		return v == bound;
+	if (!strcmp(op, "!="))
+		return v != bound;
+	return 1;
+}
+
+/* Keep only the buckets whose reported value satisfies `op bound`. */
+void hist_clip(struct hist *h, const char *op, uint64_t bound)
+{
+	uint64_t count = 0, sum = 0, min = UINT64_MAX, max = 0;
+	uint32_t i, first = LH_NBUCKETS, last = 0;
+	int clipped = 0;
+
+	if (!h->count)
+		return;
+	for (i = 0; i < LH_NBUCKETS; i++) {
+		uint64_t v;
+
+		if (!h->b[i])
+			continue;
+		v = hist_value(h, i);
+		if (!hist_op_holds(v, op, bound)) {
+			h->b[i] = 0;
+			clipped = 1;
+			continue;
+		}
+		count += h->b[i];
+		sum += v * h->b[i];
+		if (first == LH_NBUCKETS)
+			first = i;
+		last = i;
+	}
+	if (!clipped)
+		return;
+	if (!count) {
+		hist_init(h);
+		return;
+	}
+	min = first == lh_bucket(h->min) ? h->min : lh_bucket_low(first);
+	max = last == lh_bucket(h->max) ? h->max : hist_bucket_high(last);
+	h->count = count;
+	h->sum = sum;
+	h->min = min;
+	h->max = max;
+}
+
+/* Encode into a buffer known to be big enough; return the bytes used. */
+static size_t hist_encode_full(const struct hist *h, uint8_t *out)
+{
+	uint32_t i, nnz = 0, prev = 0;
+	size_t n = 0;
+
+	n += varint_put(out + n, h->count);
+	n += varint_put(out + n, h->sum);
+	n += varint_put(out + n, h->min);
+	n += varint_put(out + n, h->max);
+	for (i = 0; i < LH_NBUCKETS; i++)
+		nnz += h->b[i] != 0;
+	n += varint_put(out + n, nnz);
+	for (i = 0; i < LH_NBUCKETS; i++) {
+		if (!h->b[i])
+			continue;
+		n += varint_put(out + n, i - prev);
+		n += varint_put(out + n, h->b[i]);
+		prev = i + 1;
+	}
+	return n;
+}
+
+/* Serialize sparsely: count, sum, min, max, npairs, (gap, count) pairs. */
+size_t hist_encode(const struct hist *h, uint8_t *buf, size_t cap)
+{
+	uint8_t tmp[HIST_ENCODE_MAX];
+	size_t n;
+
+	if (cap >= HIST_ENCODE_MAX)
+		return hist_encode_full(h, buf);
+	n = hist_encode_full(h, tmp);
+	if (n <= cap)
+		memcpy(buf, tmp, n);
+	return n;
+}
+
+/* Decode what hist_encode wrote; return the bytes used or 0 if malformed. */
+size_t hist_decode(struct hist *h, const uint8_t *buf, size_t len)
+{
+	uint64_t hdr[5], total = 0, idx = 0;
+	size_t n = 0, k, used;
+
+	for (k = 0; k < 5; k++) {
+		used = varint_get(buf + n, len - n, &hdr[k]);
+		if (!used)
+			return 0;
+		n += used;
+	}
+	if (hdr[4] > LH_NBUCKETS)
+		return 0;
+	hist_init(h);
+	for (k = 0; k < hdr[4]; k++) {
+		uint64_t gap, c;
+
+		used = varint_get(buf + n, len - n, &gap);
+		if (!used)
+			goto bad;
+		n += used;
+		used = varint_get(buf + n, len - n, &c);
+		if (!used)
+			goto bad;
+		n += used;
+		if (gap >= LH_NBUCKETS - idx || !c || c > UINT64_MAX - total)
+			goto bad;
+		idx += gap;
+		h->b[idx++] = c;
+		total += c;
+	}
+	if (total != hdr[0])
+		goto bad;
+	if (total && hdr[2] > hdr[3])
+		goto bad;
+	if (!total && (hdr[1] || hdr[2] != UINT64_MAX || hdr[3]))
+		goto bad;
+	h->count = hdr[0];
+	h->sum = hdr[1];
+	h->min = hdr[2];
+	h->max = hdr[3];
+	return n;
+bad:
+	hist_init(h);
+	return 0;
+}

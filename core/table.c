@@ -1,0 +1,240 @@
+/* Schemas, frames, ticks and rolling windows. */
+#include <stdlib.h>
+#include <string.h>
+#include "table.h"
+#include "xalloc.h"
+
+/* Return the index of field name in s, or -1. */
+int schema_field(const struct schema *s, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < s->nfields; i++)
+		if (!strcmp(s->fields[i].name, name))
+			return (int)i;
+	return -1;
+}
+
+/* Make an empty frame of table s. */
+struct frame *frame_new(const struct schema *s, uint64_t t_ns, uint64_t dt_ns)
+{
+	struct frame *f = xcalloc(1, sizeof(*f));
+
+	f->schema = s;
+	f->t_ns = t_ns;
+	f->dt_ns = dt_ns;
+	return f;
+}
+
+/* Free what one cell of type t owns. */
+static void cell_free(union cell *c, enum ftype t)
+{
+	switch (t) {
+	case FT_STR:
+		free(c->s);
+		break;
+	case FT_HIST:
+		hist_free(c->h);
+		break;
+	case FT_IP:
+		free(c->ip);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Free a frame and every string, histogram and address it owns. */
+void frame_free(struct frame *f)
+{
+	size_t r, i, nf;
+
+	if (!f)
+		return;
+	nf = f->schema->nfields;
+	for (r = 0; r < f->nrows; r++)
+		for (i = 0; i < nf; i++)
+			cell_free(&f->cells[r * nf + i], f->schema->fields[i].type);
+	free(f->cells);
+	free(f);
+}
+
+/* Append a zeroed row and return its cells. */
+union cell *frame_add_row(struct frame *f)
+{
+	size_t nf = f->schema->nfields;
+	union cell *row;
+
+	if (f->nrows == f->cap) {
+		f->cap = f->cap ? f->cap * 2 : 16;
+		f->cells = xreallocarray(f->cells, f->cap, nf * sizeof(union cell));
+	}
+	row = f->cells + f->nrows * nf;
+	memset(row, 0, nf * sizeof(union cell));
+	f->nrows++;
+	return row;
+}
+
+/* Set a string cell to a copy of s (NULL clears it). */
+void cell_set_str(union cell *c, const char *s)
+{
+	free(c->s);
+	c->s = s ? xstrdup(s) : NULL;
+}
+
+/* Set a histogram cell to a copy of h (NULL clears it). */
+void cell_set_hist(union cell *c, const struct hist *h)
+{
+	hist_free(c->h);
+	c->h = h ? hist_dup(h) : NULL;
+}
+
+/* Set an address cell to a copy of ip (NULL clears it). */
+void cell_set_ip(union cell *c, const struct ipaddr *ip)
+{
+	free(c->ip);
+	c->ip = NULL;
+	if (ip) {
+		c->ip = xmalloc(sizeof(*c->ip));
+		*c->ip = *ip;
+	}
+}
+
+/* Copy a frame and everything its cells own. */
+struct frame *frame_dup(const struct frame *f)
+{
+	struct frame *d = frame_new(f->schema, f->t_ns, f->dt_ns);
+	size_t r, i, nf = f->schema->nfields;
+
+	d->stats = f->stats;
+	for (r = 0; r < f->nrows; r++) {
+		const union cell *src = frame_row(f, r);
+		union cell *dst = frame_add_row(d);
+
+		for (i = 0; i < nf; i++) {
+			switch (f->schema->fields[i].type) {
+			case FT_STR:
+				cell_set_str(&dst[i], src[i].s);
+				break;
+			case FT_HIST:
+				cell_set_hist(&dst[i], src[i].h);
+				break;
+			case FT_IP:
+				cell_set_ip(&dst[i], src[i].ip);
+				break;
+			default:
+				dst[i].u = src[i].u;
+				break;
+			}
+		}
+	}
+	return d;
+}
+
+/* Start an empty tick at t_ns. */
+void tick_init(struct tick *t, uint64_t t_ns)
+{
+	t->t_ns = t_ns;
+	t->nframes = 0;
+	t->frames = NULL;
+}
+
+/* Add a frame to a tick, which then owns it. */
+void tick_add(struct tick *t, struct frame *f)
+{
+	t->frames = xreallocarray(t->frames, t->nframes + 1, sizeof(*t->frames));
+	t->frames[t->nframes++] = f;
+}
+
+/* Free a tick's frames and leave it empty. */
+void tick_done(struct tick *t)
+{
+	size_t i;
+
+	for (i = 0; i < t->nframes; i++)
+		frame_free(t->frames[i]);
+	free(t->frames);
+	t->frames = NULL;
+	t->nframes = 0;
+}
+
+/* Return the frame of table name in t, or NULL. */
+struct frame *tick_frame(const struct tick *t, const char *table)
+{
+	size_t i;
+
+	for (i = 0; i < t->nframes; i++)
+		if (!strcmp(t->frames[i]->schema->table, table))
+			return t->frames[i];
+	return NULL;
+}
+
+/* Start an empty window of window_ns. */
+void window_init(struct window *w, uint64_t window_ns)
+{
+	w->window_ns = window_ns;
+	w->nticks = 0;
+	w->cap = 0;
+	w->ticks = NULL;
+}
+
+/* Free every tick in the window and its storage. */
+void window_done(struct window *w)
+{
+	window_clear(w);
+	free(w->ticks);
+	w->ticks = NULL;
+	w->cap = 0;
+}
+
+/* Drop the ticks older than the newest tick's time minus window_ns. */
+static void window_evict(struct window *w)
+{
+	uint64_t newest, oldest_kept;
+	size_t n = 0, i;
+
+	if (!w->nticks)
+		return;
+	newest = w->ticks[w->nticks - 1].t_ns;
+	if (newest < w->window_ns)
+		return;
+	oldest_kept = newest - w->window_ns;
+	while (n < w->nticks && w->ticks[n].t_ns < oldest_kept)
+		n++;
+	if (!n)
+		return;
+	for (i = 0; i < n; i++)
+		tick_done(&w->ticks[i]);
+	memmove(w->ticks, w->ticks + n, (w->nticks - n) * sizeof(*w->ticks));
+	w->nticks -= n;
+}
+
+/* Append a tick (taking its frames, leaving *t empty) and evict old ones. */
+void window_push(struct window *w, struct tick *t)
+{
+	if (w->nticks == w->cap) {
+		w->cap = w->cap ? w->cap * 2 : 16;
+		w->ticks = xreallocarray(w->ticks, w->cap, sizeof(*w->ticks));
+	}
+	w->ticks[w->nticks++] = *t;
+	t->frames = NULL;
+	t->nframes = 0;
+	window_evict(w);
+}
+
+/* Change the window length, evicting what no longer fits. */
+void window_set(struct window *w, uint64_t window_ns)
+{
+	w->window_ns = window_ns;
+	window_evict(w);
+}
+
+/* Drop every tick. */
+void window_clear(struct window *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->nticks; i++)
+		tick_done(&w->ticks[i]);
+	w->nticks = 0;
+}
