@@ -1,0 +1,599 @@
+/* latop: top for latency.  The command table, argument parsing and wiring. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/snapshot.h"
+#include "core/source.h"
+#include "core/table.h"
+#include "core/xalloc.h"
+#include "probes/probe.h"
+#include "queries/query.h"
+#include "tui/tui.h"
+
+#define DEFAULT_INTERVAL_NS 1000000000ULL
+
+struct cmd_entry {
+	const char *name;
+	const char *usage;
+	const char *help;
+	int (*exec)(int argc, char **argv);
+};
+
+static int cmd_live(int argc, char **argv);
+static int cmd_record(int argc, char **argv);
+static int cmd_replay(int argc, char **argv);
+static int cmd_report(int argc, char **argv);
+static int cmd_probes(int argc, char **argv);
+
+static const struct cmd_entry commands[] = {
+	{"record", "record -o FILE [-d DURATION] [-q QUERY] [-i INTERVAL]",
+	 "record live data to a snapshot file, headless", cmd_record},
+	{"replay", "replay FILE [-q QUERY] [-t THEME]",
+	 "browse a recording in the TUI, with time travel", cmd_replay},
+	{"report", "report FILE... [-q QUERY] [--json|--csv]",
+	 "run a query over recordings and print the result", cmd_report},
+	{"probes", "probes [--json]",
+	 "list the probes, their stages and the hook this kernel gives each", cmd_probes},
+};
+
+static volatile sig_atomic_t stop_requested;
+
+/* Note that a signal asked us to finish. */
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	stop_requested = 1;
+}
+
+/* Print the usage to out. */
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [--no-color]\n"
+		"       latop COMMAND [ARGS]\n"
+		"\n"
+		"latop shows, live, where time goes: per syscall and kernel subsystem\n"
+		"today, with flows, paths, NVMe/TCP, block and lock views to come.\n"
+		"\n"
+		"options (live TUI):\n"
+		"  -q, --query QUERY     open on this query (see latop-query(7))\n"
+		"  -t, --theme THEME     theme name or file (default, light, mono, ...)\n"
+		"  -i, --interval DUR    tick interval, e.g. 500ms (default 1s)\n"
+		"      --no-color        no colors (also: NO_COLOR in the environment)\n"
+		"  -h, --help            this help\n"
+		"  -V, --version         the version\n"
+		"\n"
+		"commands:\n");
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		fprintf(out, "  latop %-50s\n        %s\n", commands[i].usage, commands[i].help);
+	fprintf(out,
+		"\n"
+		"Live modes need root, or CAP_BPF and CAP_PERFMON.  See latop(1).\n");
+}
+
+/* Parse a duration like 30s, 500ms, 2m, 1h or a bare number of seconds. */
+static int parse_duration(const char *s, uint64_t *ns, char **cause)
+{
+	static const struct { const char *unit; uint64_t ns; } units[] = {
+		{"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000ULL},
+		{"m", 60000000000ULL}, {"h", 3600000000000ULL}, {"", 1000000000ULL},
+	};
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || errno || v < 0) {
+		*cause = xasprintf("'%s' is not a duration (try 30s, 500ms, 2m)", s);
+		return -1;
+	}
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit) == 0) {
+			*ns = (uint64_t)(v * (double)units[i].ns);
+			return 0;
+		}
+	}
+	*cause = xasprintf("unknown unit '%s' in duration '%s' (ns, us, ms, s, m, h)", end, s);
+	return -1;
+}
+
+/* Report an error for a command-line problem and return the exit status 2. */
+static int bad_usage(const char *cmd, const char *fmt, const char *arg)
+{
+	fprintf(stderr, "latop%s%s: ", cmd ? " " : "", cmd ? cmd : "");
+	fprintf(stderr, fmt, arg);
+	fprintf(stderr, "\nTry 'latop --help'.\n");
+	return 2;
+}
+
+/* Parse and check query text, printing the error with its caret. */
+static struct query *parse_query_or_say(const char *text)
+{
+	struct query_error err;
+	struct query *q = query_parse(text, &err);
+	char buf[1024];
+
+	if (!q) {
+		query_error_format(text, &err, buf, sizeof(buf));
+		fprintf(stderr, "latop: bad query: %s\n", buf);
+	}
+	return q;
+}
+
+/* Find the schema for table in a source's info, or NULL. */
+static const struct schema *find_schema(const struct source_info *info, const char *table)
+{
+	for (size_t i = 0; i < info->nschemas; i++)
+		if (strcmp(info->schemas[i]->table, table) == 0)
+			return info->schemas[i];
+	return NULL;
+}
+
+/* Bind q to its FROM table (default: the first the source has); say why not. */
+static const struct schema *bind_or_say(struct query *q, const char *text,
+					const struct source_info *info)
+{
+	const char *table = query_table(q);
+	const struct schema *s;
+	struct query_error err;
+	char buf[1024];
+
+	if (!table) {
+		if (info->nschemas == 0) {
+			fprintf(stderr, "latop: the source has no tables\n");
+			return NULL;
+		}
+		s = info->schemas[0];
+	} else if (!(s = find_schema(info, table))) {
+		fprintf(stderr, "latop: no table '%s' here; tables:", table);
+		for (size_t i = 0; i < info->nschemas; i++)
+			fprintf(stderr, " %s", info->schemas[i]->table);
+		fprintf(stderr, "\n");
+		return NULL;
+	}
+	if (query_bind(q, s, &err) < 0) {
+		query_error_format(text, &err, buf, sizeof(buf));
+		fprintf(stderr, "latop: bad query: %s\n", buf);
+		return NULL;
+	}
+	return s;
+}
+
+/* Run the TUI over src. */
+static int run_tui(struct source *src, const struct tui_opts *o)
+{
+	char *cause = NULL;
+	int rc = tui_run(src, o, &cause);
+
+	if (rc < 0) {
+		fprintf(stderr, "latop: %s\n", cause ? cause : "the interface failed");
+		free(cause);
+		return 1;
+	}
+	return 0;
+}
+
+/* Open the live source for the query's table (or every table). */
+static struct source *open_live(struct query *q, uint64_t interval_ns)
+{
+	const char *table = q ? query_table(q) : NULL;
+	char *cause = NULL;
+	struct source *src;
+
+	src = live_open(table ? &table : NULL, table ? 1 : 0, interval_ns, &cause);
+	if (!src) {
+		fprintf(stderr, "latop: %s\n", cause ? cause : "cannot start the probes");
+		free(cause);
+	}
+	return src;
+}
+
+/* Push q's kernel filter into a live source. */
+static int push_filter(struct source *src, struct query *q, const struct schema *s)
+{
+	struct filter_prog f;
+	char *cause = NULL;
+
+	if (!src->ops->set_filter)
+		return 0;
+	query_pushdown(q, &f);
+	if (src->ops->set_filter(src, s->table, &f, sizeof(f), &cause) < 0) {
+		fprintf(stderr, "latop: %s\n", cause);
+		free(cause);
+		return -1;
+	}
+	return 0;
+}
+
+/* latop [-q QUERY]: the live TUI. */
+static int cmd_live(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"query", required_argument, NULL, 'q'},
+		{"theme", required_argument, NULL, 't'},
+		{"interval", required_argument, NULL, 'i'},
+		{"no-color", no_argument, NULL, 'C'},
+		{"help", no_argument, NULL, 'h'},
+		{"version", no_argument, NULL, 'V'},
+		{0},
+	};
+	struct tui_opts o = {0};
+	uint64_t interval_ns = DEFAULT_INTERVAL_NS;
+	struct query *q = NULL;
+	struct source *src;
+	char *cause = NULL;
+	int c, rc;
+
+	while ((c = getopt_long(argc, argv, "+q:t:i:hV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'q': o.query = optarg; break;
+		case 't': o.theme = optarg; break;
+		case 'C': o.no_color = true; break;
+		case 'i':
+			if (parse_duration(optarg, &interval_ns, &cause) < 0 || interval_ns < 10000000) {
+				rc = bad_usage(NULL, "-i: %s", cause ? cause : "the interval must be at least 10ms");
+				free(cause);
+				return rc;
+			}
+			break;
+		case 'h': usage(stdout); return 0;
+		case 'V': printf("latop %s\n", LATOP_VERSION); return 0;
+		default: usage(stderr); return 2;
+		}
+	}
+	if (optind < argc)
+		return bad_usage(NULL, "unknown command '%s'", argv[optind]);
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "latop: the live view needs a terminal; use 'latop record' "
+				"or 'latop report' from scripts\n");
+		return 2;
+	}
+	if (o.query && !(q = parse_query_or_say(o.query)))
+		return 2;
+	src = open_live(q, interval_ns);
+	query_free(q);
+	if (!src)
+		return 1;
+	rc = run_tui(src, &o);
+	source_close(src);
+	return rc;
+}
+
+/* Install handlers so SIGINT/SIGTERM finish a recording cleanly. */
+static void catch_stop_signals(void)
+{
+	struct sigaction sa = {0};
+
+	sa.sa_handler = on_stop_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+}
+
+/* Return CLOCK_MONOTONIC in ns. */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* latop record -o FILE [-d DUR] [-q QUERY]: record headless. */
+static int cmd_record(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"output", required_argument, NULL, 'o'},
+		{"duration", required_argument, NULL, 'd'},
+		{"query", required_argument, NULL, 'q'},
+		{"interval", required_argument, NULL, 'i'},
+		{"quiet", no_argument, NULL, 'Q'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	const char *out = NULL, *text = NULL;
+	uint64_t dur_ns = 0, interval_ns = DEFAULT_INTERVAL_NS, start, nticks = 0;
+	struct query *q = NULL;
+	struct source *src;
+	struct snap_writer *w;
+	char *cause = NULL;
+	bool quiet = false;
+	int c, rc = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "o:d:q:i:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o': out = optarg; break;
+		case 'q': text = optarg; break;
+		case 'Q': quiet = true; break;
+		case 'd':
+		case 'i':
+			if (parse_duration(optarg, c == 'd' ? &dur_ns : &interval_ns, &cause) < 0) {
+				rc = bad_usage("record", c == 'd' ? "-d: %s" : "-i: %s", cause);
+				free(cause);
+				return rc;
+			}
+			break;
+		case 'h':
+			printf("usage: latop %s\n", commands[0].usage);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (!out)
+		return bad_usage("record", "%s", "needs -o FILE");
+	if (optind < argc)
+		return bad_usage("record", "unexpected argument '%s'", argv[optind]);
+	if (interval_ns < 10000000)
+		return bad_usage("record", "%s", "-i: the interval must be at least 10ms");
+	if (text && !(q = parse_query_or_say(text)))
+		return 2;
+	if (!(src = open_live(q, interval_ns))) {
+		query_free(q);
+		return 1;
+	}
+	if (q) {
+		const struct schema *s = bind_or_say(q, text, src->ops->info(src));
+
+		if (!s || push_filter(src, q, s) < 0) {
+			query_free(q);
+			source_close(src);
+			return 2;
+		}
+		if (query_options(q)->every_ns && src->ops->set_interval)
+			src->ops->set_interval(src, query_options(q)->every_ns, &cause);
+	}
+	w = snap_create(out, src->ops->info(src), &cause);
+	if (!w) {
+		fprintf(stderr, "latop record: %s\n", cause);
+		free(cause);
+		query_free(q);
+		source_close(src);
+		return 1;
+	}
+	catch_stop_signals();
+	start = mono_ns();
+	if (!quiet)
+		fprintf(stderr, "latop: recording to %s%s; Ctrl-C to stop\n", out,
+			dur_ns ? "" : " until interrupted");
+	while (!stop_requested && (!dur_ns || mono_ns() - start < dur_ns)) {
+		struct tick t;
+		int r = source_read(src, &t, 100, &cause);
+
+		if (r < 0) {
+			fprintf(stderr, "latop record: %s\n", cause);
+			free(cause);
+			cause = NULL;
+			rc = 1;
+			break;
+		}
+		if (r != 1)
+			continue;
+		if (snap_write_tick(w, &t, &cause) < 0) {
+			fprintf(stderr, "latop record: %s\n", cause);
+			free(cause);
+			tick_done(&t);
+			snap_abandon(w);
+			query_free(q);
+			source_close(src);
+			return 1;
+		}
+		nticks++;
+		tick_done(&t);
+	}
+	if (snap_close(w, &cause) < 0) {
+		fprintf(stderr, "latop record: %s\n", cause);
+		free(cause);
+		rc = 1;
+	} else if (!quiet) {
+		fprintf(stderr, "latop: recorded %llu ticks (%.1fs) to %s\n",
+			(unsigned long long)nticks, (double)(mono_ns() - start) / 1e9, out);
+	}
+	query_free(q);
+	source_close(src);
+	return rc;
+}
+
+/* latop replay FILE: the TUI over a recording. */
+static int cmd_replay(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"query", required_argument, NULL, 'q'},
+		{"theme", required_argument, NULL, 't'},
+		{"no-color", no_argument, NULL, 'C'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	struct tui_opts o = {.replay = true};
+	struct source *src;
+	char *cause = NULL;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "q:t:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'q': o.query = optarg; break;
+		case 't': o.theme = optarg; break;
+		case 'C': o.no_color = true; break;
+		case 'h': printf("usage: latop %s\n", commands[1].usage); return 0;
+		default: return 2;
+		}
+	}
+	if (optind != argc - 1)
+		return bad_usage("replay", "%s", "needs exactly one FILE");
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "latop replay: needs a terminal; use 'latop report' from scripts\n");
+		return 2;
+	}
+	if (o.query) {
+		struct query *q = parse_query_or_say(o.query);
+
+		if (!q)
+			return 2;
+		query_free(q);
+	}
+	if (!(src = replay_open(argv[optind], &cause))) {
+		fprintf(stderr, "latop replay: %s\n", cause);
+		free(cause);
+		return 1;
+	}
+	rc = run_tui(src, &o);
+	source_close(src);
+	return rc;
+}
+
+/* Push every tick of src into w (a window as long as the recording). */
+static int load_ticks(struct source *src, struct window *w, const char *path)
+{
+	char *cause = NULL;
+	struct tick t;
+	int r;
+
+	while ((r = source_read(src, &t, 0, &cause)) == 1)
+		window_push(w, &t);
+	if (r < 0) {
+		fprintf(stderr, "latop report: %s: %s\n", path, cause);
+		free(cause);
+		return -1;
+	}
+	return 0;
+}
+
+/* latop report FILE... -q QUERY [--json|--csv]: scripting and CI. */
+static int cmd_report(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"query", required_argument, NULL, 'q'},
+		{"json", no_argument, NULL, 'j'},
+		{"csv", no_argument, NULL, 'c'},
+		{"help", no_argument, NULL, 'h'},
+		{0},
+	};
+	enum result_format fmt = RF_TEXT;
+	const char *text = NULL;
+	struct source **srcs;
+	struct query *q;
+	struct query_error err;
+	struct result *res;
+	struct window w;
+	int c, nsrc, rc = 0;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "q:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'q': text = optarg; break;
+		case 'j': fmt = RF_JSON; break;
+		case 'c': fmt = RF_CSV; break;
+		case 'h': printf("usage: latop %s\n", commands[2].usage); return 0;
+		default: return 2;
+		}
+	}
+	if (optind >= argc)
+		return bad_usage("report", "%s", "needs at least one FILE");
+	if (!text)
+		text = "";
+	if (!(q = parse_query_or_say(text)))
+		return 2;
+	nsrc = argc - optind;
+	srcs = xcalloc((size_t)nsrc, sizeof(*srcs));
+	for (int i = 0; i < nsrc; i++) {
+		char *cause = NULL;
+
+		srcs[i] = replay_open(argv[optind + i], &cause);
+		if (!srcs[i]) {
+			fprintf(stderr, "latop report: %s\n", cause);
+			free(cause);
+			rc = 1;
+			goto out;
+		}
+		if (srcs[i]->ops->info(srcs[i])->status &&
+		    *srcs[i]->ops->info(srcs[i])->status)
+			fprintf(stderr, "latop report: %s\n", srcs[i]->ops->info(srcs[i])->status);
+	}
+	if (!bind_or_say(q, text, srcs[0]->ops->info(srcs[0]))) {
+		rc = 2;
+		goto out;
+	}
+	/* The whole recording, unless the query asks for a WINDOW: then its end. */
+	window_init(&w, query_options(q)->window_ns && strstr(query_text(q), "window") ?
+			query_options(q)->window_ns : UINT64_MAX);
+	for (int i = 0; i < nsrc; i++) {
+		if (load_ticks(srcs[i], &w, argv[optind + i]) < 0) {
+			rc = 1;
+			goto out_window;
+		}
+	}
+	res = query_exec(q, &w, &err);
+	if (!res) {
+		char buf[1024];
+
+		query_error_format(text, &err, buf, sizeof(buf));
+		fprintf(stderr, "latop report: %s\n", buf);
+		rc = 1;
+		goto out_window;
+	}
+	result_print(stdout, res, fmt);
+	result_free(res);
+out_window:
+	window_done(&w);
+out:
+	for (int i = 0; i < nsrc; i++)
+		source_close(srcs[i]);
+	free(srcs);
+	query_free(q);
+	return rc;
+}
+
+/* latop probes: what this kernel gives each stage. */
+static int cmd_probes(int argc, char **argv)
+{
+	bool json = argc > 1 && strcmp(argv[1], "--json") == 0;
+
+	if (argc > 1 && !json)
+		return bad_usage("probes", "unknown option '%s'", argv[1]);
+	return probes_report(stdout, json) < 0 ? 1 : 0;
+}
+
+/* Find the command named by name or an unambiguous prefix of it. */
+static const struct cmd_entry *find_command(const char *name, bool *ambiguous)
+{
+	const struct cmd_entry *found = NULL;
+	size_t len = strlen(name);
+
+	*ambiguous = false;
+	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++) {
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+		if (strncmp(commands[i].name, name, len) == 0) {
+			if (found)
+				*ambiguous = true;
+			found = &commands[i];
+		}
+	}
+	return *ambiguous ? NULL : found;
+}
+
+int main(int argc, char **argv)
+{
+	const struct cmd_entry *cmd;
+	bool ambiguous;
+
+	if (argc > 1 && argv[1][0] != '-') {
+		cmd = find_command(argv[1], &ambiguous);
+		if (ambiguous)
+			return bad_usage(NULL, "ambiguous command '%s'", argv[1]);
+		if (!cmd)
+			return bad_usage(NULL, "unknown command '%s'", argv[1]);
+		return cmd->exec(argc - 1, argv + 1);
+	}
+	return cmd_live(argc, argv);
+}
