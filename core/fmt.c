@@ -1,0 +1,100 @@
+/* Human formatting of durations, sizes, counts and times. */
+#include <stdio.h>
+#include <time.h>
+#include "fmt.h"
+
+/* Print v with three significant digits and a unit: 1.84us, 12.3ms, 512K. */
+static void fmt_sig3(double v, const char *unit, char *buf, size_t n)
+{
+	if (v < 9.995)
+		snprintf(buf, n, "%.2f%s", v, unit);
+	else if (v < 99.95)
+		snprintf(buf, n, "%.1f%s", v, unit);
+	else
+		snprintf(buf, n, "%.0f%s", v, unit);
+}
+
+/* Format a duration in the largest unit that keeps three digits. */
+char *fmt_dur(uint64_t ns, char *buf, size_t n)
+{
+	uint64_t s, m, h;
+
+	if (ns < 1000)
+		snprintf(buf, n, "%lluns", (unsigned long long)ns);
+	else if (ns < 999500ULL)
+		fmt_sig3((double)ns / 1e3, "us", buf, n);
+	else if (ns < 999500000ULL)
+		fmt_sig3((double)ns / 1e6, "ms", buf, n);
+	else if (ns < 59950000000ULL)
+		fmt_sig3((double)ns / 1e9, "s", buf, n);
+	else {
+		s = (ns + 500000000ULL) / 1000000000ULL;
+		m = s / 60;
+		h = m / 60;
+		if (h == 0)
+			snprintf(buf, n, "%llum%02llus", (unsigned long long)m,
+				 (unsigned long long)(s % 60));
+		else if (h < 24)
+			snprintf(buf, n, "%lluh%02llum", (unsigned long long)h,
+				 (unsigned long long)(m % 60));
+		else
+			snprintf(buf, n, "%llud%02lluh", (unsigned long long)(h / 24),
+				 (unsigned long long)(h % 24));
+	}
+	return buf;
+}
+
+/* Format v scaled by powers of base with suffixes K, M, G, T, P, E. */
+static void fmt_scaled(uint64_t v, double base, int sig3, char *buf, size_t n)
+{
+	static const char *units[] = {"K", "M", "G", "T", "P", "E"};
+	double d = (double)v;
+	size_t u;
+
+	for (u = 0; u < sizeof(units) / sizeof(units[0]); u++) {
+		d /= base;
+		if (d < 999.5 || u + 1 == sizeof(units) / sizeof(units[0]))
+			break;
+	}
+	if (sig3)
+		fmt_sig3(d, units[u], buf, n);
+	else if (d < 99.95)
+		snprintf(buf, n, "%.1f%s", d, units[u]);
+	else
+		snprintf(buf, n, "%.0f%s", d, units[u]);
+}
+
+/* Format a byte size in powers of 1024. */
+char *fmt_size(uint64_t bytes, char *buf, size_t n)
+{
+	if (bytes < 1024)
+		snprintf(buf, n, "%lluB", (unsigned long long)bytes);
+	else
+		fmt_scaled(bytes, 1024.0, 0, buf, n);
+	return buf;
+}
+
+/* Format a count in powers of 1000. */
+char *fmt_count(uint64_t v, char *buf, size_t n)
+{
+	if (v < 1000)
+		snprintf(buf, n, "%llu", (unsigned long long)v);
+	else
+		fmt_scaled(v, 1000.0, 1, buf, n);
+	return buf;
+}
+
+/* Format a wall-clock time as local HH:MM:SS.mmm. */
+char *fmt_time(uint64_t t_ns, char *buf, size_t n)
+{
+	time_t s = (time_t)(t_ns / 1000000000ULL);
+	struct tm tm;
+
+	if (!localtime_r(&s, &tm)) {
+		snprintf(buf, n, "??:??:??.???");
+		return buf;
+	}
+	snprintf(buf, n, "%02d:%02d:%02d.%03u", tm.tm_hour, tm.tm_min, tm.tm_sec,
+		 (unsigned)(t_ns / 1000000ULL % 1000));
+	return buf;
+}
