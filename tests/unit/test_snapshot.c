@@ -1,0 +1,581 @@
+/* Snapshot files: round trips, killed recorders, damage, versions, replay. */
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <zlib.h>
+#include "core/snapshot.h"
+#include "core/source.h"
+#include "tap.h"
+
+static const struct field a_fields[] = {
+	{"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id"},
+	{"comm", FT_STR, FF_KEY, "", "thread name"},
+	{"lat", FT_HIST, FF_PUSH, "ns", "latency of each call"},
+	{"time", FT_DUR, FF_SUM, "ns", "total time"},
+	{"bytes", FT_SIZE, FF_SUM | FF_HIDDEN, "B", "bytes moved"},
+	{"peer", FT_IP, FF_KEY, "", "remote address"},
+};
+static const struct schema a_schema = {"calls", "calls by process", 6, a_fields};
+static const struct field b_fields[] = {
+	{"dev", FT_STR, FF_KEY, "", "device"},
+	{"count", FT_U64, FF_SUM, "", "I/Os"},
+};
+static const struct schema b_schema = {"disks", "I/O per device", 2, b_fields};
+
+static char dir[64];
+
+/* Return a path inside the test directory (static buffer per call site use). */
+static char *path_of(char *buf, const char *name)
+{
+	snprintf(buf, 256, "%s/%s", dir, name);
+	return buf;
+}
+
+/* Build tick i: table calls every tick, table disks from tick 2 on. */
+static void make_tick(struct tick *t, unsigned i)
+{
+	uint64_t t_ns = 1700000000000000000ull + i * 1000000000ull;
+	struct frame *f = frame_new(&a_schema, t_ns, 1000000000ull);
+	struct ipaddr ip = {.a = {[10] = 0xff, [11] = 0xff, 192, 168, 0, 0}, .prefix = 32, .v4 = 1};
+	struct hist h;
+	unsigned r, k;
+	char comm[40];
+
+	tick_init(t, t_ns);
+	f->stats = (struct frame_stats){1000 + i, i, 2 * i, 3, 123456789, 77};
+	hist_init(&h);
+	for (r = 0; r < 20 + i; r++) {
+		union cell *c = frame_add_row(f);
+
+		for (k = 0; k < 50; k++)
+			hist_add(&h, (r + 1) * 1000 + k * k * 37 + i);
+		c[0].u = 1000 + r;
+		if (r % 5) {
+			snprintf(comm, sizeof(comm), "worker/%u:%u \xc3\xa9", r, i);
+			cell_set_str(&c[1], comm);	/* row 0, 5, ...: NULL string */
+		}
+		if (r % 7)
+			cell_set_hist(&c[2], &h);
+		c[3].u = UINT64_MAX - r;
+		c[4].u = r * 4096;
+		if (r % 3) {
+			ip.a[15] = (uint8_t)r;
+			cell_set_ip(&c[5], &ip);
+		}
+	}
+	tick_add(t, f);
+	if (i >= 2) {
+		f = frame_new(&b_schema, t_ns, 1000000000ull);
+		cell_set_str(&frame_add_row(f)[0], "nvme0n1");
+		frame_row(f, 0)[1].u = i;
+		tick_add(t, f);
+	}
+}
+
+/* Return whether two cells of type ty hold the same thing. */
+static int cell_eq(const union cell *a, const union cell *b, enum ftype ty)
+{
+	switch (ty) {
+	case FT_STR:
+		return (!a->s && !b->s) || (a->s && b->s && !strcmp(a->s, b->s));
+	case FT_HIST:
+		return (!a->h && !b->h) || (a->h && b->h && !memcmp(a->h, b->h, sizeof(*a->h)));
+	case FT_IP:
+		return (!a->ip && !b->ip) || (a->ip && b->ip && !memcmp(a->ip, b->ip, sizeof(*a->ip)));
+	default:
+		return a->u == b->u;
+	}
+}
+
+/* Return whether two schemas describe the same table. */
+static int schema_eq(const struct schema *a, const struct schema *b)
+{
+	size_t i;
+
+	if (strcmp(a->table, b->table) || strcmp(a->help, b->help) || a->nfields != b->nfields)
+		return 0;
+	for (i = 0; i < a->nfields; i++)
+		if (strcmp(a->fields[i].name, b->fields[i].name) || a->fields[i].type != b->fields[i].type ||
+		    a->fields[i].flags != b->fields[i].flags || strcmp(a->fields[i].unit, b->fields[i].unit) ||
+		    strcmp(a->fields[i].help, b->fields[i].help))
+			return 0;
+	return 1;
+}
+
+/* Return whether two ticks hold the same frames and cells. */
+static int tick_eq(const struct tick *a, const struct tick *b)
+{
+	size_t i, r, k;
+
+	if (a->t_ns != b->t_ns || a->nframes != b->nframes)
+		return 0;
+	for (i = 0; i < a->nframes; i++) {
+		const struct frame *fa = a->frames[i], *fb = b->frames[i];
+
+		if (!schema_eq(fa->schema, fb->schema) || fa->t_ns != fb->t_ns || fa->dt_ns != fb->dt_ns ||
+		    memcmp(&fa->stats, &fb->stats, sizeof(fa->stats)) || fa->nrows != fb->nrows)
+			return 0;
+		for (r = 0; r < fa->nrows; r++)
+			for (k = 0; k < fa->schema->nfields; k++)
+				if (!cell_eq(&frame_row(fa, r)[k], &frame_row(fb, r)[k],
+					     fa->schema->fields[k].type))
+					return 0;
+	}
+	return 1;
+}
+
+/* Record n ticks into path; close it unless abandon. */
+static void record(const char *path, unsigned n, int abandon)
+{
+	struct source_info info = {.host = "testhost", .kernel = "6.18.0-test",
+				   .boot_offset_ns = 1699990000000000000ull, .status = "syscalls: tp"};
+	struct snap_writer *w;
+	char *cause = NULL;
+	unsigned i;
+
+	w = snap_create(path, &info, &cause);
+	if (!w) {
+		printf("# snap_create: %s\n", cause);
+		exit(1);
+	}
+	for (i = 0; i < n; i++) {
+		struct tick t;
+
+		make_tick(&t, i);
+		if (snap_write_tick(w, &t, &cause)) {
+			printf("# snap_write_tick: %s\n", cause);
+			exit(1);
+		}
+		tick_done(&t);
+	}
+	if (abandon) {
+		snap_abandon(w);
+	} else if (snap_close(w, &cause)) {
+		printf("# snap_close: %s\n", cause);
+		exit(1);
+	}
+}
+
+/* Return how many of r's ticks read back equal to the ticks recorded. */
+static unsigned ticks_matching(struct snap_reader *r)
+{
+	unsigned i, same = 0;
+	char *cause = NULL;
+
+	for (i = 0; i < snap_nticks(r); i++) {
+		struct tick want, got;
+
+		make_tick(&want, i);
+		if (snap_read_tick(r, i, &got, &cause) == 0) {
+			same += tick_eq(&want, &got);
+			tick_done(&got);
+		} else {
+			printf("# tick %u: %s\n", i, cause);
+			free(cause);
+			cause = NULL;
+		}
+		tick_done(&want);
+	}
+	return same;
+}
+
+/* Read a whole file. */
+static uint8_t *slurp(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	uint8_t *p;
+
+	fseek(f, 0, SEEK_END);
+	*len = (size_t)ftell(f);
+	rewind(f);
+	p = malloc(*len);
+	if (fread(p, 1, *len, f) != *len)
+		*len = 0;
+	fclose(f);
+	return p;
+}
+
+/* Write bytes to a file. */
+static void spit(const char *path, const uint8_t *p, size_t len)
+{
+	FILE *f = fopen(path, "wb");
+
+	fwrite(p, 1, len, f);
+	fclose(f);
+}
+
+/* Return the little-endian u32 at p. */
+static uint32_t le32(const uint8_t *p)
+{
+	return p[0] | p[1] << 8 | p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+struct chunk {
+	uint32_t type, len;
+	size_t off;
+};
+
+/* List the chunks of a well-formed file. */
+static size_t chunks_of(const uint8_t *p, size_t len, struct chunk *out, size_t max)
+{
+	size_t off = 20 + le32(p + 12), n = 0;
+
+	while (off + 12 <= len && n < max) {
+		out[n] = (struct chunk){le32(p + off), le32(p + off + 4), off};
+		off += 12 + out[n].len;
+		n++;
+	}
+	return n;
+}
+
+/* Return whether s contains the formatted text. */
+static int has(const char *s, const char *fmt, ...)
+{
+	char want[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(want, sizeof(want), fmt, ap);
+	va_end(ap);
+	return s && strstr(s, want);
+}
+
+/* Check a full recording reads back identically, with its schemas and mode. */
+static void test_round_trip(void)
+{
+	char path[256], tmp[256];
+	char *cause = NULL, *warning = NULL;
+	const struct source_info *info;
+	struct snap_reader *r;
+	struct stat st;
+	mode_t old = umask(0);
+
+	record(path_of(path, "full.snap"), 6, 0);
+	umask(old);
+	ok(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600,
+	   "a recording is mode 0600 even with umask 0 (%o)", st.st_mode & 0777);
+	ok(stat(path_of(tmp, "full.snap.tmp"), &st) < 0, "close renamed PATH.tmp away");
+	r = snap_open(path, &cause, &warning);
+	ok(r && !warning, "a closed recording opens without warning");
+	if (!r) {
+		printf("# %s\n", cause);
+		exit(1);
+	}
+	info = snap_info(r);
+	ok(snap_nticks(r) == 6 && info->nticks == 6, "6 ticks recorded, 6 found");
+	ok(!strcmp(info->host, "testhost") && !strcmp(info->kernel, "6.18.0-test") &&
+	   info->boot_offset_ns == 1699990000000000000ull && !strcmp(info->status, "syscalls: tp"),
+	   "host, kernel, boot offset and status come back from the header");
+	ok(info->t_first_ns == 1700000000000000000ull && info->t_last_ns == 1700000005000000000ull,
+	   "the time range is the first and last tick");
+	ok(info->nschemas == 2 && schema_eq(info->schemas[0], &a_schema) &&
+	   schema_eq(info->schemas[1], &b_schema) && info->schemas[0] != &a_schema,
+	   "both schemas are rebuilt (names, types, flags, units, help) and owned by the reader");
+	ok(ticks_matching(r) == 6, "every tick reads back equal: numbers, strings, NULLs, hists, addresses");
+	{
+		struct tick t;
+		int rc;
+
+		snap_read_tick(r, 3, &t, &cause);
+		ok(t.frames[0]->schema == info->schemas[0] && t.frames[1]->schema == info->schemas[1],
+		   "frames read back point at the reader's schemas");
+		tick_done(&t);
+		rc = snap_read_tick(r, 6, &t, &cause);
+		ok(rc == -1 && has(cause, "tick 6 out of range"), "reading past the end is an error: %s",
+		   cause);
+		free(cause);
+		cause = NULL;
+	}
+	snap_free(r);
+}
+
+/* Check a recorder killed mid-run leaves a readable PATH.tmp. */
+static void test_killed(void)
+{
+	char path[256], tmp[256];
+	char *cause = NULL, *warning = NULL;
+	struct snap_reader *r;
+	int status;
+	pid_t pid;
+
+	record(path_of(path, "abandoned.snap"), 3, 1);
+	r = snap_open(path_of(tmp, "abandoned.snap.tmp"), &cause, &warning);
+	ok(r && !warning && snap_nticks(r) == 3 && ticks_matching(r) == 3,
+	   "an abandoned recording's PATH.tmp opens with all 3 ticks and no warning");
+	snap_free(r);
+	ok(access(path, F_OK) < 0, "an abandoned recording is not renamed");
+
+	pid = fork();
+	if (pid == 0) {
+		struct snap_writer *w = snap_create(path_of(path, "killed.snap"), NULL, &cause);
+		unsigned i;
+
+		for (i = 0; i < 4; i++) {
+			struct tick t;
+
+			make_tick(&t, i);
+			snap_write_tick(w, &t, &cause);
+			tick_done(&t);
+		}
+		kill(getpid(), SIGKILL);
+	}
+	waitpid(pid, &status, 0);
+	r = snap_open(path_of(tmp, "killed.snap.tmp"), &cause, &warning);
+	ok(WIFSIGNALED(status) && r && snap_nticks(r) == 4 && ticks_matching(r) == 4,
+	   "a SIGKILLed recorder's PATH.tmp holds all 4 ticks it wrote");
+	snap_free(r);
+}
+
+/* Check truncation keeps the complete ticks before the cut and names the offset. */
+static void test_truncation(void)
+{
+	char path[256], cut[256];
+	struct chunk ch[32];
+	size_t len, n, i, frames_seen = 0;
+	uint8_t *p;
+	int all_ok = 1, checked = 0;
+
+	record(path_of(path, "trunc.snap"), 5, 0);
+	p = slurp(path, &len);
+	n = chunks_of(p, len, ch, 32);
+	ok(n == 8 && ch[0].type == 1 && ch[1].type == 2 && ch[n - 1].type == 3,
+	   "the file is SCHEMA, FRAMES, ..., INDEX (%zu chunks)", n);
+	path_of(cut, "cut.snap");
+	for (i = 0; i < n; i++) {
+		size_t at[3] = {ch[i].off + 5, ch[i].off + 12 + ch[i].len / 2, ch[i].off + 12 + ch[i].len - 1};
+		size_t k;
+
+		for (k = 0; k < 3; k++) {
+			char *cause = NULL, *warning = NULL;
+			struct snap_reader *r;
+			int good;
+
+			spit(cut, p, at[k]);
+			r = snap_open(cut, &cause, &warning);
+			if (frames_seen == 0) {
+				good = !r && has(cause, "%s: truncated chunk", cut) &&
+				       has(cause, "at offset %zu", ch[i].off);
+			} else {
+				good = r && snap_nticks(r) == frames_seen &&
+				       has(warning, "%s: truncated chunk", cut) &&
+				       has(warning, "at offset %zu", ch[i].off) &&
+				       has(warning, "kept %zu tick", frames_seen) &&
+				       ticks_matching(r) == frames_seen;
+			}
+			if (!good) {
+				all_ok = 0;
+				printf("# cut at %zu: %s\n", at[k], r ? warning : cause);
+			}
+			if (i == 3 && k == 1)
+				printf("# e.g. %s\n", warning);
+			checked++;
+			snap_free(r);
+			free(cause);
+			free(warning);
+		}
+		if (ch[i].type == 2)
+			frames_seen++;
+	}
+	ok(all_ok, "%d cuts inside chunks keep the ticks before and name the chunk's offset", checked);
+	{
+		char *cause = NULL, *warning = NULL;
+		struct snap_reader *r;
+
+		spit(cut, p, ch[n - 1].off);
+		r = snap_open(cut, &cause, &warning);
+		ok(r && !warning && snap_nticks(r) == 5, "a file without its INDEX (cut at a chunk boundary) "
+		   "opens cleanly with every tick");
+		snap_free(r);
+		spit(cut, p, 13);
+		r = snap_open(cut, &cause, &warning);
+		ok(!r && has(cause, "truncated header"), "a cut inside the header is an error: %s", cause);
+		free(cause);
+	}
+	free(p);
+}
+
+/* Check a flipped byte inside a FRAMES chunk is caught by its CRC. */
+static void test_flip(void)
+{
+	char path[256], bad[256];
+	char *cause = NULL, *warning = NULL;
+	struct snap_reader *r;
+	struct chunk ch[32];
+	size_t len;
+	uint8_t *p;
+
+	record(path_of(path, "flip.snap"), 5, 0);
+	p = slurp(path, &len);
+	chunks_of(p, len, ch, 32);
+	/* chunks: SCHEMA, FRAMES 0, FRAMES 1, SCHEMA, FRAMES 2, ... */
+	p[ch[4].off + 12 + ch[4].len / 2] ^= 0x10;
+	spit(path_of(bad, "flip-bad.snap"), p, len);
+	r = snap_open(bad, &cause, &warning);
+	ok(r && snap_nticks(r) == 2 && has(warning, "%s: bad CRC in FRAMES chunk at offset %zu", bad,
+					   ch[4].off) && has(warning, "kept 2 ticks"),
+	   "a flipped byte in tick 2: %s", warning);
+	snap_free(r);
+	free(warning);
+	p[ch[4].off + 12 + ch[4].len / 2] ^= 0x10;
+	p[ch[1].off + 12 + 3] ^= 0x01;
+	spit(bad, p, len);
+	r = snap_open(bad, &cause, &warning);
+	ok(!r && has(cause, "%s: bad CRC in FRAMES chunk at offset %zu", bad, ch[1].off),
+	   "a flipped byte in the first tick is an error: %s", cause);
+	free(cause);
+	free(p);
+}
+
+/* Check files that are not snapshots, or from a future latop, are refused clearly. */
+static void test_versions(void)
+{
+	char path[256], bad[256], want[512];
+	char *cause = NULL, *warning = NULL;
+	struct snap_reader *r;
+	size_t len;
+	uint8_t *p;
+
+	record(path_of(path, "ver.snap"), 2, 0);
+	p = slurp(path, &len);
+	p[8] = 2;
+	spit(path_of(bad, "v2.snap"), p, len);
+	r = snap_open(bad, &cause, &warning);
+	ok(!r, "major version 2 is refused");
+	snprintf(want, sizeof(want), "%s: unsupported snapshot version 2.0 (this latop reads 1.x)", bad);
+	ok(cause && !strcmp(cause, want), "the message says which versions: %s", cause);
+	free(cause);
+	p[8] = 1;
+	p[10] = 7;
+	spit(bad, p, len);
+	r = snap_open(bad, &cause, &warning);
+	ok(r && snap_nticks(r) == 2 && !warning, "a newer minor version (1.7) still opens");
+	snap_free(r);
+	spit(path_of(bad, "magic.snap"), (const uint8_t *)"#!/bin/sh\necho hi\n", 18);
+	snprintf(want, sizeof(want), "%s: not a latop snapshot (bad magic at offset 0)", bad);
+	r = snap_open(bad, &cause, &warning);
+	ok(!r && !strcmp(cause, want), "a shell script: %s", cause);
+	free(cause);
+	spit(bad, p, 0);
+	r = snap_open(bad, &cause, &warning);
+	ok(!r && has(cause, "bad magic"), "an empty file is not a snapshot");
+	free(cause);
+	r = snap_open(path_of(bad, "missing.snap"), &cause, &warning);
+	ok(!r && has(cause, "%s: cannot open", bad), "a missing file names the path: %s", cause);
+	free(cause);
+	free(p);
+}
+
+/* Append a chunk with a correct CRC to a file. */
+static void append_chunk(const char *path, uint32_t type, const uint8_t *payload, uint32_t len)
+{
+	FILE *f = fopen(path, "ab");
+	uint32_t crc = (uint32_t)crc32(0, payload, len);
+	uint32_t hdr[3] = {type, len, crc};	/* x86_64 is little-endian */
+
+	fwrite(hdr, 4, 3, f);
+	fwrite(payload, 1, len, f);
+	fclose(f);
+}
+
+/* Check sizes read from a file are limited, with the offset named. */
+static void test_limits(void)
+{
+	char path[256], tmp[256];
+	char *cause = NULL, *warning = NULL;
+	struct snap_reader *r;
+	struct stat st;
+	/* table id 0, table name of 100000 bytes (varint a0 8d 06) */
+	static const uint8_t huge_name[] = {0, 0xa0, 0x8d, 0x06, 'x'};
+	/* table id 0, "t", "", 300 fields */
+	static const uint8_t many_fields[] = {0, 1, 't', 0, 0xac, 0x02};
+
+	record(path_of(path, "empty.snap"), 0, 0);
+	r = snap_open(path, &cause, &warning);
+	ok(r && snap_nticks(r) == 0 && !warning, "a recording with no ticks opens empty");
+	snap_free(r);
+
+	record(path_of(path, "limits.snap"), 0, 1);
+	path_of(tmp, "limits.snap.tmp");
+	stat(tmp, &st);
+	append_chunk(tmp, 1, huge_name, sizeof(huge_name));
+	r = snap_open(tmp, &cause, &warning);
+	ok(!r && has(cause, "corrupt SCHEMA chunk at offset %lld", (long long)st.st_size) &&
+	   has(cause, "exceeds the limit of 4096"), "a 100000-byte table name is refused: %s", cause);
+	free(cause);
+
+	record(path, 0, 1);
+	append_chunk(tmp, 1, many_fields, sizeof(many_fields));
+	r = snap_open(tmp, &cause, &warning);
+	ok(!r && has(cause, "field count 300 exceeds the limit of 256"), "300 fields are refused: %s",
+	   cause);
+	free(cause);
+}
+
+/* Check the replay source gives the same ticks, in order, and seeks. */
+static void test_replay(void)
+{
+	char path[256], cut[256];
+	char *cause = NULL;
+	struct source *s;
+	struct tick t, want;
+	unsigned n = 0, same = 0;
+	size_t len;
+	uint8_t *p;
+	int rc;
+
+	record(path_of(path, "replay.snap"), 4, 0);
+	s = replay_open(path, &cause);
+	ok(s && !strcmp(s->ops->name, "replay") && s->ops->info(s)->nticks == 4 &&
+	   s->ops->set_filter == NULL && s->ops->set_interval == NULL,
+	   "replay opens as a source of 4 ticks without live-only operations");
+	while ((rc = source_read(s, &t, 0, &cause)) == 1) {
+		make_tick(&want, n++);
+		same += tick_eq(&t, &want);
+		tick_done(&want);
+		tick_done(&t);
+	}
+	ok(rc == 2 && n == 4 && same == 4, "read returns the 4 recorded ticks in order, then 2 (end)");
+	ok(s->ops->seek(s, 2, &cause) == 0 && s->ops->tell(s) == 2, "seek to tick 2, tell says 2");
+	make_tick(&want, 2);
+	rc = source_read(s, &t, 0, &cause);
+	ok(rc == 1 && tick_eq(&t, &want) && s->ops->tell(s) == 3, "after the seek, read returns tick 2");
+	tick_done(&t);
+	tick_done(&want);
+	rc = s->ops->seek(s, 9, &cause);
+	ok(rc == -1 && has(cause, "out of range"), "seeking past the end fails: %s", cause);
+	free(cause);
+	source_close(s);
+
+	p = slurp(path, &len);
+	spit(path_of(cut, "replay-cut.snap"), p, len - 30);
+	s = replay_open(cut, &cause);
+	ok(s && s->ops->info(s)->nticks == 4 && has(s->ops->info(s)->status, "truncated chunk"),
+	   "a damaged recording replays, its status says: %s", s ? s->ops->info(s)->status : cause);
+	source_close(s);
+	free(p);
+	s = replay_open(path_of(cut, "none.snap"), &cause);
+	ok(!s && has(cause, "cannot open"), "replay of a missing file fails with a cause");
+	free(cause);
+}
+
+int main(void)
+{
+	snprintf(dir, sizeof(dir), "/tmp/latop-snap-XXXXXX");
+	if (!mkdtemp(dir))
+		return 1;
+	test_round_trip();
+	test_killed();
+	test_truncation();
+	test_flip();
+	test_versions();
+	test_limits();
+	test_replay();
+	if (fork() == 0)
+		execlp("rm", "rm", "-rf", dir, (char *)NULL);
+	wait(NULL);
+	tap_done();
+}
