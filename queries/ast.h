@@ -1,0 +1,139 @@
+/*
+ * The parsed query (AST) and the plan query_bind derives from it against a
+ * schema.  Internal to queries/: the rest of latop sees struct query opaquely.
+ */
+#ifndef LATOP_QUERY_AST_H
+#define LATOP_QUERY_AST_H
+
+#include <regex.h>
+#include "query.h"
+
+enum vkind { V_NUM, V_STR, V_IP };
+enum ukind { U_NONE, U_DUR, U_SIZE };
+
+/* A literal: 100us (u = 100000, unit U_DUR), 'text', 10.0.0.0/8. */
+struct value {
+	enum vkind kind;
+	enum ukind unit;
+	uint64_t u;		/* V_NUM: in ns (durations) or bytes (sizes) */
+	char *s;		/* V_STR: the text */
+	struct ipaddr ip;	/* V_IP */
+	char *raw;		/* as written, for the canonical text (not V_STR) */
+	int pos, len;
+};
+
+/* A field name where it was written, and its schema index once bound. */
+struct fref {
+	char *name;		/* lower case */
+	int pos, len;
+	int idx;		/* -1 until bound */
+};
+
+enum cmp { CMP_EQ, CMP_NE, CMP_LT, CMP_LE, CMP_GT, CMP_GE };
+enum pred_kind { P_AND, P_OR, P_NOT, P_CMP, P_IN, P_MATCH };
+
+struct pred {
+	enum pred_kind kind;
+	struct pred *l, *r;	/* AND/OR: both; NOT: l */
+	struct fref f;		/* leaves */
+	enum cmp op;		/* P_CMP */
+	int oppos, oplen;
+	size_t nvals;		/* P_CMP, P_MATCH: 1; P_IN: the list */
+	struct value *vals;
+	bool regex;		/* P_MATCH: '/re/' (bound: re compiled) */
+	bool re_ok;
+	regex_t re;
+};
+
+enum agg {
+	AGG_NONE, AGG_COUNT, AGG_RATE, AGG_SUM, AGG_MIN, AGG_MAX, AGG_AVG,
+	AGG_STDDEV, AGG_PCT, AGG_DIST,
+};
+
+/* A SHOW or ORDER BY item: a bare field, or agg(field) [AS name]. */
+struct item {
+	enum agg agg;		/* AGG_NONE: bare field */
+	double pct;		/* AGG_PCT: 99.9 for p999 */
+	char *func;		/* lower-case function name, NULL when bare */
+	struct fref f;		/* f.name NULL for count() */
+	char *as;
+	int pos, len;		/* the whole item */
+};
+
+enum order_dir { DIR_DEFAULT, DIR_ASC, DIR_DESC };
+
+enum opt_bit {
+	OPT_WINDOW = 1 << 0, OPT_EVERY = 1 << 1, OPT_SAMPLE = 1 << 2,
+	OPT_THRESHOLD = 1 << 3, OPT_BUFFER = 1 << 4, OPT_BASELINE = 1 << 5,
+};
+#define OPT_COUNT 6
+
+/* One output (or hidden ordering) column of the plan. */
+struct pcol {
+	char *name;		/* the output name (AS name if given) */
+	char *text;		/* the item as written without AS, for ORDER BY matching */
+	enum ftype type;
+	bool key;		/* a group key: value from the key tuple */
+	bool real;
+	int keyslot;		/* key: index into plan.keys */
+	int field;		/* schema index, -1 for count of events */
+	enum agg agg;		/* effective aggregate (never AGG_NONE unless key) */
+	double pct;
+};
+
+/* What query_bind derives: grouping keys, columns, order. */
+struct plan {
+	size_t nkeys;
+	int *keys;		/* schema indexes to group by */
+	size_t ncols, nvisible;	/* cols[nvisible..] are hidden (ORDER BY only) */
+	struct pcol *cols;
+	int order_col;
+	bool order_desc;
+	int count_field;	/* the FF_SUM field named "count", or -1 */
+	int hist_field;		/* the histogram field WHERE tests, or -1 */
+};
+
+struct query {
+	char *table;
+	int tpos, tlen;
+	struct pred *where;
+	bool has_group;
+	size_t ngroup;
+	struct fref *group;
+	bool has_show;
+	size_t nshow;
+	struct item *show;
+	bool has_order;
+	struct item order;
+	enum order_dir dir;
+	bool has_limit;
+	uint64_t limit;
+	unsigned optset;		/* enum opt_bit: options written */
+	char *optraw[OPT_COUNT];	/* their values as written */
+	struct query_opts opts;
+	const struct schema *schema;	/* bound */
+	struct plan plan;
+};
+
+/* ast.c */
+struct query *ast_query_new(void);
+void ast_pred_free(struct pred *p);
+struct pred *ast_pred_dup(const struct pred *p);
+void ast_item_done(struct item *it);
+void ast_item_copy(struct item *dst, const struct item *src);
+void ast_plan_done(struct plan *pl);
+/* The item as written without AS: "p99(lat)", "count()", "comm". */
+char *ast_item_text(const struct item *it);
+/* Map a function name to its aggregate (pNN sets *pct); AGG_NONE if unknown. */
+enum agg ast_func(const char *name, double *pct);
+/* The function names, NULL-terminated (completion and suggestions). */
+extern const char *const ast_funcs[];
+extern const char *const ast_cmp_text[];
+
+/* error.c */
+void error_set(struct query_error *err, int pos, int len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+/* The closest candidate to word by edit distance, or NULL if none is close. */
+const char *error_suggest(const char *word, const char *const *cands, size_t n);
+
+#endif

@@ -1,0 +1,114 @@
+/*
+ * Completion for the query line: the candidates for the word ending at the
+ * cursor.  After FROM: table names.  Elsewhere: fields of the FROM table
+ * (of every table without FROM), then functions (with their "("), then
+ * keywords, each matching the typed prefix case-insensitively.
+ */
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "../core/xalloc.h"
+#include "ast.h"
+#include "lexer.h"
+
+struct cands {
+	char **out;
+	size_t n, max;
+	const char *prefix;
+	size_t plen;
+};
+
+/* Add a candidate if it matches the prefix and is new. */
+static void complete_add(struct cands *c, const char *word, const char *suffix)
+{
+	char *s;
+	size_t i;
+
+	if (c->n >= c->max || strncasecmp(word, c->prefix, c->plen))
+		return;
+	s = xasprintf("%s%s", word, suffix);
+	for (i = 0; i < c->n; i++) {
+		if (!strcmp(c->out[i], s)) {
+			free(s);
+			return;
+		}
+	}
+	c->out[c->n++] = s;
+}
+
+/* Return the word before position start (lower-cased into buf), or "". */
+static const char *complete_prev(const char *text, size_t start, char *buf, size_t n)
+{
+	size_t e = start, b;
+
+	while (e && isspace((unsigned char)text[e - 1]))
+		e--;
+	b = e;
+	while (b && (isalnum((unsigned char)text[b - 1]) || text[b - 1] == '_'))
+		b--;
+	if (e - b >= n)
+		e = b + n - 1;
+	for (size_t i = b; i < e; i++)
+		buf[i - b] = (char)tolower((unsigned char)text[i]);
+	buf[e - b] = 0;
+	return buf;
+}
+
+/* Return the schema named after FROM in text, or NULL. */
+static const struct schema *complete_from(const char *text, const struct schema *const *schemas,
+					  size_t nschemas)
+{
+	struct query_error err;
+	struct lexer lx;
+	const struct schema *s = NULL;
+	size_t i, j;
+
+	if (lexer_run(&lx, text, &err))
+		return NULL;
+	for (i = 0; i + 1 < lx.ntok && !s; i++)
+		if (lexer_is(&lx.tok[i], "from") && lx.tok[i + 1].kind == TK_WORD)
+			for (j = 0; j < nschemas; j++)
+				if (!strcasecmp(schemas[j]->table, lx.tok[i + 1].text))
+					s = schemas[j];
+	lexer_done(&lx);
+	return s;
+}
+
+/* Fill out with up to max candidates (malloc'd) for the word ending at pos. */
+size_t query_complete(const char *text, size_t pos, const struct schema *const *schemas,
+		      size_t nschemas, char **out, size_t max)
+{
+	struct cands c = {out, 0, max, NULL, 0};
+	const struct schema *from;
+	char prevw[32], *head;
+	size_t start = pos, i, j;
+
+	if (pos > strlen(text))
+		pos = start = strlen(text);
+	while (start && (isalnum((unsigned char)text[start - 1]) || text[start - 1] == '_'))
+		start--;
+	c.prefix = text + start;
+	c.plen = pos - start;
+	if (!strcmp(complete_prev(text, start, prevw, sizeof(prevw)), "from")) {
+		for (i = 0; i < nschemas; i++)
+			complete_add(&c, schemas[i]->table, "");
+		return c.n;
+	}
+	head = xstrndup(text, start);
+	from = complete_from(head, schemas, nschemas);
+	free(head);
+	for (i = 0; i < nschemas; i++) {
+		const struct schema *s = from ? from : schemas[i];
+
+		for (j = 0; j < s->nfields; j++)
+			complete_add(&c, s->fields[j].name, "");
+		if (from)
+			break;
+	}
+	for (i = 0; ast_funcs[i]; i++)
+		complete_add(&c, ast_funcs[i], "(");
+	for (i = 0; lexer_keywords[i]; i++)
+		complete_add(&c, lexer_keywords[i], "");
+	return c.n;
+}

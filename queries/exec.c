@@ -1,0 +1,683 @@
+/*
+ * Run a bound query over a window: filter rows, group them, aggregate,
+ * order and limit.
+ *
+ * Rows are pre-aggregated cells: each stands for `count` events.  FF_SUM
+ * fields are per-event sums; histogram fields are per-event distributions.
+ *
+ * WHERE on a histogram field is evaluated per bucket, with each bucket read
+ * at the value hist_clip reports for it (its midpoint within the row's
+ * [min, max]): a row keeps the buckets for which the whole predicate holds
+ * and is dropped when none does.  A clipped row's count becomes the kept
+ * count; its duration sums are scaled by the kept share of the histogram's
+ * time, and its other sums by the kept share of its events (estimates: the
+ * kernel does not split sums per bucket).  Other predicates test whole rows.
+ *
+ * Aggregates (per group):
+ *   count(x)  events: the histogram's count for a histogram x, else the sum
+ *             of the table's count field (rows when it has none)
+ *   sum(x)    the sum of x (a histogram's sum of values)
+ *   avg(x)    histogram: mean value; FF_SUM field: sum(x) / events (the
+ *             per-event mean; count itself: mean per row); others: mean per row
+ *   min/max   histogram: its min/max; scalars: over rows
+ *   stddev(x) histogram: hist_stddev; scalars: population stddev over rows
+ *   pNN(x)    histogram: hist_percentile of the merged histogram; scalars:
+ *             nearest-rank percentile of the row values
+ *   dist(x)   the merged histogram
+ *   rate(x)   histogram: events per second; scalars: sum per second; the
+ *             seconds are the dt of every tick holding the table
+ * min, max, avg, stddev and pNN of nothing are null.
+ */
+#include <arpa/inet.h>
+#include <fnmatch.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../core/xalloc.h"
+#include "ast.h"
+
+/* One aggregate being accumulated. */
+struct acc {
+	struct hist *h;		/* histogram columns: the merge */
+	uint64_t sum, events, rows, min, max;
+	double mean, m2;	/* Welford over row values */
+	uint64_t *vals;		/* pNN over rows */
+	size_t nvals, cap;
+};
+
+struct group {
+	char *key;		/* serialized key tuple */
+	size_t keylen;
+	union cell *kcells;	/* the key cells of the first row (borrowed copies) */
+	struct acc *acc;	/* one per plan column */
+};
+
+/* A row as the aggregates see it, after WHERE clipping. */
+struct rowview {
+	const union cell *cells;
+	const int *map;		/* query schema index -> frame schema index, or -1 */
+	const struct hist *clipped;	/* hist_field's kept part, or NULL */
+	double fcount, fdur;	/* kept share of events and of time */
+};
+
+struct exec {
+	const struct query *q;
+	const struct schema *s;
+	size_t ngroups, cap;
+	struct group *groups;
+	size_t hcap;
+	size_t *hash;		/* open addressing: group index + 1, 0 = empty */
+	struct hist clip;	/* scratch for a clipped row */
+	const union cell zero;
+};
+
+/* Return the cell of query-schema field idx in a row (a zero cell if absent). */
+static const union cell *exec_cell(const struct exec *x, const struct rowview *rv, int idx)
+{
+	int fi = rv->map[idx];
+
+	return fi < 0 ? &x->zero : &rv->cells[fi];
+}
+
+/* Return a numeric field's value in the row, scaled when the row was clipped. */
+static uint64_t exec_u(const struct exec *x, const struct rowview *rv, int idx)
+{
+	const struct field *f = &x->s->fields[idx];
+	uint64_t u = exec_cell(x, rv, idx)->u;
+
+	if (!rv->clipped || !(f->flags & FF_SUM))
+		return u;
+	if (idx == x->q->plan.count_field)
+		return rv->clipped->count;
+	return (uint64_t)llround((double)u * (f->type == FT_DUR ? rv->fdur : rv->fcount));
+}
+
+/* Return whether address a lies in prefix p. */
+static bool exec_ip_in(const struct ipaddr *a, const struct ipaddr *p)
+{
+	unsigned bits = p->v4 ? 96u + p->prefix : p->prefix, i;
+
+	if (!a || a->v4 != p->v4)
+		return false;
+	for (i = 0; i < bits; i++) {
+		unsigned m = 0x80u >> (i % 8);
+
+		if ((a->a[i / 8] & m) != (p->a[i / 8] & m))
+			return false;
+	}
+	return true;
+}
+
+/* Return whether `x op v` holds. */
+static bool exec_cmp(uint64_t x, enum cmp op, uint64_t v)
+{
+	switch (op) {
+	case CMP_EQ: return x == v;
+	case CMP_NE: return x != v;
+	case CMP_LT: return x < v;
+	case CMP_LE: return x <= v;
+	case CMP_GT: return x > v;
+	default: return x >= v;
+	}
+}
+
+/* Return whether a leaf holds for one value of its field. */
+static bool exec_leaf(const struct exec *x, const struct pred *p, const struct rowview *rv,
+		      uint64_t bucket_v)
+{
+	const struct field *f = &x->s->fields[p->f.idx];
+	const union cell *c = exec_cell(x, rv, p->f.idx);
+	const char *s = c->s ? c->s : "";
+	uint64_t u = f->type == FT_HIST ? bucket_v : c->u;
+	bool eq;
+	size_t i;
+
+	if (p->kind == P_MATCH)
+		return p->regex ? !regexec(&p->re, s, 0, NULL, 0) : !fnmatch(p->vals[0].s, s, 0);
+	for (i = 0; i < p->nvals; i++) {
+		const struct value *v = &p->vals[i];
+
+		if (f->type == FT_STR)
+			eq = !strcmp(s, v->s);
+		else if (f->type == FT_IP)
+			eq = exec_ip_in(c->ip, &v->ip);
+		else if (p->kind == P_CMP)
+			return exec_cmp(u, p->op, v->u);
+		else
+			eq = u == v->u;
+		if (p->kind == P_CMP)
+			return p->op == CMP_EQ ? eq : !eq;
+		if (eq)
+			return true;
+	}
+	return false;
+}
+
+/* Evaluate a predicate on a row, reading the histogram field as bucket_v. */
+static bool exec_pred(const struct exec *x, const struct pred *p, const struct rowview *rv,
+		      uint64_t bucket_v)
+{
+	switch (p->kind) {
+	case P_AND:
+		return exec_pred(x, p->l, rv, bucket_v) && exec_pred(x, p->r, rv, bucket_v);
+	case P_OR:
+		return exec_pred(x, p->l, rv, bucket_v) || exec_pred(x, p->r, rv, bucket_v);
+	case P_NOT:
+		return !exec_pred(x, p->l, rv, bucket_v);
+	default:
+		return exec_leaf(x, p, rv, bucket_v);
+	}
+}
+
+/* Return the value hist_clip reports for bucket i: its midpoint within [min, max]. */
+static uint64_t exec_bucket_value(const struct hist *h, uint32_t i)
+{
+	uint64_t m = hist_bucket_mid(i);
+
+	return m < h->min ? h->min : m > h->max ? h->max : m;
+}
+
+/*
+ * Apply WHERE to a row; false drops it.  With a histogram predicate, keep
+ * the buckets that pass, recomputing count/sum/min/max as hist_clip does.
+ */
+static bool exec_where(struct exec *x, struct rowview *rv)
+{
+	const struct query *q = x->q;
+	const struct hist *h;
+	struct hist *k = &x->clip;
+	uint64_t all_t = 0, first = LH_NBUCKETS, last = 0;
+	uint32_t i;
+
+	rv->clipped = NULL;
+	if (!q->where)
+		return true;
+	if (q->plan.hist_field < 0)
+		return exec_pred(x, q->where, rv, 0);
+	h = exec_cell(x, rv, q->plan.hist_field)->h;
+	if (!h || !h->count)
+		return false;
+	hist_init(k);
+	for (i = 0; i < LH_NBUCKETS; i++) {
+		uint64_t v;
+
+		if (!h->b[i])
+			continue;
+		v = exec_bucket_value(h, i);
+		all_t += v * h->b[i];
+		if (!exec_pred(x, q->where, rv, v))
+			continue;
+		k->b[i] = h->b[i];
+		k->count += h->b[i];
+		k->sum += v * h->b[i];
+		if (first == LH_NBUCKETS)
+			first = i;
+		last = i;
+	}
+	if (!k->count)
+		return false;
+	if (k->count == h->count)
+		return true;
+	k->min = first == lh_bucket(h->min) ? h->min : lh_bucket_low((uint32_t)first);
+	k->max = last == lh_bucket(h->max) ? h->max :
+		 last + 1 >= LH_NBUCKETS ? UINT64_MAX : lh_bucket_low((uint32_t)last + 1) - 1;
+	rv->clipped = k;
+	rv->fcount = (double)k->count / (double)h->count;
+	rv->fdur = all_t ? (double)k->sum / (double)all_t : rv->fcount;
+	return true;
+}
+
+/* Hash bytes (FNV-1a). */
+static uint64_t exec_hash(const char *p, size_t n)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	while (n--)
+		h = (h ^ (unsigned char)*p++) * 1099511628211ULL;
+	return h;
+}
+
+/* Serialize the row's key tuple into a new buffer. */
+static char *exec_key(const struct exec *x, const struct rowview *rv, size_t *len)
+{
+	const struct plan *pl = &x->q->plan;
+	size_t i, n = 0, cap = 64;
+	char *b = xmalloc(cap);
+
+	for (i = 0; i < pl->nkeys; i++) {
+		const struct field *f = &x->s->fields[pl->keys[i]];
+		const union cell *c = exec_cell(x, rv, pl->keys[i]);
+		size_t need = f->type == FT_STR ? (c->s ? strlen(c->s) : 0) + 2 : 24;
+
+		if (n + need > cap) {
+			cap = (n + need) * 2;
+			b = xrealloc(b, cap);
+		}
+		if (f->type == FT_STR) {
+			b[n++] = c->s ? 1 : 0;
+			memcpy(b + n, c->s ? c->s : "", need - 1);
+			n += need - 1;
+		} else if (f->type == FT_IP) {
+			memset(b + n, 0, 18);
+			if (c->ip) {
+				memcpy(b + n, c->ip->a, 16);
+				b[n + 16] = (char)c->ip->prefix;
+				b[n + 17] = (char)c->ip->v4;
+			}
+			n += 18;
+		} else {
+			memcpy(b + n, &c->u, 8);
+			n += 8;
+		}
+	}
+	*len = n;
+	return b;
+}
+
+/* Grow the hash table and reinsert every group. */
+static void exec_rehash(struct exec *x)
+{
+	size_t i, j;
+
+	free(x->hash);
+	x->hcap = x->hcap ? x->hcap * 2 : 64;
+	x->hash = xcalloc(x->hcap, sizeof(*x->hash));
+	for (i = 0; i < x->ngroups; i++) {
+		j = exec_hash(x->groups[i].key, x->groups[i].keylen) & (x->hcap - 1);
+		while (x->hash[j])
+			j = (j + 1) & (x->hcap - 1);
+		x->hash[j] = i + 1;
+	}
+}
+
+/* Return the row's group, creating it on first sight. */
+static struct group *exec_group(struct exec *x, const struct rowview *rv)
+{
+	const struct plan *pl = &x->q->plan;
+	size_t len, j, i;
+	char *key = exec_key(x, rv, &len);
+	struct group *g;
+
+	if ((x->ngroups + 1) * 2 > x->hcap)
+		exec_rehash(x);
+	j = exec_hash(key, len) & (x->hcap - 1);
+	for (; x->hash[j]; j = (j + 1) & (x->hcap - 1)) {
+		g = &x->groups[x->hash[j] - 1];
+		if (g->keylen == len && !memcmp(g->key, key, len)) {
+			free(key);
+			return g;
+		}
+	}
+	if (x->ngroups == x->cap) {
+		x->cap = x->cap ? x->cap * 2 : 16;
+		x->groups = xreallocarray(x->groups, x->cap, sizeof(*x->groups));
+	}
+	x->hash[j] = x->ngroups + 1;
+	g = &x->groups[x->ngroups++];
+	g->key = key;
+	g->keylen = len;
+	g->kcells = xcalloc(pl->nkeys + 1, sizeof(*g->kcells));
+	for (i = 0; i < pl->nkeys; i++) {
+		const union cell *c = exec_cell(x, rv, pl->keys[i]);
+		enum ftype t = x->s->fields[pl->keys[i]].type;
+
+		if (t == FT_STR)
+			g->kcells[i].s = xstrdup(c->s ? c->s : "");
+		else if (t == FT_IP)
+			g->kcells[i].ip = c->ip ? memcpy(xmalloc(sizeof(*c->ip)), c->ip,
+							 sizeof(*c->ip)) : NULL;
+		else
+			g->kcells[i].u = c->u;
+	}
+	g->acc = xcalloc(pl->ncols, sizeof(*g->acc));
+	for (i = 0; i < pl->ncols; i++) {
+		g->acc[i].min = UINT64_MAX;
+		if (!pl->cols[i].key && pl->cols[i].field >= 0 &&
+		    x->s->fields[pl->cols[i].field].type == FT_HIST)
+			g->acc[i].h = hist_new();
+	}
+	return g;
+}
+
+/* Add one row to a column's accumulator. */
+static void exec_add(const struct exec *x, const struct pcol *c, struct acc *a,
+		     const struct rowview *rv)
+{
+	const struct plan *pl = &x->q->plan;
+	uint64_t v;
+	double d;
+
+	if (a->h) {
+		const struct hist *h = c->field == pl->hist_field && rv->clipped ? rv->clipped :
+				       exec_cell(x, rv, c->field)->h;
+
+		if (h)
+			hist_merge(a->h, h);
+		return;
+	}
+	a->events += pl->count_field >= 0 ? exec_u(x, rv, pl->count_field) : 1;
+	if (c->field < 0)
+		return;
+	v = exec_u(x, rv, c->field);
+	a->sum += v;
+	a->rows++;
+	a->min = v < a->min ? v : a->min;
+	a->max = v > a->max ? v : a->max;
+	d = (double)v - a->mean;
+	a->mean += d / (double)a->rows;
+	a->m2 += d * ((double)v - a->mean);
+	if (c->agg == AGG_PCT) {
+		if (a->nvals == a->cap) {
+			a->cap = a->cap ? a->cap * 2 : 16;
+			a->vals = xreallocarray(a->vals, a->cap, sizeof(*a->vals));
+		}
+		a->vals[a->nvals++] = v;
+	}
+}
+
+/* Order u64 values ascending (qsort). */
+static int exec_u64_cmp(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Format an address key as text. */
+static char *exec_ip_text(const struct ipaddr *ip)
+{
+	char buf[INET6_ADDRSTRLEN + 8];
+
+	if (!ip)
+		return xstrdup("");
+	inet_ntop(ip->v4 ? AF_INET : AF_INET6, ip->v4 ? ip->a + 12 : ip->a, buf, sizeof(buf));
+	if (ip->prefix < (ip->v4 ? 32 : 128))
+		return xasprintf("%s/%u", buf, ip->prefix);
+	return xstrdup(buf);
+}
+
+/* Compute a column's final value for a group. */
+static void exec_final(const struct exec *x, const struct pcol *c, struct group *g,
+		       struct acc *a, double span_s, struct result_val *out)
+{
+	const struct field *f = c->field >= 0 ? &x->s->fields[c->field] : NULL;
+	const struct hist *h = a->h;
+	bool hist = h != NULL;
+	uint64_t events = hist ? h->count : a->events;
+
+	memset(out, 0, sizeof(*out));
+	if (c->key) {
+		if (f->type == FT_STR)
+			out->s = xstrdup(g->kcells[c->keyslot].s);
+		else if (f->type == FT_IP)
+			out->s = exec_ip_text(g->kcells[c->keyslot].ip);
+		else
+			out->u = g->kcells[c->keyslot].u;
+		return;
+	}
+	out->null = hist ? !h->count : !a->rows;
+	switch (c->agg) {
+	case AGG_COUNT:
+		out->null = false;
+		out->u = events;
+		break;
+	case AGG_SUM:
+		out->null = false;
+		out->u = hist ? h->sum : a->sum;
+		break;
+	case AGG_RATE:
+		out->null = !span_s;
+		out->d = span_s ? (double)(hist ? h->count : a->sum) / span_s : 0;
+		break;
+	case AGG_MIN:
+		out->u = hist ? h->min : a->min;
+		break;
+	case AGG_MAX:
+		out->u = hist ? h->max : a->max;
+		break;
+	case AGG_AVG:
+		if (hist) {
+			out->d = hist_avg(h);
+		} else if ((f->flags & FF_SUM) && x->q->plan.count_field >= 0 &&
+			   c->field != x->q->plan.count_field) {
+			out->null = !a->events;
+			out->d = a->events ? (double)a->sum / (double)a->events : 0;
+		} else {
+			out->d = a->rows ? (double)a->sum / (double)a->rows : 0;
+		}
+		break;
+	case AGG_STDDEV:
+		out->d = hist ? hist_stddev(h) : a->rows ? sqrt(a->m2 / (double)a->rows) : 0;
+		break;
+	case AGG_PCT:
+		if (hist) {
+			out->u = hist_percentile(h, c->pct);
+		} else if (a->nvals) {
+			size_t rank = (size_t)ceil(c->pct / 100.0 * (double)a->nvals);
+
+			qsort(a->vals, a->nvals, sizeof(*a->vals), exec_u64_cmp);
+			out->u = a->vals[rank ? rank - 1 : 0];
+		}
+		break;
+	case AGG_DIST:
+		out->null = false;
+		out->h = hist_dup(h);
+		break;
+	default:
+		break;
+	}
+}
+
+/* Compare two values of column c; nulls sort after everything. */
+static int exec_val_cmp(const struct pcol *c, const struct result_val *a,
+			const struct result_val *b)
+{
+	if (a->null || b->null)
+		return a->null - b->null;
+	if (c->real)
+		return a->d < b->d ? -1 : a->d > b->d;
+	if (c->type == FT_STR || c->type == FT_IP)
+		return strcmp(a->s, b->s);
+	return a->u < b->u ? -1 : a->u > b->u;
+}
+
+struct exec_sort {
+	const struct plan *pl;
+	const struct result_val *vals;	/* ngroups * ncols */
+};
+
+/* Order group indexes: the order column, then key columns ascending. */
+static int exec_row_cmp(const void *pa, const void *pb, void *arg)
+{
+	const struct exec_sort *es = arg;
+	const struct plan *pl = es->pl;
+	const struct result_val *a = es->vals + *(const size_t *)pa * pl->ncols;
+	const struct result_val *b = es->vals + *(const size_t *)pb * pl->ncols;
+	const struct pcol *oc = &pl->cols[pl->order_col];
+	size_t i;
+	int r;
+
+	r = exec_val_cmp(oc, &a[pl->order_col], &b[pl->order_col]);
+	if (r && !a[pl->order_col].null && !b[pl->order_col].null && pl->order_desc)
+		r = -r;
+	if (r)
+		return r;
+	for (i = 0; i < pl->ncols; i++)
+		if (pl->cols[i].key && (r = exec_val_cmp(&pl->cols[i], &a[i], &b[i])))
+			return r;
+	return (*(const size_t *)pa > *(const size_t *)pb) - (*(const size_t *)pa < *(const size_t *)pb);
+}
+
+/* Free one computed value. */
+static void exec_val_free(struct result_val *v)
+{
+	free(v->s);
+	hist_free(v->h);
+}
+
+/* Map the query schema's fields onto a frame's schema by name and type. */
+static void exec_map(const struct schema *qs, const struct schema *fs, int *map)
+{
+	size_t i;
+	int j;
+
+	for (i = 0; i < qs->nfields; i++) {
+		if (qs == fs) {
+			map[i] = (int)i;
+			continue;
+		}
+		j = schema_field(fs, qs->fields[i].name);
+		map[i] = j >= 0 && fs->fields[j].type == qs->fields[i].type ? j : -1;
+	}
+}
+
+/* Build the result from the groups: final values, order, limit. */
+static struct result *exec_result(struct exec *x, double span_s)
+{
+	const struct plan *pl = &x->q->plan;
+	struct result *r = xcalloc(1, sizeof(*r));
+	struct result_val *all = xcalloc(x->ngroups * pl->ncols + 1, sizeof(*all));
+	size_t *idx = xcalloc(x->ngroups + 1, sizeof(*idx));
+	size_t i, j, n;
+
+	for (i = 0; i < x->ngroups; i++)
+		for (j = 0; j < pl->ncols; j++)
+			exec_final(x, &pl->cols[j], &x->groups[i], &x->groups[i].acc[j], span_s,
+				   &all[i * pl->ncols + j]);
+	for (i = 0; i < x->ngroups; i++)
+		idx[i] = i;
+	struct exec_sort es = {pl, all};
+
+	qsort_r(idx, x->ngroups, sizeof(*idx), exec_row_cmp, &es);
+	n = x->ngroups;
+	if (x->q->has_limit && x->q->limit < n)
+		n = (size_t)x->q->limit;
+	r->ncols = pl->nvisible;
+	r->nrows = n;
+	r->cols = xcalloc(r->ncols + 1, sizeof(*r->cols));
+	for (j = 0; j < r->ncols; j++) {
+		r->cols[j].name = xstrdup(pl->cols[j].name);
+		r->cols[j].type = pl->cols[j].type;
+		r->cols[j].key = pl->cols[j].key;
+		r->cols[j].real = pl->cols[j].real;
+	}
+	r->vals = xcalloc(n * r->ncols + 1, sizeof(*r->vals));
+	for (i = 0; i < n; i++)
+		for (j = 0; j < r->ncols; j++) {
+			r->vals[i * r->ncols + j] = all[idx[i] * pl->ncols + j];
+			memset(&all[idx[i] * pl->ncols + j], 0, sizeof(*all));
+		}
+	for (i = 0; i < x->ngroups * pl->ncols; i++)
+		exec_val_free(&all[i]);
+	free(all);
+	free(idx);
+	return r;
+}
+
+/* Free the groups. */
+static void exec_done(struct exec *x)
+{
+	const struct plan *pl = &x->q->plan;
+	size_t i, j;
+
+	for (i = 0; i < x->ngroups; i++) {
+		struct group *g = &x->groups[i];
+
+		for (j = 0; j < pl->nkeys; j++) {
+			enum ftype t = x->s->fields[pl->keys[j]].type;
+
+			if (t == FT_STR)
+				free(g->kcells[j].s);
+			else if (t == FT_IP)
+				free(g->kcells[j].ip);
+		}
+		for (j = 0; j < pl->ncols; j++) {
+			hist_free(g->acc[j].h);
+			free(g->acc[j].vals);
+		}
+		free(g->acc);
+		free(g->kcells);
+		free(g->key);
+	}
+	free(x->groups);
+	free(x->hash);
+}
+
+/* Add one frame's rows. */
+static void exec_frame(struct exec *x, const struct frame *f, int *map)
+{
+	const struct plan *pl = &x->q->plan;
+	struct rowview rv = {.map = map};
+	size_t r, j;
+
+	exec_map(x->s, f->schema, map);
+	for (r = 0; r < f->nrows; r++) {
+		struct group *g;
+
+		rv.cells = frame_row(f, r);
+		if (!exec_where(x, &rv))
+			continue;
+		g = exec_group(x, &rv);
+		for (j = 0; j < pl->ncols; j++)
+			if (!pl->cols[j].key)
+				exec_add(x, &pl->cols[j], &g->acc[j], &rv);
+	}
+}
+
+/* Sum a frame's health counters into st. */
+static void exec_stats(struct frame_stats *st, const struct frame_stats *f)
+{
+	st->events += f->events;
+	st->lost += f->lost;
+	st->dropped += f->dropped;
+	st->evicted += f->evicted;
+	st->bpf_ns += f->bpf_ns;
+	st->bpf_runs += f->bpf_runs;
+}
+
+/* Run a bound query over every tick of the window. */
+struct result *query_exec(const struct query *q, const struct window *w,
+			  struct query_error *err)
+{
+	struct exec *x;
+	struct result *r;
+	struct frame_stats st = {0};
+	uint64_t span = 0;
+	size_t t;
+	int *map;
+
+	memset(err, 0, sizeof(*err));
+	if (!q->schema) {
+		error_set(err, 0, 0, "the query is not bound to a table (query_bind first)");
+		return NULL;
+	}
+	x = xcalloc(1, sizeof(*x));
+	x->q = q;
+	x->s = q->schema;
+	map = xcalloc(x->s->nfields + 1, sizeof(*map));
+	for (t = 0; t < w->nticks; t++) {
+		const struct frame *f = tick_frame(&w->ticks[t], x->s->table);
+
+		if (!f)
+			continue;
+		span += f->dt_ns;
+		exec_stats(&st, &f->stats);
+		exec_frame(x, f, map);
+	}
+	if (!x->q->plan.nkeys && !x->ngroups) {
+		struct rowview rv = {.cells = NULL, .map = map};
+
+		for (t = 0; t < x->s->nfields; t++)
+			map[t] = -1;
+		exec_group(x, &rv);
+	}
+	r = exec_result(x, (double)span / 1e9);
+	r->table = xstrdup(x->s->table);
+	r->t_ns = w->nticks ? w->ticks[w->nticks - 1].t_ns : 0;
+	r->span_ns = span;
+	r->stats = st;
+	exec_done(x);
+	free(map);
+	free(x);
+	return r;
+}

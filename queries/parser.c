@@ -1,0 +1,749 @@
+/* Parse query text into the AST by recursive descent (DESIGN.md section 4). */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include "../core/xalloc.h"
+#include "ast.h"
+#include "lexer.h"
+
+struct parser {
+	struct lexer lx;
+	size_t i;
+	struct query_error *err;
+};
+
+static const char *const parser_clauses[] = {"from", "where", "group", "show", "order", "limit"};
+#define NCLAUSES 6
+
+static const char *const parser_opts[OPT_COUNT] = {
+	"window", "every", "sample", "threshold", "buffer", "baseline",
+};
+
+/* Return the current token. */
+static struct token *peek(struct parser *p)
+{
+	return &p->lx.tok[p->i];
+}
+
+/* Return the current token and move past it (never past EOF). */
+static struct token *next(struct parser *p)
+{
+	struct token *t = &p->lx.tok[p->i];
+
+	if (t->kind != TK_EOF)
+		p->i++;
+	return t;
+}
+
+/* Return the token before the current one (for "after 'x'" messages). */
+static const struct token *prev(struct parser *p)
+{
+	return &p->lx.tok[p->i ? p->i - 1 : 0];
+}
+
+/* Fail with a message at token t. */
+static int fail_at(struct parser *p, const struct token *t, const char *msg)
+{
+	error_set(p->err, t->pos, t->kind == TK_EOF ? 1 : t->len, "%s", msg);
+	return -1;
+}
+
+/* Fail with "expected WHAT after 'PREV'" at the current token. */
+static int expected(struct parser *p, const char *what)
+{
+	char msg[200];
+
+	snprintf(msg, sizeof(msg), "expected %s after '%.40s'", what, prev(p)->text);
+	return fail_at(p, peek(p), msg);
+}
+
+/* Return whether the current token is the keyword kw, consuming it if so. */
+static bool take_kw(struct parser *p, const char *kw)
+{
+	if (!lexer_is(peek(p), kw))
+		return false;
+	next(p);
+	return true;
+}
+
+/* Read a field name (a non-keyword word) into f. */
+static int parse_field(struct parser *p, struct fref *f, const char *what)
+{
+	struct token *t = peek(p);
+	char *c;
+
+	if (t->kind != TK_WORD || lexer_reserved(t->text) || strpbrk(t->text, ".:"))
+		return expected(p, what);
+	next(p);
+	f->name = xstrdup(t->text);
+	for (c = f->name; *c; c++)
+		*c = (char)tolower((unsigned char)*c);
+	f->pos = t->pos;
+	f->len = t->len;
+	f->idx = -1;
+	return 0;
+}
+
+/* Scale the number in text (digits[.digits]unit) into v. */
+static int parse_number(struct parser *p, const struct token *t, struct value *v)
+{
+	static const struct { const char *name; enum ukind kind; uint64_t mult; } units[] = {
+		{"ns", U_DUR, 1}, {"us", U_DUR, 1000}, {"ms", U_DUR, 1000000},
+		{"s", U_DUR, 1000000000ULL}, {"m", U_DUR, 60000000000ULL},
+		{"B", U_SIZE, 1}, {"K", U_SIZE, 1ULL << 10}, {"KiB", U_SIZE, 1ULL << 10},
+		{"M", U_SIZE, 1ULL << 20}, {"MiB", U_SIZE, 1ULL << 20},
+		{"G", U_SIZE, 1ULL << 30}, {"GiB", U_SIZE, 1ULL << 30},
+	};
+	const char *s = t->text, *unit;
+	size_t nd = strspn(s, "0123456789"), i;
+	uint64_t mult = 1;
+	bool frac = false;
+	double d;
+
+	if (s[nd] == '.' && isdigit((unsigned char)s[nd + 1])) {
+		frac = true;
+		nd += 1 + strspn(s + nd + 1, "0123456789");
+	}
+	unit = s + nd;
+	v->kind = V_NUM;
+	v->unit = U_NONE;
+	if (*unit) {
+		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+			if (!strcmp(unit, units[i].name))
+				break;
+		if (i == sizeof(units) / sizeof(units[0])) {
+			error_set(p->err, t->pos, t->len, "unknown unit '%.40s' in '%.60s'", unit, s);
+			return -1;
+		}
+		v->unit = units[i].kind;
+		mult = units[i].mult;
+	}
+	d = strtod(s, NULL) * (double)mult;
+	if (frac && !*unit) {
+		error_set(p->err, t->pos, t->len,
+			  "'%.60s' is not a whole number; give it a unit (e.g. %.60sms)", s, s);
+		return -1;
+	}
+	if (nd > 20 || d >= 18446744073709551615.0) {
+		error_set(p->err, t->pos, t->len, "number '%.60s' is too large", s);
+		return -1;
+	}
+	v->u = frac ? (uint64_t)llround(d) : strtoull(s, NULL, 10) * mult;
+	return 0;
+}
+
+/* Parse an address with an optional prefix length into v. */
+static int parse_ip(struct parser *p, const char *text, int pos, int len, struct value *v)
+{
+	char buf[64];
+	const char *slash = strchr(text, '/');
+	size_t n = slash ? (size_t)(slash - text) : strlen(text);
+	unsigned long pfx;
+	uint8_t a4[4];
+	char *end;
+
+	v->kind = V_IP;
+	memset(&v->ip, 0, sizeof(v->ip));
+	if (n >= sizeof(buf))
+		goto bad;
+	memcpy(buf, text, n);
+	buf[n] = 0;
+	if (inet_pton(AF_INET, buf, a4) == 1) {
+		v->ip.v4 = 1;
+		v->ip.a[10] = v->ip.a[11] = 0xff;
+		memcpy(v->ip.a + 12, a4, 4);
+		v->ip.prefix = 32;
+	} else if (inet_pton(AF_INET6, buf, v->ip.a) == 1) {
+		v->ip.prefix = 128;
+	} else {
+		goto bad;
+	}
+	if (slash) {
+		pfx = strtoul(slash + 1, &end, 10);
+		if (!slash[1] || *end || pfx > v->ip.prefix) {
+			error_set(p->err, pos, len, "bad prefix length in '%.60s' (0 to %d)", text,
+				  v->ip.prefix);
+			return -1;
+		}
+		v->ip.prefix = (uint8_t)pfx;
+	}
+	return 0;
+bad:
+	error_set(p->err, pos, len, "bad address '%.60s'", text);
+	return -1;
+}
+
+/* Return whether a number token looks like an address (a.b.c.d or has ':'). */
+static bool looks_ip(const char *s)
+{
+	size_t dots = 0;
+
+	if (strchr(s, ':'))
+		return true;
+	for (; *s; s++)
+		dots += *s == '.';
+	return dots == 3;
+}
+
+/* Parse a value: number[unit], 'string', bare word, address[/prefix]. */
+static int parse_value(struct parser *p, struct value *v, const char *what)
+{
+	struct token *t = peek(p);
+
+	memset(v, 0, sizeof(*v));
+	v->pos = t->pos;
+	v->len = t->len;
+	if (t->kind == TK_STRING) {
+		next(p);
+		v->kind = V_STR;
+		v->s = xstrdup(t->text);
+		return 0;
+	}
+	if ((t->kind != TK_NUMBER && t->kind != TK_WORD) || lexer_reserved(t->text))
+		return expected(p, what);
+	next(p);
+	if (looks_ip(t->text) || (t->kind == TK_NUMBER && peek(p)->kind == TK_SLASH)) {
+		struct token *s = peek(p), *n = &p->lx.tok[p->i + (s->kind != TK_EOF)];
+
+		if (s->kind == TK_SLASH && s->pos == t->pos + t->len && n->kind == TK_NUMBER &&
+		    n->pos == s->pos + 1) {
+			next(p);
+			next(p);
+			v->len = n->pos + n->len - t->pos;
+		}
+		v->raw = xstrndup(p->lx.src + v->pos, (size_t)v->len);
+		return parse_ip(p, v->raw, v->pos, v->len, v);
+	}
+	v->raw = xstrdup(t->text);
+	if (t->kind == TK_WORD) {
+		v->kind = V_STR;
+		v->s = xstrdup(t->text);
+		return 0;
+	}
+	return parse_number(p, t, v);
+}
+
+static struct pred *parse_or(struct parser *p);
+
+/* Make an AND/OR/NOT node. */
+static struct pred *pred_node(enum pred_kind kind, struct pred *l, struct pred *r)
+{
+	struct pred *n = xcalloc(1, sizeof(*n));
+
+	n->kind = kind;
+	n->l = l;
+	n->r = r;
+	n->f.idx = -1;
+	return n;
+}
+
+/* Parse the IN list after "field in". */
+static int parse_in(struct parser *p, struct pred *n)
+{
+	if (peek(p)->kind != TK_LPAREN)
+		return expected(p, "'('");
+	next(p);
+	for (;;) {
+		n->vals = xreallocarray(n->vals, n->nvals + 1, sizeof(*n->vals));
+		n->nvals++;
+		if (parse_value(p, &n->vals[n->nvals - 1], "a value"))
+			return -1;
+		if (peek(p)->kind == TK_RPAREN)
+			break;
+		if (peek(p)->kind != TK_COMMA)
+			return expected(p, "',' or ')'");
+		next(p);
+	}
+	next(p);
+	return 0;
+}
+
+/* Parse a comparison: field op value | field in (...) | field ~ 'pattern'. */
+static struct pred *parse_leaf(struct parser *p)
+{
+	struct pred *n = pred_node(P_CMP, NULL, NULL);
+	struct token *t;
+	char msg[160];
+
+	if (parse_field(p, &n->f, "a field name"))
+		goto fail;
+	t = peek(p);
+	n->oppos = t->pos;
+	n->oplen = t->len;
+	if (lexer_is(t, "in")) {
+		next(p);
+		n->kind = P_IN;
+		if (parse_in(p, n))
+			goto fail;
+		return n;
+	}
+	if (t->kind != TK_OP) {
+		snprintf(msg, sizeof(msg),
+			 "expected an operator after '%.40s' (==, !=, <, <=, >, >=, ~ or in)",
+			 n->f.name);
+		fail_at(p, t, msg);
+		goto fail;
+	}
+	next(p);
+	n->vals = xcalloc(1, sizeof(*n->vals));
+	n->nvals = 1;
+	if (!strcmp(t->text, "~")) {
+		n->kind = P_MATCH;
+		if (peek(p)->kind != TK_STRING) {
+			expected(p, "a quoted pattern ('glob*' or '/regex/')");
+			goto fail;
+		}
+		parse_value(p, &n->vals[0], "a pattern");
+		n->regex = n->vals[0].s[0] == '/';
+		return n;
+	}
+	for (n->op = CMP_EQ; n->op <= CMP_GE; n->op++)
+		if (!strcmp(t->text, ast_cmp_text[n->op]))
+			break;
+	if (!strcmp(t->text, "="))
+		n->op = CMP_EQ;
+	if (parse_value(p, &n->vals[0], "a value"))
+		goto fail;
+	return n;
+fail:
+	ast_pred_free(n);
+	return NULL;
+}
+
+/* Parse NOT, parentheses and comparisons. */
+static struct pred *parse_unary(struct parser *p)
+{
+	struct pred *n;
+
+	if (take_kw(p, "not")) {
+		n = parse_unary(p);
+		return n ? pred_node(P_NOT, n, NULL) : NULL;
+	}
+	if (peek(p)->kind == TK_LPAREN) {
+		next(p);
+		n = parse_or(p);
+		if (!n)
+			return NULL;
+		if (peek(p)->kind != TK_RPAREN) {
+			expected(p, "')'");
+			ast_pred_free(n);
+			return NULL;
+		}
+		next(p);
+		return n;
+	}
+	return parse_leaf(p);
+}
+
+/* Parse a chain of ANDs (binds tighter than OR). */
+static struct pred *parse_and(struct parser *p)
+{
+	struct pred *l = parse_unary(p), *r;
+
+	while (l && take_kw(p, "and")) {
+		r = parse_unary(p);
+		if (!r) {
+			ast_pred_free(l);
+			return NULL;
+		}
+		l = pred_node(P_AND, l, r);
+	}
+	return l;
+}
+
+/* Parse a chain of ORs. */
+static struct pred *parse_or(struct parser *p)
+{
+	struct pred *l = parse_and(p), *r;
+
+	while (l && take_kw(p, "or")) {
+		r = parse_and(p);
+		if (!r) {
+			ast_pred_free(l);
+			return NULL;
+		}
+		l = pred_node(P_OR, l, r);
+	}
+	return l;
+}
+
+/* Parse a SHOW / ORDER BY item: field | agg(field) [AS name]. */
+static int parse_item(struct parser *p, struct item *it, const char *what)
+{
+	struct token *t = peek(p);
+	const char *sug;
+	char *c;
+	double pct = 0;
+	char *lc;
+
+	memset(it, 0, sizeof(*it));
+	it->f.idx = -1;
+	it->pos = t->pos;
+	if (t->kind != TK_WORD || lexer_reserved(t->text))
+		return expected(p, what);
+	if (p->lx.tok[p->i + 1].kind != TK_LPAREN) {
+		if (parse_field(p, &it->f, what))
+			return -1;
+	} else {
+		next(p);
+		lc = xstrdup(t->text);
+		for (c = lc; *c; c++)
+			*c = (char)tolower((unsigned char)*c);
+		it->func = lc;
+		it->agg = ast_func(lc, &pct);
+		it->pct = pct;
+		if (it->agg == AGG_NONE) {
+			sug = error_suggest(lc, ast_funcs, SIZE_MAX);
+			error_set(p->err, t->pos, t->len, "unknown function '%.40s'%s%s%s", t->text,
+				  sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
+			return -1;
+		}
+		next(p);
+		if (peek(p)->kind == TK_RPAREN && it->agg == AGG_COUNT) {
+			it->f.idx = -1;
+		} else if (parse_field(p, &it->f, "a field name")) {
+			return -1;
+		}
+		if (peek(p)->kind != TK_RPAREN)
+			return expected(p, "')'");
+		next(p);
+	}
+	it->len = prev(p)->pos + prev(p)->len - it->pos;
+	if (take_kw(p, "as")) {
+		t = peek(p);
+		if (t->kind != TK_WORD || lexer_reserved(t->text) || strpbrk(t->text, ".:"))
+			return expected(p, "a column name");
+		it->as = xstrdup(next(p)->text);
+	}
+	return 0;
+}
+
+/* Parse a comma-separated list of items (SHOW). */
+static int parse_show(struct parser *p, struct query *q)
+{
+	q->has_show = true;
+	for (;;) {
+		q->show = xreallocarray(q->show, q->nshow + 1, sizeof(*q->show));
+		if (parse_item(p, &q->show[q->nshow], "a field or function")) {
+			ast_item_done(&q->show[q->nshow]);
+			return -1;
+		}
+		q->nshow++;
+		if (peek(p)->kind != TK_COMMA)
+			return 0;
+		next(p);
+	}
+}
+
+/* Parse the fields after GROUP BY. */
+static int parse_group(struct parser *p, struct query *q)
+{
+	if (!take_kw(p, "by"))
+		return expected(p, "'by'");
+	q->has_group = true;
+	for (;;) {
+		q->group = xreallocarray(q->group, q->ngroup + 1, sizeof(*q->group));
+		memset(&q->group[q->ngroup], 0, sizeof(*q->group));
+		if (parse_field(p, &q->group[q->ngroup], "a field name"))
+			return -1;
+		q->ngroup++;
+		if (peek(p)->kind != TK_COMMA)
+			return 0;
+		next(p);
+	}
+}
+
+/* Parse ORDER BY item [ASC|DESC]. */
+static int parse_order(struct parser *p, struct query *q)
+{
+	if (!take_kw(p, "by"))
+		return expected(p, "'by'");
+	q->has_order = true;
+	if (parse_item(p, &q->order, "a field or function"))
+		return -1;
+	if (take_kw(p, "asc"))
+		q->dir = DIR_ASC;
+	else if (take_kw(p, "desc"))
+		q->dir = DIR_DESC;
+	return 0;
+}
+
+/* Parse a plain whole number (LIMIT, BUFFER). */
+static int parse_count(struct parser *p, uint64_t *out, const char *what)
+{
+	struct token *t = peek(p);
+	struct value v;
+
+	if (t->kind != TK_NUMBER)
+		return expected(p, what);
+	memset(&v, 0, sizeof(v));
+	if (parse_number(p, t, &v))
+		return -1;
+	if (v.unit != U_NONE) {
+		error_set(p->err, t->pos, t->len, "'%.60s' takes a plain number, not '%.60s'",
+			  prev(p)->text, t->text);
+		return -1;
+	}
+	next(p);
+	*out = v.u;
+	return 0;
+}
+
+/* Parse a duration (WINDOW, EVERY, THRESHOLD); raw gets the text as written. */
+static int parse_dur(struct parser *p, uint64_t *out, char **raw, bool zero_ok)
+{
+	struct token *t = peek(p);
+	struct value v;
+
+	if (t->kind != TK_NUMBER)
+		return expected(p, "a duration (e.g. 5s)");
+	memset(&v, 0, sizeof(v));
+	if (parse_number(p, t, &v))
+		return -1;
+	if (v.unit != U_DUR) {
+		error_set(p->err, t->pos, t->len,
+			  "'%.40s' needs a duration with a unit (ns us ms s m), not '%.60s'",
+			  prev(p)->text, t->text);
+		return -1;
+	}
+	if (!v.u && !zero_ok) {
+		error_set(p->err, t->pos, t->len, "'%.40s' must be longer than 0", prev(p)->text);
+		return -1;
+	}
+	next(p);
+	*out = v.u;
+	*raw = xstrdup(t->text);
+	return 0;
+}
+
+/* Parse SAMPLE 1/N. */
+static int parse_sample(struct parser *p, struct query *q)
+{
+	struct token *one = peek(p), *slash = &p->lx.tok[p->i + (one->kind != TK_EOF)];
+	struct token *n = &p->lx.tok[p->i + (one->kind != TK_EOF) + (slash->kind != TK_EOF)];
+	char *end;
+	unsigned long long v;
+
+	if (one->kind != TK_NUMBER || strcmp(one->text, "1") || slash->kind != TK_SLASH ||
+	    n->kind != TK_NUMBER)
+		return expected(p, "1/N (e.g. sample 1/100)");
+	v = strtoull(n->text, &end, 10);
+	if (*end || !v || v > UINT32_MAX) {
+		error_set(p->err, n->pos, n->len, "N in 'sample 1/N' must be a whole number from 1 to %u",
+			  UINT32_MAX);
+		return -1;
+	}
+	next(p);
+	next(p);
+	next(p);
+	q->opts.sample_n = (uint32_t)v;
+	q->optraw[2] = xasprintf("1/%llu", v);
+	return 0;
+}
+
+/* Parse one option (the keyword is the current token). */
+static int parse_option(struct parser *p, struct query *q, int o)
+{
+	struct token *kw = next(p);
+	uint64_t v;
+
+	if (q->optset & (1u << o)) {
+		error_set(p->err, kw->pos, kw->len, "'%s' given twice", parser_opts[o]);
+		return -1;
+	}
+	q->optset |= 1u << o;
+	switch (1u << o) {
+	case OPT_WINDOW:
+		return parse_dur(p, &q->opts.window_ns, &q->optraw[o], false);
+	case OPT_EVERY:
+		return parse_dur(p, &q->opts.every_ns, &q->optraw[o], false);
+	case OPT_THRESHOLD:
+		return parse_dur(p, &q->opts.threshold_ns, &q->optraw[o], true);
+	case OPT_SAMPLE:
+		return parse_sample(p, q);
+	case OPT_BUFFER:
+		if (parse_count(p, &v, "a number of events"))
+			return -1;
+		q->opts.buffer = v;
+		q->optraw[o] = xasprintf("%llu", (unsigned long long)v);
+		return 0;
+	default:
+		if (peek(p)->kind != TK_STRING)
+			return expected(p, "a quoted file name");
+		q->opts.baseline = xstrdup(next(p)->text);
+		return 0;
+	}
+}
+
+/* Return the clause (0..5) or option (6 + i) the keyword t starts, or -1. */
+static int clause_of(const struct token *t)
+{
+	int i;
+
+	for (i = 0; i < NCLAUSES; i++)
+		if (lexer_is(t, parser_clauses[i]))
+			return i;
+	for (i = 0; i < OPT_COUNT; i++)
+		if (lexer_is(t, parser_opts[i]))
+			return NCLAUSES + i;
+	return -1;
+}
+
+/* Parse FROM table. */
+static int parse_from(struct parser *p, struct query *q)
+{
+	struct fref f = {0};
+
+	if (parse_field(p, &f, "a table name"))
+		return -1;
+	q->table = f.name;
+	q->tpos = f.pos;
+	q->tlen = f.len;
+	return 0;
+}
+
+/* Parse the clauses in order, then options in any order. */
+static int parse_query(struct parser *p, struct query *q)
+{
+	int rank = -1, c;
+	const struct token *last = NULL;
+	struct token *t;
+
+	while ((t = peek(p))->kind != TK_EOF) {
+		c = clause_of(t);
+		if (c < 0) {
+			char msg[200];
+
+			snprintf(msg, sizeof(msg), last ? "unexpected '%.40s' after the query" :
+				 "unexpected '%.40s': a query starts with from, where, group by, "
+				 "show, order by, limit or an option", t->text);
+			return fail_at(p, t, msg);
+		}
+		if (c < NCLAUSES && c == rank) {
+			error_set(p->err, t->pos, t->len, "'%s' given twice", parser_clauses[c]);
+			return -1;
+		}
+		if (c < NCLAUSES && c < rank) {
+			error_set(p->err, t->pos, t->len, "'%s' must come before '%.40s'",
+				  parser_clauses[c], last->text);
+			return -1;
+		}
+		last = t;
+		if (c >= NCLAUSES) {
+			rank = NCLAUSES;
+			if (parse_option(p, q, c - NCLAUSES))
+				return -1;
+			continue;
+		}
+		rank = c;
+		next(p);
+		switch (c) {
+		case 0: if (parse_from(p, q)) return -1; break;
+		case 1:
+			if (!(q->where = parse_or(p)))
+				return -1;
+			break;
+		case 2: if (parse_group(p, q)) return -1; break;
+		case 3: if (parse_show(p, q)) return -1; break;
+		case 4: if (parse_order(p, q)) return -1; break;
+		default:
+			if (parse_count(p, &q->limit, "a number"))
+				return -1;
+			q->has_limit = true;
+		}
+	}
+	return 0;
+}
+
+/* Parse text into a query; NULL with *err on a syntax error. */
+struct query *query_parse(const char *text, struct query_error *err)
+{
+	struct parser p = {.err = err};
+	struct query *q;
+
+	memset(err, 0, sizeof(*err));
+	if (lexer_run(&p.lx, text, err))
+		return NULL;
+	q = ast_query_new();
+	if (parse_query(&p, q)) {
+		query_free(q);
+		q = NULL;
+	}
+	lexer_done(&p.lx);
+	return q;
+}
+
+/*
+ * Refine base with text.  A query with FROM replaces base; otherwise WHERE is
+ * ANDed with base's and every other clause or option present replaces
+ * base's.  The result is re-parsed from its canonical text, so positions in
+ * later bind errors refer to query_text() of the result.
+ */
+struct query *query_refine(const struct query *base, const char *text,
+			   struct query_error *err)
+{
+	struct query *frag = query_parse(text, err), *m, *out;
+	size_t i;
+	char *s;
+
+	if (!frag)
+		return NULL;
+	if (frag->table)
+		return frag;
+	m = ast_query_new();
+	m->table = base->table ? xstrdup(base->table) : NULL;
+	m->where = ast_pred_dup(base->where);
+	if (frag->where)
+		m->where = m->where ? pred_node(P_AND, m->where, ast_pred_dup(frag->where)) :
+			   ast_pred_dup(frag->where);
+	const struct query *g = frag->has_group ? frag : base;
+	m->has_group = g->has_group;
+	m->ngroup = g->ngroup;
+	m->group = g->ngroup ? xcalloc(g->ngroup, sizeof(*m->group)) : NULL;
+	for (i = 0; i < g->ngroup; i++) {
+		m->group[i] = g->group[i];
+		m->group[i].name = xstrdup(g->group[i].name);
+	}
+	g = frag->has_show ? frag : base;
+	m->has_show = g->has_show;
+	m->nshow = g->nshow;
+	m->show = g->nshow ? xcalloc(g->nshow, sizeof(*m->show)) : NULL;
+	for (i = 0; i < g->nshow; i++)
+		ast_item_copy(&m->show[i], &g->show[i]);
+	g = frag->has_order ? frag : base;
+	m->has_order = g->has_order;
+	if (g->has_order)
+		ast_item_copy(&m->order, &g->order);
+	m->dir = g->dir;
+	g = frag->has_limit ? frag : base;
+	m->has_limit = g->has_limit;
+	m->limit = g->limit;
+	for (i = 0; i < OPT_COUNT; i++) {
+		g = frag->optset & (1u << i) ? frag : base;
+		if (!(g->optset & (1u << i)))
+			continue;
+		m->optset |= 1u << i;
+		m->optraw[i] = g->optraw[i] ? xstrdup(g->optraw[i]) : NULL;
+	}
+	g = frag->optset & OPT_WINDOW ? frag : base;
+	m->opts.window_ns = g->opts.window_ns;
+	g = frag->optset & OPT_EVERY ? frag : base;
+	m->opts.every_ns = g->opts.every_ns;
+	g = frag->optset & OPT_THRESHOLD ? frag : base;
+	m->opts.threshold_ns = g->opts.threshold_ns;
+	g = frag->optset & OPT_SAMPLE ? frag : base;
+	m->opts.sample_n = g->opts.sample_n;
+	g = frag->optset & OPT_BUFFER ? frag : base;
+	m->opts.buffer = g->opts.buffer;
+	g = frag->optset & OPT_BASELINE ? frag : base;
+	m->opts.baseline = g->opts.baseline ? xstrdup(g->opts.baseline) : NULL;
+	query_free(frag);
+	s = query_text(m);
+	query_free(m);
+	out = query_parse(s, err);
+	free(s);
+	return out;
+}

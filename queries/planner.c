@@ -1,0 +1,183 @@
+/*
+ * Split WHERE into what the kernel can test (probes/filter.h) and the rest.
+ *
+ * Only whole top-level AND conjuncts are pushed, and only when every leaf
+ * in them is pushable: a field with FF_PUSH that maps to a filter term,
+ * with an operator and value the kernel can evaluate.  Pushed conjuncts stay
+ * in the residual too (query_exec re-checks everything), so pushdown only
+ * saves work and never changes results.  A conjunct that would overflow the
+ * entry or string tables is left to the residual.
+ */
+#include <string.h>
+#include "../core/systbl.h"
+#include "ast.h"
+
+enum term_kind { TV_NUM, TV_COMM, TV_SYSNAME };
+
+/* Field name -> filter term; later tables reuse the names. */
+static const struct {
+	const char *field;
+	enum filter_term term;
+	enum term_kind kind;
+} planner_terms[] = {
+	{"pid", FTERM_PID, TV_NUM},
+	{"tid", FTERM_TID, TV_NUM},
+	{"uid", FTERM_UID, TV_NUM},
+	{"comm", FTERM_COMM, TV_COMM},
+	{"syscall", FTERM_SYSCALL, TV_SYSNAME},
+	{"lat", FTERM_LAT, TV_NUM},
+	{"lport", FTERM_LPORT, TV_NUM},
+	{"rport", FTERM_RPORT, TV_NUM},
+	{"dev", FTERM_DEV, TV_NUM},
+	{"op", FTERM_OP, TV_NUM},
+	{"size", FTERM_SIZE, TV_NUM},
+};
+
+/* Append one entry; false when the table is full. */
+static bool planner_emit(struct filter_prog *f, enum filter_opcode op, enum filter_term term,
+			 uint64_t value)
+{
+	if (f->n >= FILTER_MAX_ENTRIES)
+		return false;
+	f->e[f->n++] = (struct filter_entry){op, term, value};
+	return true;
+}
+
+/* Return the strs[] index of s, adding it; -1 when full. */
+static int planner_str(struct filter_prog *f, const char *s, int *nstrs)
+{
+	int i;
+
+	for (i = 0; i < *nstrs; i++)
+		if (!strncmp(f->strs[i], s, FILTER_STR_LEN))
+			return i;
+	if (*nstrs >= FILTER_MAX_STRS)
+		return -1;
+	memset(f->strs[*nstrs], 0, FILTER_STR_LEN);
+	memcpy(f->strs[*nstrs], s, strlen(s));
+	return (*nstrs)++;
+}
+
+/* Return the length of the prefix if pattern is 'prefix*' with a plain prefix, else 0. */
+static size_t planner_prefix(const char *pat)
+{
+	size_t n = strcspn(pat, "*?[\\");
+
+	return n && pat[n] == '*' && !pat[n + 1] && n < FILTER_STR_LEN ? n : 0;
+}
+
+/* Emit one value test for a leaf; false if it cannot be pushed. */
+static bool planner_test(struct filter_prog *f, int *nstrs, enum filter_term term,
+			 enum term_kind kind, enum filter_opcode op, const struct value *v)
+{
+	int idx;
+
+	if (kind == TV_NUM)
+		return v->kind == V_NUM && planner_emit(f, op, term, v->u);
+	if (v->kind != V_STR || (op != FOP_EQ && op != FOP_NE))
+		return false;
+	if (kind == TV_SYSNAME) {
+		idx = syscall_nr(v->s);
+		return idx >= 0 && planner_emit(f, op, term, (uint64_t)idx);
+	}
+	if (strlen(v->s) >= FILTER_STR_LEN || (idx = planner_str(f, v->s, nstrs)) < 0)
+		return false;
+	return planner_emit(f, op, term, (uint64_t)idx);
+}
+
+/* Emit a leaf in postfix; false if it cannot be pushed. */
+static bool planner_leaf(const struct schema *s, const struct pred *p, struct filter_prog *f,
+			 int *nstrs)
+{
+	const struct field *fd = &s->fields[p->f.idx];
+	size_t i, t;
+	int idx;
+
+	if (!(fd->flags & FF_PUSH))
+		return false;
+	for (t = 0; t < sizeof(planner_terms) / sizeof(planner_terms[0]); t++)
+		if (!strcmp(planner_terms[t].field, fd->name))
+			break;
+	if (t == sizeof(planner_terms) / sizeof(planner_terms[0]))
+		return false;
+	if ((planner_terms[t].kind == TV_NUM) != (fd->type != FT_STR && fd->type != FT_IP))
+		return false;
+	if (planner_terms[t].term == FTERM_LAT)
+		f->needs_lat = 1;
+	switch (p->kind) {
+	case P_CMP:
+		return planner_test(f, nstrs, planner_terms[t].term, planner_terms[t].kind,
+				    (enum filter_opcode)(FOP_EQ + p->op), &p->vals[0]);
+	case P_IN:
+		for (i = 0; i < p->nvals; i++) {
+			if (!planner_test(f, nstrs, planner_terms[t].term, planner_terms[t].kind,
+					  FOP_EQ, &p->vals[i]))
+				return false;
+			if (i && !planner_emit(f, FOP_OR, FTERM_NONE, 0))
+				return false;
+		}
+		return true;
+	default:
+		if (planner_terms[t].kind != TV_COMM || p->regex ||
+		    !planner_prefix(p->vals[0].s))
+			return false;
+		{
+			char pre[FILTER_STR_LEN] = {0};
+
+			memcpy(pre, p->vals[0].s, planner_prefix(p->vals[0].s));
+			idx = planner_str(f, pre, nstrs);
+		}
+		return idx >= 0 && planner_emit(f, FOP_PREFIX, FTERM_COMM, (uint64_t)idx);
+	}
+}
+
+/* Emit a predicate in postfix; false if any part cannot be pushed. */
+static bool planner_pred(const struct schema *s, const struct pred *p, struct filter_prog *f,
+			 int *nstrs)
+{
+	switch (p->kind) {
+	case P_AND:
+	case P_OR:
+		return planner_pred(s, p->l, f, nstrs) && planner_pred(s, p->r, f, nstrs) &&
+		       planner_emit(f, p->kind == P_AND ? FOP_AND : FOP_OR, FTERM_NONE, 0);
+	case P_NOT:
+		return planner_pred(s, p->l, f, nstrs) && planner_emit(f, FOP_NOT, FTERM_NONE, 0);
+	default:
+		return planner_leaf(s, p, f, nstrs);
+	}
+}
+
+/* Try each top-level AND conjunct, keeping those that fit whole. */
+static void planner_conjuncts(const struct schema *s, const struct pred *p,
+			      struct filter_prog *f, int *nstrs)
+{
+	struct filter_prog try;
+	int ntry;
+
+	if (p->kind == P_AND) {
+		planner_conjuncts(s, p->l, f, nstrs);
+		planner_conjuncts(s, p->r, f, nstrs);
+		return;
+	}
+	try = *f;
+	ntry = *nstrs;
+	if (!planner_pred(s, p, &try, &ntry))
+		return;
+	if (f->n && !planner_emit(&try, FOP_AND, FTERM_NONE, 0))
+		return;
+	*f = try;
+	*nstrs = ntry;
+}
+
+/* Fill f with the pushable part of WHERE plus SAMPLE, THRESHOLD and BUFFER. */
+void query_pushdown(const struct query *q, struct filter_prog *f)
+{
+	int nstrs = 0;
+
+	memset(f, 0, sizeof(*f));
+	f->sample_n = q->opts.sample_n;
+	f->threshold_ns = q->opts.threshold_ns;
+	f->max_events = q->opts.buffer > UINT32_MAX ? UINT32_MAX : (__u32)q->opts.buffer;
+	if (q->schema && q->where)
+		planner_conjuncts(q->schema, q->where, f, &nstrs);
+}

@@ -1,0 +1,265 @@
+/*
+ * Results: free them and print them as aligned text, JSON or CSV.
+ *
+ * JSON is an array with one object per line, keyed by column name: integers
+ * as numbers (durations in ns, sizes in bytes), real durations and sizes
+ * rounded to integers, other reals with up to 3 decimals, null for no
+ * value, dist() as {"count":N,"buckets":[[low,count],...]}.  CSV has a
+ * header row, the same numbers, RFC 4180 quoting, and empty fields for null.
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "../core/fmt.h"
+#include "../core/xalloc.h"
+#include "ast.h"
+
+/* Free a result and every value it owns. */
+void result_free(struct result *r)
+{
+	size_t i;
+
+	if (!r)
+		return;
+	for (i = 0; i < r->nrows * r->ncols; i++) {
+		free(r->vals[i].s);
+		hist_free(r->vals[i].h);
+	}
+	for (i = 0; i < r->ncols; i++)
+		free(r->cols[i].name);
+	free(r->cols);
+	free(r->vals);
+	free(r->table);
+	free(r);
+}
+
+/* Print a real with up to 3 decimals, without trailing zeros. */
+static void result_real(FILE *out, double d)
+{
+	char buf[64];
+	size_t n;
+
+	snprintf(buf, sizeof(buf), "%.3f", d);
+	n = strlen(buf);
+	while (n && buf[n - 1] == '0')
+		buf[--n] = 0;
+	if (n && buf[n - 1] == '.')
+		buf[--n] = 0;
+	fputs(strcmp(buf, "-0") ? buf : "0", out);
+}
+
+/* Print a string as a JSON string. */
+static void result_json_str(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c == '\n')
+			fputs("\\n", out);
+		else if (c == '\t')
+			fputs("\\t", out);
+		else if (c < 0x20)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+/* Print a histogram as a JSON object of its non-empty buckets. */
+static void result_json_hist(FILE *out, const struct hist *h)
+{
+	uint32_t i;
+	bool first = true;
+
+	fprintf(out, "{\"count\":%llu,\"buckets\":[", (unsigned long long)h->count);
+	for (i = 0; i < LH_NBUCKETS; i++) {
+		if (!h->b[i])
+			continue;
+		fprintf(out, "%s[%llu,%llu]", first ? "" : ",",
+			(unsigned long long)lh_bucket_low(i), (unsigned long long)h->b[i]);
+		first = false;
+	}
+	fputs("]}", out);
+}
+
+/* Print a number as JSON and CSV both show it. */
+static void result_number(FILE *out, const struct result_col *c, const struct result_val *v)
+{
+	if (!c->real)
+		fprintf(out, "%llu", (unsigned long long)v->u);
+	else if (c->type == FT_DUR || c->type == FT_SIZE)
+		fprintf(out, "%.0f", round(v->d));
+	else
+		result_real(out, v->d);
+}
+
+/* Print one value as JSON. */
+static void result_json_val(FILE *out, const struct result_col *c, const struct result_val *v)
+{
+	if (v->null)
+		fputs("null", out);
+	else if (c->type == FT_STR || c->type == FT_IP)
+		result_json_str(out, v->s ? v->s : "");
+	else if (c->type == FT_HIST)
+		result_json_hist(out, v->h);
+	else
+		result_number(out, c, v);
+}
+
+/* Print a CSV field, quoting it when it holds a comma, quote or newline. */
+static void result_csv_str(FILE *out, const char *s)
+{
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, out);
+		return;
+	}
+	fputc('"', out);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', out);
+		fputc(*s, out);
+	}
+	fputc('"', out);
+}
+
+/* Print one value as CSV. */
+static void result_csv_val(FILE *out, const struct result_col *c, const struct result_val *v)
+{
+	char *buf = NULL;
+	size_t n = 0;
+	FILE *m;
+
+	if (v->null)
+		return;
+	if (c->type == FT_STR || c->type == FT_IP) {
+		result_csv_str(out, v->s ? v->s : "");
+	} else if (c->type == FT_HIST) {
+		m = open_memstream(&buf, &n);
+		if (!m)
+			return;
+		result_json_hist(m, v->h);
+		fclose(m);
+		result_csv_str(out, buf);
+		free(buf);
+	} else {
+		result_number(out, c, v);
+	}
+}
+
+/* Print rows as aligned text with a header. */
+static void result_text(FILE *out, const struct result *r)
+{
+	size_t i, j, *w = xcalloc(r->ncols + 1, sizeof(*w));
+	char *cells = xcalloc((r->nrows + 1) * r->ncols + 1, 64);
+
+	for (j = 0; j < r->ncols; j++)
+		w[j] = strlen(r->cols[j].name);
+	for (i = 0; i < r->nrows; i++)
+		for (j = 0; j < r->ncols; j++) {
+			char *b = cells + (i * r->ncols + j) * 64;
+
+			result_format_val(r, j, &result_row(r, i)[j], b, 64);
+			if (strlen(b) > w[j])
+				w[j] = strlen(b);
+		}
+	for (i = 0; i <= r->nrows; i++) {
+		for (j = 0; j < r->ncols; j++) {
+			const char *s = i ? cells + ((i - 1) * r->ncols + j) * 64 : r->cols[j].name;
+			bool left = r->cols[j].type == FT_STR || r->cols[j].type == FT_IP;
+			bool last = j + 1 == r->ncols;
+
+			fprintf(out, "%s", j ? "  " : "");
+			if (left)
+				fprintf(out, "%-*s", last ? 0 : (int)w[j], s);
+			else
+				fprintf(out, "%*s", (int)w[j], s);
+		}
+		fputc('\n', out);
+	}
+	free(cells);
+	free(w);
+}
+
+/* Print a result as text, JSON or CSV. */
+void result_print(FILE *out, const struct result *r, enum result_format fmt)
+{
+	size_t i, j;
+
+	if (fmt == RF_TEXT) {
+		result_text(out, r);
+		return;
+	}
+	if (fmt == RF_CSV) {
+		for (j = 0; j < r->ncols; j++) {
+			fputs(j ? "," : "", out);
+			result_csv_str(out, r->cols[j].name);
+		}
+		fputc('\n', out);
+	} else {
+		fputs("[\n", out);
+	}
+	for (i = 0; i < r->nrows; i++) {
+		const struct result_val *row = result_row(r, i);
+
+		if (fmt == RF_JSON)
+			fputc('{', out);
+		for (j = 0; j < r->ncols; j++) {
+			if (fmt == RF_CSV) {
+				fputs(j ? "," : "", out);
+				result_csv_val(out, &r->cols[j], &row[j]);
+				continue;
+			}
+			fputs(j ? "," : "", out);
+			result_json_str(out, r->cols[j].name);
+			fputc(':', out);
+			result_json_val(out, &r->cols[j], &row[j]);
+		}
+		fputs(fmt == RF_CSV ? "\n" : i + 1 < r->nrows ? "},\n" : "}\n", out);
+	}
+	if (fmt == RF_JSON)
+		fputs("]\n", out);
+}
+
+/* Format a value as the TUI shows it: human units, "-" for no value. */
+void result_format_val(const struct result *r, size_t col, const struct result_val *v,
+		       char *buf, size_t n)
+{
+	const struct result_col *c = &r->cols[col];
+	uint64_t u = c->real ? (uint64_t)llround(v->d < 0 ? 0 : v->d) : v->u;
+	char tmp[FMT_BUF];
+
+	if (!n)
+		return;
+	if (v->null) {
+		snprintf(buf, n, "-");
+		return;
+	}
+	switch (c->type) {
+	case FT_STR:
+	case FT_IP:
+		snprintf(buf, n, "%s", v->s ? v->s : "");
+		return;
+	case FT_HIST:
+		snprintf(buf, n, "%s", fmt_count(v->h ? v->h->count : 0, tmp, sizeof(tmp)));
+		return;
+	case FT_DUR:
+		snprintf(buf, n, "%s", fmt_dur(u, tmp, sizeof(tmp)));
+		return;
+	case FT_SIZE:
+		snprintf(buf, n, "%s", fmt_size(u, tmp, sizeof(tmp)));
+		return;
+	default:
+		if (c->key)
+			snprintf(buf, n, "%llu", (unsigned long long)v->u);
+		else if (c->real && v->d < 10)
+			snprintf(buf, n, "%.2f", v->d);
+		else if (c->real && v->d < 1000)
+			snprintf(buf, n, "%.1f", v->d);
+		else
+			snprintf(buf, n, "%s", fmt_count(u, tmp, sizeof(tmp)));
+	}
+}
