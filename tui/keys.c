@@ -1,0 +1,345 @@
+/* The key table and its actions.  Actions change state and return reactions. */
+#include <curses.h>
+#include <string.h>
+
+#include "keys.h"
+#include "screen.h"
+#include "views.h"
+
+/* Open the help screen. */
+static int act_help(struct screen *s)
+{
+	s->help = true;
+	s->help_top = 0;
+	return R_REDRAW;
+}
+
+/* Open the incremental search line. */
+static int act_search(struct screen *s)
+{
+	prompt_open(s, PROMPT_SEARCH, "");
+	return R_REDRAW;
+}
+
+/* Jump to the next row matching the last search. */
+static int act_search_next(struct screen *s)
+{
+	if (!s->search[0] || !s->res)
+		return R_NONE;
+	if (!table_view_search(&s->tv, s->res, s->search, 1, true))
+		screen_status(s, ROLE_ERROR, "no row matches '%s'", s->search);
+	return R_REDRAW | R_DETAIL;
+}
+
+/* Jump to the previous row matching the last search. */
+static int act_search_prev(struct screen *s)
+{
+	if (!s->search[0] || !s->res)
+		return R_NONE;
+	if (!table_view_search(&s->tv, s->res, s->search, -1, true))
+		screen_status(s, ROLE_ERROR, "no row matches '%s'", s->search);
+	return R_REDRAW | R_DETAIL;
+}
+
+/* Open the query line prefilled with "where ". */
+static int act_filter(struct screen *s)
+{
+	prompt_open(s, PROMPT_QUERY, "where ");
+	return R_REDRAW;
+}
+
+/* Open an empty query line. */
+static int act_query(struct screen *s)
+{
+	prompt_open(s, PROMPT_QUERY, "");
+	return R_REDRAW;
+}
+
+/* Freeze or resume the display (live); play or pause (replay). */
+static int act_pause(struct screen *s)
+{
+	screen_pause(s);
+	return R_REDRAW | R_REQUERY;
+}
+
+/* Sort by the column to the right of the sort column. */
+static int act_sort_next(struct screen *s)
+{
+	if (!s->res || !s->res->ncols)
+		return R_NONE;
+	screen_sort(s, (int)((size_t)(s->tv.sort_col + 1) % s->res->ncols), false);
+	return R_REDRAW | R_REQUERY;
+}
+
+/* Sort by the column to the left of the sort column. */
+static int act_sort_prev(struct screen *s)
+{
+	if (!s->res || !s->res->ncols)
+		return R_NONE;
+	screen_sort(s, s->tv.sort_col <= 0 ? (int)s->res->ncols - 1 : s->tv.sort_col - 1, false);
+	return R_REDRAW | R_REQUERY;
+}
+
+/* Invert the sort order. */
+static int act_invert(struct screen *s)
+{
+	if (!s->res || !s->res->ncols)
+		return R_NONE;
+	screen_sort(s, s->tv.sort_col < 0 ? 0 : s->tv.sort_col, true);
+	return R_REDRAW | R_REQUERY;
+}
+
+/* Drill into the selected row. */
+static int act_drill(struct screen *s)
+{
+	screen_drill(s);
+	return R_REDRAW | R_REQUERY;
+}
+
+/* Go back to the query before the last drill-down. */
+static int act_back(struct screen *s)
+{
+	if (!screen_back(s))
+		screen_status(s, ROLE_STATUS, "nothing to go back to");
+	return R_REDRAW | R_REQUERY;
+}
+
+/* Open or close the detail pane. */
+static int act_detail(struct screen *s)
+{
+	s->detail.open = !s->detail.open;
+	return R_REDRAW | R_DETAIL;
+}
+
+/* Save the history as a snapshot. */
+static int act_save(struct screen *s)
+{
+	screen_save(s);
+	return R_REDRAW;
+}
+
+/* Quit. */
+static int act_quit(struct screen *s)
+{
+	s->quit = true;
+	return R_QUIT;
+}
+
+/* Switch to the view bound to key. */
+static int act_view_n(struct screen *s, int key)
+{
+	size_t v;
+
+	for (v = 0; v < views_len; v++)
+		if (views[v].key == key)
+			break;
+	if (v == views_len)
+		return R_NONE;
+	screen_view(s, v);
+	return R_REDRAW | R_REQUERY;
+}
+
+/* Switch to view 1. */
+static int act_view1(struct screen *s) { return act_view_n(s, '1'); }
+/* Switch to view 2. */
+static int act_view2(struct screen *s) { return act_view_n(s, '2'); }
+/* Switch to view 3. */
+static int act_view3(struct screen *s) { return act_view_n(s, '3'); }
+/* Switch to view 4. */
+static int act_view4(struct screen *s) { return act_view_n(s, '4'); }
+/* Switch to view 5. */
+static int act_view5(struct screen *s) { return act_view_n(s, '5'); }
+/* Switch to view 6. */
+static int act_view6(struct screen *s) { return act_view_n(s, '6'); }
+
+/* Move the selection by n rows. */
+static int move_sel(struct screen *s, long n)
+{
+	if (!s->res)
+		return R_NONE;
+	table_view_move(&s->tv, s->res, n);
+	return R_REDRAW | R_DETAIL;
+}
+
+/* Select the row above. */
+static int act_up(struct screen *s) { return move_sel(s, -1); }
+/* Select the row below. */
+static int act_down(struct screen *s) { return move_sel(s, 1); }
+/* Select a page up. */
+static int act_pgup(struct screen *s) { return move_sel(s, -(long)(s->tv.height > 1 ? s->tv.height - 1 : 1)); }
+/* Select a page down. */
+static int act_pgdn(struct screen *s) { return move_sel(s, s->tv.height > 1 ? s->tv.height - 1 : 1); }
+
+/* Select the first row. */
+static int act_home(struct screen *s)
+{
+	if (!s->res)
+		return R_NONE;
+	table_view_select(&s->tv, s->res, 0);
+	return R_REDRAW | R_DETAIL;
+}
+
+/* Select the last row. */
+static int act_end(struct screen *s)
+{
+	if (!s->res || !s->res->nrows)
+		return R_NONE;
+	table_view_select(&s->tv, s->res, s->res->nrows - 1);
+	return R_REDRAW | R_DETAIL;
+}
+
+/* Scroll the columns left. */
+static int act_scroll_left(struct screen *s)
+{
+	if (s->res)
+		table_view_hscroll(&s->tv, s->res, -1);
+	return R_REDRAW;
+}
+
+/* Scroll the columns right. */
+static int act_scroll_right(struct screen *s)
+{
+	if (s->res)
+		table_view_hscroll(&s->tv, s->res, 1);
+	return R_REDRAW;
+}
+
+/* Step n ticks in time (replay, or paused live history). */
+static int step(struct screen *s, long n)
+{
+	screen_seek(s, n, false);
+	return R_REDRAW | R_REQUERY;
+}
+
+/* Replay: one tick back; live: scroll the columns left. */
+static int act_left(struct screen *s)
+{
+	return s->opts->replay ? step(s, -1) : act_scroll_left(s);
+}
+
+/* Replay: one tick forward; live: scroll the columns right. */
+static int act_right(struct screen *s)
+{
+	return s->opts->replay ? step(s, 1) : act_scroll_right(s);
+}
+
+/* One tick back. */
+static int act_back1(struct screen *s) { return step(s, -1); }
+/* One tick forward. */
+static int act_fwd1(struct screen *s) { return step(s, 1); }
+/* Ten ticks back. */
+static int act_back10(struct screen *s) { return step(s, -10); }
+/* Ten ticks forward. */
+static int act_fwd10(struct screen *s) { return step(s, 10); }
+
+/* Go to the first tick. */
+static int act_first(struct screen *s)
+{
+	screen_seek(s, 0, true);
+	return R_REDRAW | R_REQUERY;
+}
+
+/* Go to the last tick. */
+static int act_last(struct screen *s)
+{
+	screen_seek(s, -1, true);
+	return R_REDRAW | R_REQUERY;
+}
+
+/* Play faster. */
+static int act_faster(struct screen *s)
+{
+	screen_speed_step(s, 1);
+	return R_REDRAW;
+}
+
+/* Play slower. */
+static int act_slower(struct screen *s)
+{
+	screen_speed_step(s, -1);
+	return R_REDRAW;
+}
+
+/* Switch to the next theme. */
+static int act_theme(struct screen *s)
+{
+	screen_theme_next(s);
+	return R_REDRAW;
+}
+
+/* Redraw everything (the terminal was resized or garbled). */
+static int act_refresh(struct screen *s)
+{
+	clearok(curscr, TRUE);
+	return R_REDRAW;
+}
+
+const struct key_action keys[] = {
+	{KEY_F(1), "F1", act_help, "help (this screen)"},
+	{'?', "?", act_help, NULL},
+	{'h', "h", act_help, NULL},
+	{':', ":", act_query, "type a query, or a fragment that refines the current one"},
+	{KEY_F(4), "F4", act_filter, "filter: the query line prefilled with 'where '"},
+	{'\\', "\\", act_filter, NULL},
+	{KEY_F(3), "F3", act_search, "search the key columns as you type"},
+	{'/', "/", act_search, NULL},
+	{'n', "n", act_search_next, "next search match"},
+	{'N', "N", act_search_prev, "previous search match"},
+	{KEY_F(5), "F5", act_pause, "live: freeze the display (ticks keep coming); replay: play/pause"},
+	{' ', "Space", act_pause, NULL},
+	{KEY_F(6), "F6", act_sort_next, "sort by the next column"},
+	{'>', ">", act_sort_next, NULL},
+	{'<', "<", act_sort_prev, "sort by the previous column"},
+	{'I', "I", act_invert, "invert the sort order"},
+	{'\n', "Enter", act_drill, "drill down: this row's keys as a filter, grouped one key finer"},
+	{KEY_ENTER, "Enter", act_drill, NULL},
+	{KEY_BACKSPACE, "Backspace", act_back, "back to the query before the last drill-down"},
+	{127, "Backspace", act_back, NULL},
+	{27, "Esc", act_back, NULL},
+	{'\t', "Tab", act_detail, "detail pane: histogram, time breakdown, slow calls"},
+	{'d', "d", act_detail, NULL},
+	{'s', "s", act_save, "save the recent ticks as a snapshot (latop-DATE-TIME.snap)"},
+	{'1', "1", act_view1, "views: 1 flows 2 paths 3 nvme 4 block 5 locks 6 syscalls"},
+	{'2', "2", act_view2, NULL},
+	{'3', "3", act_view3, NULL},
+	{'4', "4", act_view4, NULL},
+	{'5', "5", act_view5, NULL},
+	{'6', "6", act_view6, NULL},
+	{KEY_UP, "Up", act_up, "select the row above"},
+	{'k', "k", act_up, NULL},
+	{KEY_DOWN, "Down", act_down, "select the row below"},
+	{'j', "j", act_down, NULL},
+	{KEY_PPAGE, "PgUp", act_pgup, "a page up"},
+	{KEY_NPAGE, "PgDn", act_pgdn, "a page down"},
+	{KEY_HOME, "Home", act_home, "first row"},
+	{KEY_END, "End", act_end, "last row"},
+	{KEY_SLEFT, "S-Left", act_scroll_left, "scroll the value columns left"},
+	{KEY_SRIGHT, "S-Right", act_scroll_right, "scroll the value columns right"},
+	{KEY_LEFT, "Left", act_left, "replay: one tick back (live: scroll left)"},
+	{KEY_RIGHT, "Right", act_right, "replay: one tick forward (live: scroll right)"},
+	{',', ",", act_back1, "one tick back (live: pauses and steps through the history)"},
+	{'.', ".", act_fwd1, "one tick forward"},
+	{'[', "[", act_back10, "ten ticks back"},
+	{']', "]", act_fwd10, "ten ticks forward"},
+	{'g', "g", act_first, "first tick of the recording (or history)"},
+	{'G', "G", act_last, "last tick"},
+	{'+', "+", act_faster, "replay: play faster"},
+	{'-', "-", act_slower, "replay: play slower"},
+	{'t', "t", act_theme, "next color theme"},
+	{12, "^L", act_refresh, "redraw the screen"},
+	{'q', "q", act_quit, "quit"},
+	{KEY_F(10), "F10", act_quit, NULL},
+};
+
+const size_t keys_len = sizeof(keys) / sizeof(keys[0]);
+
+/* Run the action bound to ch; return reaction flags. */
+int keys_handle(struct screen *s, int ch)
+{
+	size_t i;
+
+	for (i = 0; i < keys_len; i++)
+		if (keys[i].key == ch)
+			return keys[i].act(s);
+	return R_NONE;
+}

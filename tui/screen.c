@@ -1,0 +1,901 @@
+/*
+ * The screen loop: owns the terminal, reads ticks into the history, runs the
+ * query over the window when a tick arrives or the query changes, hands keys
+ * to the key table or the prompt, and is the only place that draws.
+ */
+#include <errno.h>
+#include <langinfo.h>
+#include <locale.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "../core/config.h"
+#include "../core/snapshot.h"
+#include "../core/xalloc.h"
+#include "draw.h"
+#include "help.h"
+#include "screen.h"
+#include "views.h"
+
+#define HISTORY_TICKS 600		/* ticks kept for 's' and stepping back */
+#define HISTORY_BYTES (256ULL << 20)	/* ... unless they take more memory than this */
+#define STATUS_MS 8000			/* how long a status message stays */
+#define LIVE_POLL_MS 40			/* key latency while waiting for ticks */
+
+static const double speeds[] = {0.25, 0.5, 1, 2, 4, 8, 16, 64};
+#define SPEED_1X 2
+
+static volatile sig_atomic_t stop_requested;
+static struct sigaction old_fatal[NSIG];
+
+/* Now on the monotonic clock, in ms. */
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Note that SIGINT, SIGTERM or SIGHUP asked us to quit. */
+static void on_stop(int sig)
+{
+	stop_requested = 1;
+}
+
+/* Give the terminal back, then let the previous handler take the signal. */
+static void on_fatal(int sig)
+{
+	endwin();
+	sigaction(sig, &old_fatal[sig], NULL);
+	raise(sig);
+}
+
+/* Install the quit and fatal-signal handlers. */
+static void signals_install(void)
+{
+	static const int fatal[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT};
+	struct sigaction sa;
+	size_t i;
+
+	memset(&sa, 0, sizeof(sa));
+	sigemptyset(&sa.sa_mask);
+	sa.sa_handler = on_stop;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = on_fatal;
+	for (i = 0; i < sizeof(fatal) / sizeof(fatal[0]); i++)
+		sigaction(fatal[i], &sa, &old_fatal[fatal[i]]);
+}
+
+/* Say something in the status line. */
+void screen_status(struct screen *s, enum role r, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(s->status, sizeof(s->status), fmt, ap);
+	va_end(ap);
+	s->status_role = r;
+	s->status_ms = now_ms();
+}
+
+/* The schema the source gives for table, or NULL. */
+static const struct schema *schema_of(const struct source_info *info, const char *table)
+{
+	size_t i;
+
+	for (i = 0; table && i < info->nschemas; i++)
+		if (!strcmp(info->schemas[i]->table, table))
+			return info->schemas[i];
+	return NULL;
+}
+
+/* Whether the canonical text writes option word (options come last, unquoted). */
+static bool option_written(const char *text, const char *word)
+{
+	const char *q = strrchr(text, '\''), *p;
+	char pat[32];
+
+	snprintf(pat, sizeof(pat), " %s ", word);
+	p = strstr(q ? q : text, pat);
+	return p != NULL;
+}
+
+/* Push q's kernel filter and tick interval into a live source. */
+static void source_configure(struct screen *s, const struct query *q, const char *text)
+{
+	struct filter_prog f;
+	char *cause = NULL;
+
+	if (s->src->ops->set_filter) {
+		memset(&f, 0, sizeof(f));
+		query_pushdown(q, &f);
+		if (s->src->ops->set_filter(s->src, query_table(q), &f, sizeof(f), &cause) < 0) {
+			screen_status(s, ROLE_ERROR, "kernel filter not installed: %s", cause);
+			free(cause);
+			cause = NULL;
+		}
+	}
+	if (s->src->ops->set_interval && option_written(text, "every") &&
+	    s->src->ops->set_interval(s->src, query_options(q)->every_ns, &cause) < 0) {
+		screen_status(s, ROLE_ERROR, "tick interval not changed: %s", cause);
+		free(cause);
+	}
+}
+
+/* Bind q to its table and make it current (taking it); -1 with *err. */
+static int query_install(struct screen *s, struct query *q, struct query_error *err)
+{
+	const char *table = query_table(q);
+	const struct schema *sch = schema_of(s->info, table);
+	int v;
+
+	if (!sch) {
+		memset(err, 0, sizeof(*err));
+		if (table)
+			snprintf(err->msg, sizeof(err->msg),
+				 "%s: no probe in this build/recording provides table '%s'", table, table);
+		else
+			snprintf(err->msg, sizeof(err->msg), "the query needs a table: from TABLE ...");
+		return -1;
+	}
+	if (query_bind(q, sch, err) < 0)
+		return -1;
+	query_free(s->query);
+	free(s->query_text);
+	s->query = q;
+	s->query_text = query_text(q);
+	s->schema = sch;
+	s->win.window_ns = query_options(q)->window_ns;
+	source_configure(s, q, s->query_text);
+	v = views_find(table);
+	if (v >= 0) {
+		s->view = (size_t)v;
+		free(s->view_query[v]);
+		s->view_query[v] = xstrdup(s->query_text);
+	}
+	return 0;
+}
+
+/* Remember a query text (taking it) for Backspace. */
+static void stack_push(struct screen *s, char *text)
+{
+	if (s->depth == SCREEN_STACK_MAX) {
+		free(s->stack[0]);
+		memmove(s->stack, s->stack + 1, (SCREEN_STACK_MAX - 1) * sizeof(s->stack[0]));
+		s->depth--;
+	}
+	s->stack[s->depth++] = text;
+}
+
+/* Forget every query to go back to. */
+static void stack_clear(struct screen *s)
+{
+	while (s->depth)
+		free(s->stack[--s->depth]);
+}
+
+/* Refine the current query with text and apply it, pushing the old one. */
+int screen_refine(struct screen *s, const char *text, struct query_error *err,
+		  char **err_text)
+{
+	struct query *q = s->query ? query_refine(s->query, text, err) : query_parse(text, err);
+	char *old = s->query_text ? xstrdup(s->query_text) : NULL;
+
+	if (!q) {
+		*err_text = xstrdup(text);
+		free(old);
+		return -1;
+	}
+	if (query_install(s, q, err) < 0) {
+		*err_text = query_text(q);
+		query_free(q);
+		free(old);
+		return -1;
+	}
+	if (old && strcmp(old, s->query_text))
+		stack_push(s, old);
+	else
+		free(old);
+	return 0;
+}
+
+/* Apply text as a refinement, saying any error in the status line. */
+static int refine_or_say(struct screen *s, const char *text)
+{
+	struct query_error err;
+	char *err_text = NULL, buf[1024], *nl;
+
+	if (screen_refine(s, text, &err, &err_text) == 0)
+		return 0;
+	query_error_format(err_text, &err, buf, sizeof(buf));
+	if ((nl = strchr(buf, '\n')))
+		*nl = '\0';
+	screen_status(s, ROLE_ERROR, "%s", buf);
+	free(err_text);
+	return -1;
+}
+
+/* Drill into the selected row. */
+int screen_drill(struct screen *s)
+{
+	char *where, *group = NULL, *g, *text;
+	bool added = false;
+	size_t f, c;
+
+	if (!s->res || !s->res->nrows || !(where = table_view_where(s->res, s->tv.sel))) {
+		screen_status(s, ROLE_STATUS, "no row to drill into");
+		return -1;
+	}
+	for (f = 0; f < s->schema->nfields; f++) {
+		const struct field *fd = &s->schema->fields[f];
+		bool keyed = false;
+
+		for (c = 0; c < s->res->ncols; c++)
+			keyed |= s->res->cols[c].key && !strcmp(s->res->cols[c].name, fd->name);
+		if (!keyed && (added || (fd->flags & (FF_KEY | FF_HIDDEN)) != (FF_KEY | FF_HIDDEN)))
+			continue;
+		added |= !keyed;
+		g = group ? xasprintf("%s, %s", group, fd->name) : xstrdup(fd->name);
+		free(group);
+		group = g;
+	}
+	text = added ? xasprintf("where %s group by %s", where, group) : xasprintf("where %s", where);
+	free(where);
+	free(group);
+	if (refine_or_say(s, text) < 0) {
+		free(text);
+		return -1;
+	}
+	free(text);
+	return 0;
+}
+
+/* Go back to the query before the last drill or refine. */
+bool screen_back(struct screen *s)
+{
+	struct query_error err;
+	struct query *q;
+	char *text;
+
+	if (!s->depth)
+		return false;
+	text = s->stack[--s->depth];
+	q = query_parse(text, &err);
+	if (!q || query_install(s, q, &err) < 0) {
+		screen_status(s, ROLE_ERROR, "cannot go back to '%s': %s", text, err.msg);
+		query_free(q);
+	}
+	free(text);
+	return true;
+}
+
+/* Switch to view v. */
+int screen_view(struct screen *s, size_t v)
+{
+	const char *text = s->view_query[v] ? s->view_query[v] : views[v].query;
+	struct query_error err;
+	struct query *q;
+	char buf[1024], *nl;
+
+	if (!views_schema(s->info, v)) {
+		screen_status(s, ROLE_ERROR, "%s: no probe in this build/recording provides table '%s'",
+			      views[v].name, views[v].table);
+		return -1;
+	}
+	q = query_parse(text, &err);
+	if (!q || query_install(s, q, &err) < 0) {
+		query_error_format(text, &err, buf, sizeof(buf));
+		if ((nl = strchr(buf, '\n')))
+			*nl = '\0';
+		screen_status(s, ROLE_ERROR, "%s: %s", views[v].name, buf);
+		query_free(q);
+		return -1;
+	}
+	stack_clear(s);
+	free(s->tv.sel_key);
+	s->tv.sel_key = NULL;
+	s->tv.sel = s->tv.top = s->tv.hscroll = 0;
+	return 0;
+}
+
+/* Sort by result column col. */
+int screen_sort(struct screen *s, int col, bool flip)
+{
+	bool desc;
+	char *text;
+	int rc;
+
+	if (!s->res || col < 0 || (size_t)col >= s->res->ncols)
+		return -1;
+	if (col == s->tv.sort_col)
+		desc = flip ? !s->tv.sort_desc : s->tv.sort_desc;
+	else
+		desc = !s->res->cols[col].key;
+	text = xasprintf("order by %s %s", s->res->cols[col].name, desc ? "desc" : "asc");
+	rc = refine_or_say(s, text);
+	if (rc == 0 && s->depth)
+		free(s->stack[--s->depth]);
+	free(text);
+	return rc;
+}
+
+/* Estimate the memory one tick takes. */
+static uint64_t tick_bytes(const struct tick *t)
+{
+	uint64_t b = sizeof(*t);
+	size_t i, f;
+
+	for (i = 0; i < t->nframes; i++) {
+		const struct schema *sc = t->frames[i]->schema;
+		uint64_t row = sc->nfields * sizeof(union cell);
+
+		for (f = 0; f < sc->nfields; f++)
+			if (sc->fields[f].type == FT_HIST)
+				row += sizeof(struct hist);
+		b += row * t->frames[i]->nrows;
+	}
+	return b;
+}
+
+/* Add a tick to the history, dropping the oldest beyond its bounds. */
+static void history_push(struct screen *s, struct tick *t)
+{
+	uint64_t per = tick_bytes(t) + 1;
+	size_t max = HISTORY_TICKS;
+
+	if (per * max > HISTORY_BYTES)
+		max = (size_t)(HISTORY_BYTES / per) > 16 ? (size_t)(HISTORY_BYTES / per) : 16;
+	window_push(&s->history, t);
+	while (s->history.nticks > max) {
+		tick_done(&s->history.ticks[0]);
+		memmove(s->history.ticks, s->history.ticks + 1,
+			(s->history.nticks - 1) * sizeof(s->history.ticks[0]));
+		s->history.nticks--;
+	}
+}
+
+/* Point the query's window at the history's ticks ending at t_end. */
+static void window_view(struct screen *s)
+{
+	const struct window *h = &s->history;
+	size_t e = h->nticks, b;
+	uint64_t from;
+
+	while (e > 0 && h->ticks[e - 1].t_ns > s->t_end)
+		e--;
+	s->win.ticks = h->ticks;
+	s->win.nticks = 0;
+	if (!e)
+		return;
+	from = h->ticks[e - 1].t_ns >= s->win.window_ns ? h->ticks[e - 1].t_ns - s->win.window_ns : 0;
+	for (b = e - 1; b > 0 && h->ticks[b - 1].t_ns >= from; b--)
+		;
+	s->win.ticks = h->ticks + b;
+	s->win.nticks = e - b;
+}
+
+/* Rerun the detail query for the selected row. */
+static void detail_refresh(struct screen *s)
+{
+	if (!s->detail.open)
+		return;
+	if (s->res && s->res->nrows)
+		detail_update(&s->detail, s->info, s->schema, &s->win, s->res, s->tv.sel);
+	else
+		detail_clear(&s->detail);
+}
+
+/* Run the query over the window. */
+static void requery(struct screen *s)
+{
+	struct query_error err;
+	char buf[1024];
+
+	window_view(s);
+	result_free(s->res);
+	s->res = NULL;
+	free(s->exec_error);
+	s->exec_error = NULL;
+	if (!s->query)
+		return;
+	s->res = query_exec(s->query, &s->win, &err);
+	if (!s->res) {
+		query_error_format(s->query_text, &err, buf, sizeof(buf));
+		s->exec_error = xstrdup(buf);
+		return;
+	}
+	table_view_sync(&s->tv, s->res, s->query_text);
+	detail_refresh(s);
+}
+
+/* Replay: make tick idx the newest shown, the window rebuilt from the ticks before it. */
+static int replay_rebuild(struct screen *s, size_t idx)
+{
+	struct tick *got = xcalloc(HISTORY_TICKS, sizeof(*got));
+	size_t n = 0, i = idx + 1;
+	uint64_t newest = 0;
+	char *cause = NULL;
+	int rc = 0;
+
+	while (i-- > 0 && n < HISTORY_TICKS) {
+		if (s->src->ops->seek(s->src, i, &cause) < 0 ||
+		    source_read(s->src, &got[n], 0, &cause) != 1) {
+			rc = -1;
+			break;
+		}
+		if (!n)
+			newest = got[n].t_ns;
+		if (newest >= s->win.window_ns && got[n].t_ns < newest - s->win.window_ns) {
+			tick_done(&got[n]);
+			break;
+		}
+		n++;
+	}
+	window_clear(&s->history);
+	while (n-- > 0)
+		history_push(s, &got[n]);
+	free(got);
+	if (rc < 0) {
+		screen_status(s, ROLE_ERROR, "seek to tick %zu: %s", idx + 1, cause ? cause : "no tick");
+		free(cause);
+		return -1;
+	}
+	s->cursor = idx;
+	s->at_end = idx + 1 >= s->info->nticks;
+	if (!s->at_end && s->src->ops->seek(s->src, idx + 1, &cause) < 0) {
+		screen_status(s, ROLE_ERROR, "seek: %s", cause);
+		free(cause);
+		s->at_end = true;
+	}
+	return 0;
+}
+
+/* Show tick idx of the recording, or step through the paused live history. */
+int screen_seek(struct screen *s, long delta, bool absolute)
+{
+	long idx, last;
+	size_t e;
+
+	if (s->opts->replay) {
+		last = s->info->nticks ? (long)s->info->nticks - 1 : 0;
+		idx = absolute ? (delta < 0 ? last : delta) : (long)s->cursor + delta;
+		idx = idx < 0 ? 0 : idx > last ? last : idx;
+		s->playing = false;
+		return replay_rebuild(s, (size_t)idx);
+	}
+	if (!s->history.nticks)
+		return -1;
+	if (!s->paused) {
+		s->paused = true;
+		s->t_end = s->history.ticks[s->history.nticks - 1].t_ns;
+	}
+	for (e = s->history.nticks; e > 1 && s->history.ticks[e - 1].t_ns > s->t_end; e--)
+		;
+	last = (long)s->history.nticks - 1;
+	idx = absolute ? (delta < 0 ? last : delta) : (long)e - 1 + delta;
+	idx = idx < 0 ? 0 : idx > last ? last : idx;
+	s->t_end = s->history.ticks[idx].t_ns;
+	return 0;
+}
+
+/* Pause or resume. */
+void screen_pause(struct screen *s)
+{
+	if (s->opts->replay) {
+		if (!s->playing && s->at_end && replay_rebuild(s, 0) < 0)
+			return;
+		s->playing = !s->playing;
+		s->next_play_ms = now_ms();
+		return;
+	}
+	s->paused = !s->paused;
+	s->t_end = UINT64_MAX;
+	if (s->paused && s->history.nticks)
+		s->t_end = s->history.ticks[s->history.nticks - 1].t_ns;
+}
+
+/* Write the history to latop-YYYYMMDD-HHMMSS.snap. */
+void screen_save(struct screen *s)
+{
+	const char *dir = s->opts->record_dir ? s->opts->record_dir : ".";
+	struct snap_writer *w;
+	char name[64], *path, *cause = NULL;
+	time_t now = time(NULL);
+	struct tm tm;
+	size_t i;
+
+	if (!s->history.nticks) {
+		screen_status(s, ROLE_ERROR, "nothing to save yet: no tick has arrived");
+		return;
+	}
+	localtime_r(&now, &tm);
+	strftime(name, sizeof(name), "latop-%Y%m%d-%H%M%S.snap", &tm);
+	path = xasprintf("%s/%s", dir, name);
+	w = snap_create(path, s->info, &cause);
+	for (i = 0; w && i < s->history.nticks; i++) {
+		if (snap_write_tick(w, &s->history.ticks[i], &cause) < 0) {
+			snap_abandon(w);
+			w = NULL;
+		}
+	}
+	if (w && snap_close(w, &cause) == 0)
+		screen_status(s, ROLE_STATUS, "saved %zu ticks to %s", s->history.nticks, path);
+	else
+		screen_status(s, ROLE_ERROR, "cannot save %s: %s", path, cause ? cause : "unknown error");
+	free(cause);
+	free(path);
+}
+
+/* Switch to the next theme of the cycle. */
+void screen_theme_next(struct screen *s)
+{
+	char *warning = NULL;
+	const char *name;
+
+	if (!s->color) {
+		screen_status(s, ROLE_STATUS, "colors are off (NO_COLOR, --no-color or the terminal): mono only");
+		return;
+	}
+	name = theme_next(theme_name());
+	theme_load(name, true, &warning);
+	if (warning)
+		screen_status(s, ROLE_ERROR, "%s", warning);
+	else
+		screen_status(s, ROLE_STATUS, "theme %s", theme_name());
+	free(warning);
+}
+
+/* The replay speed factor. */
+double screen_speed(const struct screen *s)
+{
+	return speeds[s->speed];
+}
+
+/* Change the replay speed by delta steps. */
+void screen_speed_step(struct screen *s, int delta)
+{
+	int n = (int)(sizeof(speeds) / sizeof(speeds[0]));
+
+	s->speed += delta;
+	s->speed = s->speed < 0 ? 0 : s->speed >= n ? n - 1 : s->speed;
+	screen_status(s, ROLE_STATUS, "replay speed %gx", speeds[s->speed]);
+}
+
+/* Index of the newest shown tick in the recording. */
+size_t screen_cursor(const struct screen *s)
+{
+	return s->cursor;
+}
+
+/* Draw the status line: a message, else the key hints. */
+static void status_draw(const struct screen *s, int y, int w)
+{
+	static const char *const live[][2] = {
+		{"F1", "Help"}, {"F3", "Search"}, {"F4", "Filter"}, {"F5", "Pause"},
+		{"F6", "Sort"}, {":", "Query"}, {"Tab", "Detail"}, {"Enter", "Drill"},
+		{"s", "Save"}, {"q", "Quit"},
+	};
+	static const char *const replay[][2] = {
+		{"F1", "Help"}, {":", "Query"}, {"Space", "Play"}, {",.", "Step"},
+		{"[]", "10"}, {"g G", "Ends"}, {"+-", "Speed"}, {"Tab", "Detail"},
+		{"Enter", "Drill"}, {"q", "Quit"},
+	};
+	const char *const (*hints)[2] = s->opts->replay ? replay : live;
+	size_t i, n = s->opts->replay ? sizeof(replay) / sizeof(replay[0]) : sizeof(live) / sizeof(live[0]);
+	int x = 0;
+
+	draw_fill(y, 0, w, theme_attr(ROLE_STATUS));
+	if (s->status[0] && now_ms() - s->status_ms < STATUS_MS) {
+		draw_text(y, 0, w, s->status, theme_attr(s->status_role));
+		return;
+	}
+	for (i = 0; i < n && x < w; i++) {
+		x += draw_text(y, x, w - x, hints[i][0], theme_attr(ROLE_STATUS_KEY));
+		x += draw_text(y, x, w - x, hints[i][1], theme_attr(ROLE_STATUS));
+		x += draw_text(y, x, w - x, " ", theme_attr(ROLE_STATUS));
+	}
+}
+
+/* Draw everything. */
+static void screen_draw(struct screen *s)
+{
+	int h, w, body_y = HEADER_LINES, body_h, th, ph;
+
+	getmaxyx(stdscr, h, w);
+	erase();
+	if (s->help) {
+		help_draw(s->help_top, h - 1, w);
+		status_draw(s, h - 1, w);
+		curs_set(0);
+		refresh();
+		return;
+	}
+	header_draw(s, w);
+	ph = prompt_height(s);
+	body_h = h - HEADER_LINES - 1 - ph;
+	th = s->detail.open ? (body_h * 2 / 5 > 4 ? body_h * 2 / 5 : 4) : body_h;
+	if (th > body_h)
+		th = body_h;
+	if (s->res)
+		table_view_draw(&s->tv, s->res, body_y, th, w);
+	else if (body_h > 0)
+		draw_text(body_y, 0, w, s->exec_error ? s->exec_error : "(no query)",
+			  theme_attr(ROLE_ERROR));
+	if (s->detail.open && body_h - th > 1)
+		detail_draw(&s->detail, body_y + th, body_h - th, w);
+	status_draw(s, h - 1, w);
+	if (s->prompt.mode != PROMPT_OFF) {
+		prompt_draw(s, h - 2, w);
+		curs_set(1);
+	} else {
+		curs_set(0);
+	}
+	refresh();
+}
+
+/* Handle a mouse event: a header click sorts, a row click selects, the wheel scrolls. */
+static int mouse(struct screen *s)
+{
+	MEVENT ev;
+	int col;
+
+	if (getmouse(&ev) != OK || !s->res || s->help)
+		return R_NONE;
+	if (ev.bstate & BUTTON4_PRESSED) {
+		table_view_move(&s->tv, s->res, -3);
+		return R_REDRAW | R_DETAIL;
+	}
+	if (ev.bstate & BUTTON5_PRESSED) {
+		table_view_move(&s->tv, s->res, 3);
+		return R_REDRAW | R_DETAIL;
+	}
+	if (!(ev.bstate & (BUTTON1_CLICKED | BUTTON1_PRESSED)))
+		return R_NONE;
+	if (ev.y == s->tv.y_header) {
+		col = table_view_hit(&s->tv, ev.x);
+		if (col >= 0 && screen_sort(s, col, true) == 0)
+			return R_REDRAW | R_REQUERY;
+		return R_REDRAW;
+	}
+	if (ev.y > s->tv.y_header && ev.y <= s->tv.y_header + s->tv.height) {
+		table_view_select(&s->tv, s->res, s->tv.top + (size_t)(ev.y - s->tv.y_header - 1));
+		return R_REDRAW | R_DETAIL;
+	}
+	return R_NONE;
+}
+
+/* Handle one key or event. */
+static int input(struct screen *s, int ch)
+{
+	int h = LINES - 1, max;
+
+	if (ch == KEY_RESIZE)
+		return R_REDRAW;
+	if (ch == KEY_MOUSE)
+		return mouse(s);
+	if (s->prompt.mode != PROMPT_OFF)
+		return prompt_key(s, ch);
+	if (!s->help)
+		return keys_handle(s, ch);
+	max = help_lines() - h > 0 ? help_lines() - h : 0;
+	if (ch == KEY_DOWN || ch == 'j')
+		s->help_top++;
+	else if (ch == KEY_UP || ch == 'k')
+		s->help_top--;
+	else if (ch == KEY_NPAGE || ch == ' ')
+		s->help_top += h - 1;
+	else if (ch == KEY_PPAGE)
+		s->help_top -= h - 1;
+	else
+		s->help = false;
+	s->help_top = s->help_top < 0 ? 0 : s->help_top > max ? max : s->help_top;
+	return R_REDRAW;
+}
+
+/* Read what the source has; return reaction flags. */
+static int poll_source(struct screen *s, int wait_ms)
+{
+	char *cause = NULL;
+	struct tick t;
+	uint64_t prev, gap;
+	int r;
+
+	if (s->src_done || (s->opts->replay && (!s->playing || now_ms() < s->next_play_ms)))
+		return R_NONE;
+	r = source_read(s->src, &t, s->opts->replay ? 0 : wait_ms, &cause);
+	if (r == 0)
+		return R_NONE;
+	if (r < 0 || r == 2) {
+		if (s->opts->replay) {
+			s->at_end = true;
+			s->playing = false;
+			screen_status(s, ROLE_STATUS, "end of the recording: g or Space to start over");
+		} else {
+			s->src_done = true;
+			screen_status(s, ROLE_ERROR, "the source stopped: %s", cause ? cause : "end of data");
+		}
+		free(cause);
+		return R_REDRAW;
+	}
+	prev = s->history.nticks ? s->history.ticks[s->history.nticks - 1].t_ns : 0;
+	gap = prev && t.t_ns > prev ? (t.t_ns - prev) / 1000000 : 1000;
+	history_push(s, &t);
+	header_sample(&s->header);
+	if (s->opts->replay) {
+		s->cursor = s->src->ops->tell(s->src) - 1;
+		s->at_end = s->cursor + 1 >= s->info->nticks;
+		s->playing = !s->at_end;
+		gap = gap < 10 ? 10 : gap > 10000 ? 10000 : gap;
+		s->next_play_ms = now_ms() + (uint64_t)((double)gap / speeds[s->speed]);
+	}
+	return s->paused ? R_REDRAW : R_REDRAW | R_REQUERY;
+}
+
+/* How long to wait for a key before looking at the source again. */
+static int wait_ms(const struct screen *s)
+{
+	uint64_t now = now_ms();
+
+	if (!s->opts->replay)
+		return LIVE_POLL_MS;
+	if (!s->playing)
+		return 250;
+	return s->next_play_ms > now ? (int)(s->next_play_ms - now < 250 ? s->next_play_ms - now : 250) : 0;
+}
+
+/* Pick the theme: the option, else the rc file's theme=, else default. */
+static void theme_choose(struct screen *s)
+{
+	char *cause = NULL, *warning = NULL;
+	struct config *cfg = config_load(NULL, &cause);
+	const char *name = s->opts->theme;
+
+	if (!name && cfg)
+		name = config_get(cfg, "theme");
+	theme_load(name ? name : "default", s->color, &warning);
+	if (cause || warning)
+		screen_status(s, ROLE_ERROR, "%s%s%s", cause ? cause : "", cause && warning ? "; " : "",
+			      warning ? warning : "");
+	free(cause);
+	free(warning);
+	config_free(cfg);
+}
+
+/* Open the first query: the option (a fragment refines the first view), else the first view. */
+static int first_query(struct screen *s, char **cause)
+{
+	int v = views_first(s->info);
+	char *err_text = NULL, buf[1024];
+	struct query_error err;
+	size_t i;
+
+	if (v < 0 && !s->opts->query) {
+		char list[512] = "";
+
+		for (i = 0; i < s->info->nschemas; i++)
+			snprintf(list + strlen(list), sizeof(list) - strlen(list), "%s%s",
+				 i ? ", " : "", s->info->schemas[i]->table);
+		*cause = xasprintf("no view can show this source's tables (%s)", list[0] ? list : "none");
+		return -1;
+	}
+	if (v >= 0 && screen_view(s, (size_t)v) < 0 && !s->opts->query) {
+		*cause = xasprintf("%s", s->status);
+		return -1;
+	}
+	if (!s->opts->query)
+		return 0;
+	if (screen_refine(s, s->opts->query, &err, &err_text) < 0) {
+		query_error_format(err_text, &err, buf, sizeof(buf));
+		*cause = xasprintf("bad query: %s", buf);
+		free(err_text);
+		return -1;
+	}
+	stack_clear(s);
+	return 0;
+}
+
+/* Start curses; -1 with *cause if the terminal cannot be used. */
+static int terminal_init(struct screen *s, char **cause)
+{
+	const char *nc = getenv("NO_COLOR");
+
+	setlocale(LC_ALL, "");
+	draw_init(!strcmp(nl_langinfo(CODESET), "UTF-8"));
+	if (!newterm(NULL, stdout, stdin)) {
+		*cause = xasprintf("cannot start the terminal interface (TERM=%s)",
+				   getenv("TERM") ? getenv("TERM") : "unset");
+		return -1;
+	}
+	cbreak();
+	noecho();
+	keypad(stdscr, TRUE);
+	set_escdelay(50);
+	curs_set(0);
+	mousemask(BUTTON1_CLICKED | BUTTON1_PRESSED | BUTTON4_PRESSED | BUTTON5_PRESSED, NULL);
+	mouseinterval(0);
+	s->color = !s->opts->no_color && !(nc && *nc) && has_colors();
+	if (s->color) {
+		start_color();
+		use_default_colors();
+	}
+	return 0;
+}
+
+/* Free the session's state. */
+static void screen_done(struct screen *s)
+{
+	size_t v;
+
+	prompt_done(&s->prompt);
+	detail_done(&s->detail);
+	table_view_done(&s->tv);
+	result_free(s->res);
+	free(s->exec_error);
+	query_free(s->query);
+	free(s->query_text);
+	stack_clear(s);
+	for (v = 0; v < views_len; v++)
+		free(s->view_query[v]);
+	free(s->view_query);
+	window_done(&s->history);
+}
+
+/* Run until the user quits. */
+int tui_run(struct source *src, const struct tui_opts *o, char **cause)
+{
+	struct screen s;
+	int flags = R_REDRAW | R_REQUERY, ch, rc = 0;
+
+	memset(&s, 0, sizeof(s));
+	s.src = src;
+	s.info = src->ops->info(src);
+	s.opts = o;
+	s.view_query = xcalloc(views_len, sizeof(char *));
+	s.t_end = UINT64_MAX;
+	s.speed = SPEED_1X;
+	s.playing = o->replay;
+	s.cursor = o->replay && src->ops->tell ? src->ops->tell(src) : 0;
+	window_init(&s.history, UINT64_MAX);
+	window_init(&s.win, 5000000000ULL);
+	table_view_init(&s.tv);
+	detail_init(&s.detail);
+	header_init(&s.header);
+	if (prompt_init(&s.prompt, cause) < 0 || first_query(&s, cause) < 0) {
+		screen_done(&s);
+		return -1;
+	}
+	if (terminal_init(&s, cause) < 0) {
+		screen_done(&s);
+		return -1;
+	}
+	signals_install();
+	theme_choose(&s);
+	while (!s.quit && !stop_requested) {
+		if (flags & R_REQUERY)
+			requery(&s);
+		else if (flags & R_DETAIL)
+			detail_refresh(&s);
+		if (flags)
+			screen_draw(&s);
+		flags = 0;
+		timeout(wait_ms(&s));
+		ch = getch();
+		if (ch != ERR)
+			flags |= input(&s, ch);
+		flags |= poll_source(&s, ch != ERR ? 0 : 10);
+		if (s.status[0] && now_ms() - s.status_ms >= STATUS_MS) {
+			s.status[0] = '\0';
+			flags |= R_REDRAW;
+		}
+	}
+	endwin();
+	screen_done(&s);
+	return rc;
+}

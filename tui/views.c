@@ -1,0 +1,60 @@
+/* The view table: adding a view is one line here. */
+#include <string.h>
+
+#include "views.h"
+
+const struct view views[] = {
+	{'1', "flows", "flows",
+	 "from flows group by flow show count, rate(count), p50(lat), p99(lat), max(lat) "
+	 "order by p99(lat) desc"},
+	{'2', "paths", "paths",
+	 "from paths group by path show count, rate(count), p50(lat), p99(lat), max(lat), "
+	 "sum(time) order by sum(time) desc"},
+	{'3', "nvme", "nvme",
+	 "from nvme group by dev, op show count, rate(count), p50(lat), p99(lat), max(lat) "
+	 "order by p99(lat) desc"},
+	{'4', "block", "block",
+	 "from block group by dev, op show count, rate(count), sum(size), p50(lat), p99(lat), "
+	 "max(lat) order by p99(lat) desc"},
+	{'5', "locks", "locks",
+	 "from locks group by lock show count, p50(wait), p99(wait), p9999(wait), max(wait), "
+	 "max(hold) order by p9999(wait) desc"},
+	{'6', "syscalls", "syscalls",
+	 "from syscalls group by pid, comm, syscall show count, rate(count), errors, p50(lat), "
+	 "p99(lat), max(lat), sum(time), sum(oncpu), sum(offcpu) order by sum(time) desc"},
+};
+
+const size_t views_len = sizeof(views) / sizeof(views[0]);
+
+/* The view showing table, or -1. */
+int views_find(const char *table)
+{
+	size_t i;
+
+	for (i = 0; table && i < views_len; i++)
+		if (!strcmp(views[i].table, table))
+			return (int)i;
+	return -1;
+}
+
+/* The schema info gives for view v's table, or NULL. */
+const struct schema *views_schema(const struct source_info *info, size_t v)
+{
+	size_t i;
+
+	for (i = 0; i < info->nschemas; i++)
+		if (!strcmp(info->schemas[i]->table, views[v].table))
+			return info->schemas[i];
+	return NULL;
+}
+
+/* The first view whose table the source provides, or -1. */
+int views_first(const struct source_info *info)
+{
+	size_t i;
+
+	for (i = 0; i < views_len; i++)
+		if (views_schema(info, i))
+			return (int)i;
+	return -1;
+}
