@@ -1,0 +1,176 @@
+/* Decide which hooks work by loading and attaching minimal programs. */
+#include <errno.h>
+#include <string.h>
+#include <stdio.h>
+#include <unistd.h>
+#include <linux/bpf.h>
+#include <linux/btf.h>
+#include <bpf/bpf.h>
+#include <bpf/btf.h>
+#include <bpf/libbpf.h>
+#include "feature.h"
+
+#define FEATURE_CACHE 64
+#define ENOTSUPP_KERNEL 524	/* the kernel's internal ENOTSUPP, seen by BPF loads */
+
+struct feature_answer {
+	char key[80];		/* "fentry:vfs_read", "tp_btf:sys_enter" */
+	bool ok;
+	char why[160];
+};
+
+static struct feature_answer cache[FEATURE_CACHE];
+static size_t ncache;
+static struct btf *vmlinux_btf;
+static int vmlinux_err;
+
+/* Return the cached answer for key, or NULL. */
+static const struct feature_answer *cache_find(const char *key)
+{
+	size_t i;
+
+	for (i = 0; i < ncache; i++)
+		if (!strcmp(cache[i].key, key))
+			return &cache[i];
+	return NULL;
+}
+
+/* Remember an answer (the cache is small; past its size answers are not kept). */
+static void cache_put(const char *key, bool ok, const char *why)
+{
+	struct feature_answer *a;
+
+	if (ncache == FEATURE_CACHE)
+		return;
+	a = &cache[ncache++];
+	snprintf(a->key, sizeof(a->key), "%s", key);
+	a->ok = ok;
+	snprintf(a->why, sizeof(a->why), "%s", why);
+}
+
+/* Return the running kernel's BTF, loading it once. */
+static struct btf *kernel_btf(void)
+{
+	if (!vmlinux_btf && !vmlinux_err) {
+		vmlinux_btf = btf__load_vmlinux_btf();
+		if (!vmlinux_btf)
+			vmlinux_err = errno ? errno : ENOENT;
+	}
+	return vmlinux_btf;
+}
+
+/* Return the errno name of err ("EPERM"), or its number. */
+static const char *errno_name(int err, char *buf, size_t len)
+{
+	switch (err) {
+	case EPERM: return "EPERM";
+	case EACCES: return "EACCES";
+	case ENOENT: return "ENOENT";
+	case EINVAL: return "EINVAL";
+	case ENOTSUPP_KERNEL: return "ENOTSUPP";
+	case EOPNOTSUPP: return "EOPNOTSUPP";
+	case EBUSY: return "EBUSY";
+	case E2BIG: return "E2BIG";
+	case ESRCH: return "ESRCH";
+	default:
+		snprintf(buf, len, "errno %d", err);
+		return buf;
+	}
+}
+
+/*
+ * Load "return 0" as a tracing program of attach type at on BTF id, then
+ * attach it.  Return 0, or fill why with the step that failed and its errno.
+ */
+static int try_tracing(const char *what, int btf_id, enum bpf_attach_type at,
+		       char *why, size_t len)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = at,
+		    .attach_btf_id = btf_id);
+	char num[24];
+	int fd, link, err;
+
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "latop_feature", "GPL", insns,
+			   sizeof(insns) / sizeof(insns[0]), &opts);
+	if (fd < 0) {
+		err = errno;
+		snprintf(why, len, "%s: %s at load (%s)", what, errno_name(err, num, sizeof(num)),
+			 strerror(err));
+		return -1;
+	}
+	link = at == BPF_TRACE_RAW_TP ? bpf_raw_tracepoint_open(NULL, fd)
+				      : bpf_link_create(fd, 0, at, NULL);
+	if (link < 0) {
+		err = errno;
+		close(fd);
+		snprintf(why, len, "%s: %s at attach (%s)", what, errno_name(err, num, sizeof(num)),
+			 strerror(err));
+		return -1;
+	}
+	close(link);
+	close(fd);
+	return 0;
+}
+
+/* Answer whether a tracing hook on BTF name (of kind) works, with caching. */
+static bool feature_tracing(const char *prefix, const char *name, const char *btf_name,
+			    int kind, enum bpf_attach_type at, char *why, size_t len)
+{
+	const struct feature_answer *a;
+	char key[80], msg[160];
+	struct btf *btf;
+	int id;
+	bool ok;
+
+	snprintf(key, sizeof(key), "%s:%s", prefix, name);
+	a = cache_find(key);
+	if (a) {
+		snprintf(why, len, "%s", a->why);
+		return a->ok;
+	}
+	btf = kernel_btf();
+	if (!btf) {
+		snprintf(msg, sizeof(msg), "%s: no kernel BTF (%s)", key, strerror(vmlinux_err));
+		ok = false;
+	} else if ((id = btf__find_by_name_kind(btf, btf_name, kind)) < 0) {
+		snprintf(msg, sizeof(msg), "%s: not in this kernel's BTF", key);
+		ok = false;
+	} else {
+		ok = try_tracing(key, id, at, msg, sizeof(msg)) == 0;
+		if (ok)
+			snprintf(msg, sizeof(msg), "%s: loads and attaches", key);
+	}
+	cache_put(key, ok, msg);
+	snprintf(why, len, "%s", msg);
+	return ok;
+}
+
+/* Return true when fentry programs load and attach on func; else fill why. */
+bool feature_fentry(const char *func, char *why, size_t len)
+{
+	return feature_tracing("fentry", func, func, BTF_KIND_FUNC, BPF_TRACE_FENTRY, why, len);
+}
+
+/* Return true when a tp_btf program loads and attaches on tp; else fill why. */
+bool feature_tp_btf(const char *tp, char *why, size_t len)
+{
+	char btf_name[96];
+
+	snprintf(btf_name, sizeof(btf_name), "btf_trace_%s", tp);
+	return feature_tracing("tp_btf", tp, btf_name, BTF_KIND_TYPEDEF, BPF_TRACE_RAW_TP,
+			       why, len);
+}
+
+/* Return true when the kernel exposes BTF; else fill why. */
+bool feature_btf(char *why, size_t len)
+{
+	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0 && kernel_btf())
+		return true;
+	snprintf(why, len, "this kernel has no BTF (/sys/kernel/btf/vmlinux: %s); "
+		 "latop needs CONFIG_DEBUG_INFO_BTF=y", strerror(errno ? errno : ENOENT));
+	return false;
+}

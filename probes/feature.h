@@ -1,0 +1,19 @@
+/*
+ * Which hooks this kernel really gives: each answer comes from loading (and
+ * attaching) a minimal program, never from bpftool feature probe.  Answers
+ * are cached for the life of the process.
+ */
+#ifndef LATOP_FEATURE_H
+#define LATOP_FEATURE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Return true when fentry programs load and attach on func; else fill why. */
+bool feature_fentry(const char *func, char *why, size_t len);
+/* Return true when a tp_btf program loads and attaches on tracepoint tp; else fill why. */
+bool feature_tp_btf(const char *tp, char *why, size_t len);
+/* Return true when the kernel exposes BTF (/sys/kernel/btf/vmlinux); else fill why. */
+bool feature_btf(char *why, size_t len);
+
+#endif

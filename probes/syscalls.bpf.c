@@ -1,0 +1,679 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The syscalls probe: per (tgid, tid, syscall) counts, latency histograms and
+ * an exact split of each call's time into the states it passed through.
+ *
+ * A thread in a syscall carries its state in task-local storage.  Every hook
+ * that changes what the thread is doing charges the time since the last
+ * change to the current state and switches state, so the components of a call
+ * telescope from entry to exit and sum to its latency exactly.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "syscalls.h"
+#include "filter.bpf.h"
+#include "bits.bpf.h"
+
+#define S_IFMT 00170000
+#define S_IFSOCK 0140000
+
+/* Softirq vectors (include/linux/interrupt.h). */
+#define VEC_NET_TX 2
+#define VEC_NET_RX 3
+#define VEC_BLOCK 4
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_READ 0
+#define NR_WRITE 1
+#define NR_PREAD64 17
+#define NR_PWRITE64 18
+#define NR_READV 19
+#define NR_WRITEV 20
+#define NR_SENDFILE 40
+#define NR_CONNECT 42
+#define NR_ACCEPT 43
+#define NR_SENDTO 44
+#define NR_RECVFROM 45
+#define NR_SENDMSG 46
+#define NR_RECVMSG 47
+#define NR_SHUTDOWN 48
+#define NR_FUTEX 202
+#define NR_SPLICE 275
+#define NR_ACCEPT4 288
+#define NR_RECVMMSG 299
+#define NR_SENDMMSG 307
+#define NR_EXECVE 59
+#define NR_PRCTL 157
+#define NR_EXECVEAT 322
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_READ 63
+#define NR_WRITE 64
+#define NR_PREAD64 67
+#define NR_PWRITE64 68
+#define NR_READV 65
+#define NR_WRITEV 66
+#define NR_SENDFILE 71
+#define NR_CONNECT 203
+#define NR_ACCEPT 202
+#define NR_SENDTO 206
+#define NR_RECVFROM 207
+#define NR_SENDMSG 211
+#define NR_RECVMSG 212
+#define NR_SHUTDOWN 210
+#define NR_FUTEX 98
+#define NR_SPLICE 76
+#define NR_ACCEPT4 242
+#define NR_RECVMMSG 243
+#define NR_SENDMMSG 269
+#define NR_EXECVE 221
+#define NR_PRCTL 167
+#define NR_EXECVEAT 281
+#else
+#error "latop: syscall numbers for this architecture are missing"
+#endif
+#define NR_FUTEX_WAITV 449
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile __u32 self_tgid = 0;
+const volatile bool ctr_enabled[CTR_N] = {};
+
+/* Two filter slots: user space writes the idle one, then flips filter_idx. */
+struct filter_prog filters[2] = {};
+volatile __u32 filter_idx = 0;
+/* Single events sent this tick; user space zeroes it every tick. */
+volatile __u64 events_used = 0;
+
+static const struct sys_stats zero_stats;
+
+/* What a thread inside a syscall is doing now. */
+struct sys_task {
+	__u64 pid_tgid;
+	__u64 enter_ns;
+	__u64 state_ns;		/* when the current state began */
+	__u64 off_ns;		/* when the thread last left the CPU */
+	__u64 offcpu;
+	__u64 comp[ST_NSTATES];
+	__u64 ctr_last[CTR_N];
+	__u64 ctr_acc[CTR_N];
+	__u32 nr;
+	__u32 faults;
+	__u32 cswitch;
+	__u8 active;		/* inside a syscall we count */
+	__u8 sampled;		/* picked by SAMPLE 1/N: also send as an event */
+	__u8 state;		/* enum sys_state */
+	__u8 resume;		/* state to return to when back on a CPU */
+	__u8 irq_saved;		/* state before the running softirq */
+	__u8 lock_saved, mm_saved, net_saved;
+	__u8 lock_depth, mm_depth, net_depth;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct sys_task);
+} tasks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, SYS_MAX_KEYS);
+	__type(key, struct sys_key);
+	__type(value, struct sys_stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, H_N);
+	__type(key, __u32);
+	__type(value, __u64);
+} health SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, SYS_RINGBUF_BYTES);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+} ctr_taskclock SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+} ctr_cycles SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERF_EVENT_ARRAY);
+	__type(key, __u32);
+	__type(value, __u32);
+} ctr_instructions SEC(".maps");
+
+/* Count one health event (drop, loss, eviction) on this CPU. */
+static __always_inline void health_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&health, &idx);
+
+	if (v)
+		(*v)++;
+}
+
+/* Return the filter user space installed last. */
+static __always_inline const struct filter_prog *filter_cur(void)
+{
+	return &filters[filter_idx & 1];
+}
+
+/* Read counter k on this CPU into *val; false when it is not readable. */
+static __always_inline bool ctr_read(__u32 k, __u64 *val)
+{
+	struct bpf_perf_event_value v;
+	void *map = k == CTR_TASKCLOCK ? (void *)&ctr_taskclock :
+		    k == CTR_CYCLES ? (void *)&ctr_cycles : (void *)&ctr_instructions;
+
+	if (bpf_perf_event_read_value(map, BPF_F_CURRENT_CPU, &v, sizeof(v)))
+		return false;
+	*val = v.counter;
+	return true;
+}
+
+/* Start an on-CPU segment: remember the enabled counters' values. */
+static __always_inline void ctr_start(struct sys_task *t)
+{
+	__u32 k;
+
+	for (k = 0; k < CTR_N; k++)
+		if (ctr_enabled[k] && !ctr_read(k, &t->ctr_last[k]))
+			t->ctr_last[k] = 0;
+}
+
+/* End an on-CPU segment: add what the enabled counters advanced. */
+static __always_inline void ctr_stop(struct sys_task *t)
+{
+	__u64 now;
+	__u32 k;
+
+	for (k = 0; k < CTR_N; k++)
+		if (ctr_enabled[k] && t->ctr_last[k] && ctr_read(k, &now) &&
+		    now > t->ctr_last[k])
+			t->ctr_acc[k] += now - t->ctr_last[k];
+}
+
+/* Charge the time since the last change to the current state. */
+static __always_inline void charge(struct sys_task *t, __u64 now)
+{
+	t->comp[t->state & (ST_NSTATES - 1)] += now - t->state_ns;
+	t->state_ns = now;
+}
+
+/* Return the storage of task when it is inside a counted syscall. */
+static __always_inline struct sys_task *task_in_call(struct task_struct *task)
+{
+	struct sys_task *t = bpf_task_storage_get(&tasks, task, 0, 0);
+
+	return t && t->active ? t : NULL;
+}
+
+/*
+ * Return true when the first argument of task's syscall is a socket.  Read
+ * lazily at switch-out, from the saved user registers, to keep sys_enter lean.
+ */
+static __always_inline bool arg0_is_socket(struct task_struct *task)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	struct fdtable *fdt = BPF_CORE_READ(task, files, fdt);
+	struct file **fds, *file = NULL;
+	__u64 fd = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	__u32 max_fds;
+	umode_t mode;
+
+	if (!fdt)
+		return false;
+	max_fds = BPF_CORE_READ(fdt, max_fds);
+	if (fd >= max_fds)
+		return false;
+	fds = BPF_CORE_READ(fdt, fd);
+	if (bpf_probe_read_kernel(&file, sizeof(file), &fds[fd]) || !file)
+		return false;
+	mode = BPF_CORE_READ(file, f_inode, i_mode);
+	return (mode & S_IFMT) == S_IFSOCK;
+}
+
+/* Return true for syscalls that only ever wait on sockets. */
+static __always_inline bool is_socket_syscall(__u32 nr)
+{
+	switch (nr) {
+	case NR_CONNECT: case NR_ACCEPT: case NR_ACCEPT4: case NR_SENDTO:
+	case NR_RECVFROM: case NR_SENDMSG: case NR_RECVMSG: case NR_SHUTDOWN:
+	case NR_RECVMMSG: case NR_SENDMMSG:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Return true for syscalls whose first argument is a file that may be a socket. */
+static __always_inline bool is_fd_syscall(__u32 nr)
+{
+	switch (nr) {
+	case NR_READ: case NR_WRITE: case NR_PREAD64: case NR_PWRITE64:
+	case NR_READV: case NR_WRITEV: case NR_SPLICE: case NR_SENDFILE:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* Decide why prev left the CPU. */
+static __always_inline __u8 offcpu_state(struct sys_task *t, struct task_struct *prev,
+					 bool preempt, unsigned int prev_state)
+{
+	if (preempt || prev_state == 0)
+		return ST_RUNQ;
+	if (BPF_CORE_READ_BITFIELD(prev, in_iowait))
+		return ST_BLOCK;
+	if (t->lock_depth || t->nr == NR_FUTEX || t->nr == NR_FUTEX_WAITV)
+		return ST_LOCK;
+	if (t->mm_depth)
+		return ST_MM;
+	if (t->net_depth || is_socket_syscall(t->nr) ||
+	    (is_fd_syscall(t->nr) && arg0_is_socket(prev)))
+		return ST_NET;
+	return ST_SLEEP;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	const struct filter_prog *f = filter_cur();
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct sys_task *t;
+	bool sampled = false;
+
+	if ((__u32)(pid_tgid >> 32) == self_tgid)
+		return 0;
+	if (f->sample_n > 1) {
+		if (bpf_get_prandom_u32() % f->sample_n)
+			goto drop;
+		sampled = true;
+	}
+	if (f->n && !f->needs_lat) {
+		struct filter_input in = {};
+		char comm[SYS_COMM_LEN];
+
+		bpf_get_current_comm(comm, sizeof(comm));
+		in.pid = pid_tgid >> 32;
+		in.tid = (__u32)pid_tgid;
+		in.uid = (__u32)bpf_get_current_uid_gid();
+		in.syscall = id;
+		in.comm = comm;
+		if (!filter_match(f, &in))
+			goto drop;
+	}
+	t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!t)
+		return 0;
+	__builtin_memset(t->comp, 0, sizeof(t->comp));
+	__builtin_memset(t->ctr_acc, 0, sizeof(t->ctr_acc));
+	t->pid_tgid = pid_tgid;
+	t->nr = id;
+	t->offcpu = 0;
+	t->faults = 0;
+	t->cswitch = 0;
+	t->sampled = sampled;
+	t->state = ST_OTHER;
+	t->lock_depth = t->mm_depth = t->net_depth = 0;
+	ctr_start(t);
+	t->enter_ns = t->state_ns = bpf_ktime_get_ns();
+	t->active = 1;
+	return 0;
+drop:
+	health_inc(H_DROPPED);
+	t = bpf_task_storage_get(&tasks, task, 0, 0);
+	if (t)
+		t->active = 0;
+	return 0;
+}
+
+/* Send one call to the ring buffer, within the per-tick budget. */
+static __always_inline void emit_event(const struct sys_task *t, __u64 now, __u64 lat,
+				       long ret, const struct filter_prog *f)
+{
+	__u64 budget = f->max_events ? f->max_events : SYS_DEFAULT_MAX_EVENTS;
+	struct sys_event *e;
+
+	if (events_used >= budget) {
+		health_inc(H_BUDGET);
+		return;
+	}
+	__sync_fetch_and_add(&events_used, 1);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		health_inc(H_LOST);
+		return;
+	}
+	e->ts_ns = now;
+	e->tgid = t->pid_tgid >> 32;
+	e->tid = (__u32)t->pid_tgid;
+	e->nr = t->nr;
+	e->pad = 0;
+	e->ret = ret;
+	e->lat = lat;
+	e->offcpu = t->offcpu;
+	__builtin_memcpy(e->comp, t->comp, sizeof(e->comp));
+	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/* Add one finished call to its key's totals, inserting the key if new. */
+static __always_inline void account_call(const struct sys_task *t, __u64 lat, long ret)
+{
+	struct sys_key key = {
+		.tgid = t->pid_tgid >> 32, .tid = (__u32)t->pid_tgid, .nr = t->nr,
+	};
+	struct sys_stats *v;
+	__u32 k, i;
+
+	v = bpf_map_lookup_elem(&stats, &key);
+	if (!v) {
+		long err = bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
+
+		if (err && err != -17 /* EEXIST */) {
+			health_inc(H_EVICTED);
+			return;
+		}
+		v = bpf_map_lookup_elem(&stats, &key);
+		if (!v)
+			return;
+		bpf_get_current_comm(v->comm, sizeof(v->comm));
+	} else if (t->nr == NR_EXECVE || t->nr == NR_EXECVEAT || t->nr == NR_PRCTL) {
+		bpf_get_current_comm(v->comm, sizeof(v->comm));
+	}
+	/* One thread owns a key, so plain adds cannot race. */
+	if (v->count == 0 || lat < v->lat_min)
+		v->lat_min = lat;
+	if (lat > v->lat_max)
+		v->lat_max = lat;
+	v->count++;
+	v->errors += ret < 0 && ret >= -4095;
+	v->lat_sum += lat;
+	v->offcpu += t->offcpu;
+	for (i = 0; i < ST_NSTATES; i++)
+		v->comp[i] += t->comp[i];
+	v->faults += t->faults;
+	v->cswitch += t->cswitch;
+	for (k = 0; k < CTR_N; k++)
+		if (ctr_enabled[k])
+			v->ctr[k] += t->ctr_acc[k];
+	lh_add(v->hist, lat);
+}
+
+SEC("tp_btf/sys_exit")
+int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	const struct filter_prog *f;
+	__u64 now, lat;
+
+	if (!t)
+		return 0;
+	now = bpf_ktime_get_ns();
+	t->active = 0;
+	charge(t, now);
+	ctr_stop(t);
+	lat = now - t->enter_ns;
+	f = filter_cur();
+	if (f->n && f->needs_lat) {
+		struct filter_input in = {};
+		char comm[SYS_COMM_LEN];
+
+		bpf_get_current_comm(comm, sizeof(comm));
+		in.pid = t->pid_tgid >> 32;
+		in.tid = (__u32)t->pid_tgid;
+		in.uid = (__u32)bpf_get_current_uid_gid();
+		in.syscall = t->nr;
+		in.lat = lat;
+		in.comm = comm;
+		if (!filter_match(f, &in)) {
+			health_inc(H_DROPPED);
+			return 0;
+		}
+	}
+	account_call(t, lat, ret);
+	if (t->sampled || (f->threshold_ns && lat >= f->threshold_ns))
+		emit_event(t, now, lat, ret, f);
+	return 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	struct sys_task *t;
+	__u64 now = 0;
+
+	t = task_in_call(prev);
+	if (t) {
+		now = bpf_ktime_get_ns();
+		charge(t, now);
+		ctr_stop(t);
+		t->resume = t->state;
+		t->state = offcpu_state(t, prev, preempt, prev_state);
+		t->off_ns = now;
+		t->cswitch++;
+	}
+	t = task_in_call(next);
+	if (t) {
+		if (!now)
+			now = bpf_ktime_get_ns();
+		charge(t, now);
+		t->offcpu += now - t->off_ns;
+		t->state = t->resume;
+		ctr_start(t);
+	}
+	return 0;
+}
+
+SEC("tp_btf/softirq_entry")
+int BPF_PROG(softirq_entry, unsigned int vec)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (!t)
+		return 0;
+	charge(t, bpf_ktime_get_ns());
+	t->irq_saved = t->state;
+	t->state = vec == VEC_NET_TX || vec == VEC_NET_RX ? ST_NET :
+		   vec == VEC_BLOCK ? ST_BLOCK : ST_SOFTIRQ;
+	return 0;
+}
+
+SEC("tp_btf/softirq_exit")
+int BPF_PROG(softirq_exit, unsigned int vec)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (!t)
+		return 0;
+	charge(t, bpf_ktime_get_ns());
+	t->state = t->irq_saved;
+	return 0;
+}
+
+/*
+ * Spans that nest (a spinlock inside a mutex slow path, a lock inside
+ * reclaim): the outermost begin switches state, the matching end restores it.
+ */
+#define SPAN_BEGIN(t, depth, saved, st) do {			\
+	if ((t)->depth++ == 0) {				\
+		charge((t), bpf_ktime_get_ns());		\
+		(t)->saved = (t)->state;			\
+		(t)->state = (st);				\
+	}							\
+} while (0)
+
+#define SPAN_END(t, depth, saved) do {				\
+	if ((t)->depth && --(t)->depth == 0) {			\
+		charge((t), bpf_ktime_get_ns());		\
+		(t)->state = (t)->saved;			\
+	}							\
+} while (0)
+
+SEC("tp_btf/contention_begin")
+int BPF_PROG(lock_begin, void *lock, unsigned int flags)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		SPAN_BEGIN(t, lock_depth, lock_saved, ST_LOCK);
+	return 0;
+}
+
+SEC("tp_btf/contention_end")
+int BPF_PROG(lock_end, void *lock, int ret)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		SPAN_END(t, lock_depth, lock_saved);
+	return 0;
+}
+
+SEC("tp_btf/mmap_lock_start_locking")
+int BPF_PROG(mmap_lock_begin, struct mm_struct *mm, bool write)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		SPAN_BEGIN(t, mm_depth, mm_saved, ST_MM);
+	return 0;
+}
+
+SEC("tp_btf/mmap_lock_acquire_returned")
+int BPF_PROG(mmap_lock_end, struct mm_struct *mm, bool write, bool success)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		SPAN_END(t, mm_depth, mm_saved);
+	return 0;
+}
+
+SEC("tp_btf/mm_vmscan_direct_reclaim_begin")
+int BPF_PROG(reclaim_begin, int order, gfp_t gfp_flags)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		SPAN_BEGIN(t, mm_depth, mm_saved, ST_MM);
+	return 0;
+}
+
+SEC("tp_btf/mm_vmscan_direct_reclaim_end")
+int BPF_PROG(reclaim_end, unsigned long nr_reclaimed)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		SPAN_END(t, mm_depth, mm_saved);
+	return 0;
+}
+
+SEC("tp_btf/net_dev_start_xmit")
+int BPF_PROG(xmit_begin, const struct sk_buff *skb, const struct net_device *dev)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		SPAN_BEGIN(t, net_depth, net_saved, ST_NET);
+	return 0;
+}
+
+SEC("tp_btf/net_dev_xmit")
+int BPF_PROG(xmit_end, struct sk_buff *skb, int rc, struct net_device *dev,
+	     unsigned int len)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		SPAN_END(t, net_depth, net_saved);
+	return 0;
+}
+
+SEC("tp_btf/page_fault_kernel")
+int BPF_PROG(fault_kernel, unsigned long address, struct pt_regs *regs,
+	     unsigned long error_code)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		t->faults++;
+	return 0;
+}
+
+/* Optional, where fentry loads: socket calls and fault handling as spans. */
+SEC("fentry/sock_recvmsg")
+int BPF_PROG(sock_recv_begin)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		SPAN_BEGIN(t, net_depth, net_saved, ST_NET);
+	return 0;
+}
+
+SEC("fexit/sock_recvmsg")
+int BPF_PROG(sock_recv_end)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		SPAN_END(t, net_depth, net_saved);
+	return 0;
+}
+
+SEC("fentry/sock_sendmsg")
+int BPF_PROG(sock_send_begin)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		SPAN_BEGIN(t, net_depth, net_saved, ST_NET);
+	return 0;
+}
+
+SEC("fexit/sock_sendmsg")
+int BPF_PROG(sock_send_end)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		SPAN_END(t, net_depth, net_saved);
+	return 0;
+}
+
+SEC("fentry/handle_mm_fault")
+int BPF_PROG(mm_fault_begin)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		SPAN_BEGIN(t, mm_depth, mm_saved, ST_MM);
+	return 0;
+}
+
+SEC("fexit/handle_mm_fault")
+int BPF_PROG(mm_fault_end)
+{
+	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+
+	if (t)
+		SPAN_END(t, mm_depth, mm_saved);
+	return 0;
+}

@@ -1,0 +1,88 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The syscalls probe: structs shared by syscalls.bpf.c and syscalls.c
+ * (__u32/__u64 only).  Include <linux/types.h> (user space) or vmlinux.h
+ * (BPF) first.
+ */
+#ifndef LATOP_SYSCALLS_H
+#define LATOP_SYSCALLS_H
+
+#include "../core/lhist.h"
+
+#define SYS_COMM_LEN 16
+#define SYS_MAX_KEYS 8192	/* (tgid, tid, nr) keys the stats map holds */
+#define SYS_RINGBUF_BYTES (1 << 20)
+#define SYS_DEFAULT_MAX_EVENTS 4096	/* single events per tick when BUFFER is 0 */
+
+/*
+ * Where a call's time goes.  Each nanosecond of a call is in exactly one
+ * state, so the components sum to its latency.  Order matches the schema's
+ * runq..other columns.
+ */
+enum sys_state {
+	ST_RUNQ,	/* preempted, runnable, waiting for a CPU */
+	ST_BLOCK,	/* off CPU in iowait, or block softirq */
+	ST_NET,		/* socket wait, transmit, net softirq */
+	ST_MM,		/* reclaim, mmap lock wait, fault handling */
+	ST_LOCK,	/* kernel lock contention, futex wait */
+	ST_SOFTIRQ,	/* other softirqs */
+	ST_SLEEP,	/* other voluntary waits */
+	ST_OTHER,	/* on CPU, in the syscall */
+	ST_NSTATES,
+};
+
+/* Optional perf counters read at on-CPU segment boundaries. */
+enum sys_counter {
+	CTR_TASKCLOCK,
+	CTR_CYCLES,
+	CTR_INSTRUCTIONS,
+	CTR_N,
+};
+
+/* Health counters, one per-CPU array slot each. */
+enum sys_health {
+	H_DROPPED,	/* calls the pushdown filter or sampling dropped */
+	H_LOST,		/* ring buffer full */
+	H_EVICTED,	/* stats map full: a new key could not be inserted */
+	H_BUDGET,	/* single events over the per-tick budget (BUFFER) */
+	H_N,
+};
+
+struct sys_key {
+	__u32 tgid;
+	__u32 tid;
+	__u32 nr;
+	__u32 pad;
+};
+
+/* Monotonic per-key totals; user space computes per-tick deltas. */
+struct sys_stats {
+	__u64 count;
+	__u64 errors;
+	__u64 lat_sum;
+	__u64 lat_min;
+	__u64 lat_max;
+	__u64 offcpu;
+	__u64 comp[ST_NSTATES];
+	__u64 faults;
+	__u64 cswitch;
+	__u64 ctr[CTR_N];
+	char comm[SYS_COMM_LEN];
+	__u32 hist[LH_NBUCKETS];
+};
+
+/* One slow or sampled call, sent through the ring buffer. */
+struct sys_event {
+	__u64 ts_ns;		/* CLOCK_MONOTONIC at exit */
+	__u32 tgid;
+	__u32 tid;
+	__u32 nr;
+	__u32 pad;
+	__u64 ret;		/* return value, negative errno as two's complement */
+	__u64 lat;
+	__u64 offcpu;
+	__u64 comp[ST_NSTATES];
+	char comm[SYS_COMM_LEN];
+};
+
+#endif
