@@ -37,6 +37,8 @@ struct probe_ops {
 	/* The hooks this kernel gives each stage (for `latop probes` and the header). */
 	size_t (*hooks)(struct probe *p, struct hook_choice *out, size_t max);
 	void (*close)(struct probe *p);
+	/* The fds of its loaded programs, for run-time statistics; how many. */
+	size_t (*prog_fds)(struct probe *p, int *out, size_t max);
 };
 
 struct probe {
@@ -61,6 +63,16 @@ size_t probe_schemas(const struct schema **out, size_t max);
  */
 struct source *live_open(const char *const *tables, size_t ntables,
 			 uint64_t interval_ns, char **cause);
+
+/*
+ * Choose the perf counters probes read during events, before live_open:
+ * a comma list of "taskclock", "cycles", "instructions", "" for none.
+ * -1 with *cause for an unknown name.  Counters this machine lacks are
+ * skipped at open, with the reason in the source status.
+ */
+int probe_set_counters(const char *names, char **cause);
+/* The counter list in effect (probe_set_counters, or the default). */
+const char *probe_counters(void);
 
 /* Print, for `latop probes`, each probe's stages and chosen hooks. */
 int probes_report(FILE *out, bool json);

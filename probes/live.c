@@ -1,0 +1,332 @@
+/*
+ * The live source: opens the probes that own the requested tables and, every
+ * interval, has each one fold its kernel state into frames.  Programs' run
+ * time comes from the kernel's BPF run-time statistics.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/timerfd.h>
+#include <sys/utsname.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include "../core/xalloc.h"
+#include "probe.h"
+
+#define MAX_PROGS 64
+#define MAX_SCHEMAS 32
+#define MAX_HOOKS 32
+
+struct live_probe {
+	struct probe p;
+	uint64_t run_ns, run_cnt;	/* its programs' totals at the last tick */
+};
+
+struct live {
+	struct source src;
+	struct source_info info;
+	struct live_probe *probes;
+	size_t nprobes;
+	const struct schema *schemas[MAX_SCHEMAS];
+	char *status;
+	int tfd;
+	int stats_fd;			/* keeps BPF run-time statistics on */
+	uint64_t interval_ns;
+	uint64_t last_mono_ns;
+};
+
+/* Return clock c now, in ns. */
+static uint64_t now_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Sum run_time_ns and run_cnt over a probe's programs. */
+static void prog_totals(struct live_probe *lp, uint64_t *run_ns, uint64_t *run_cnt)
+{
+	int fds[MAX_PROGS];
+	size_t i, n = lp->p.ops->prog_fds(&lp->p, fds, MAX_PROGS);
+
+	*run_ns = *run_cnt = 0;
+	for (i = 0; i < n; i++) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+
+		if (bpf_obj_get_info_by_fd(fds[i], &info, &len))
+			continue;
+		*run_ns += info.run_time_ns;
+		*run_cnt += info.run_cnt;
+	}
+}
+
+/* Arm the tick timer for interval_ns; fill *cause on failure. */
+static int arm_timer(struct live *l, uint64_t interval_ns, char **cause)
+{
+	struct itimerspec its = {
+		.it_interval = { interval_ns / 1000000000ULL, interval_ns % 1000000000ULL },
+		.it_value = { interval_ns / 1000000000ULL, interval_ns % 1000000000ULL },
+	};
+
+	if (interval_ns == 0) {
+		*cause = xasprintf("live: the tick interval must be above 0");
+		return -1;
+	}
+	if (timerfd_settime(l->tfd, 0, &its, NULL)) {
+		*cause = xasprintf("live: arming the tick timer: %s", strerror(errno));
+		return -1;
+	}
+	l->interval_ns = interval_ns;
+	return 0;
+}
+
+/* Collect one tick from every live probe into out. */
+static int collect_tick(struct live *l, struct tick *out, char **cause)
+{
+	uint64_t mono = now_ns(CLOCK_MONOTONIC), t_ns = now_ns(CLOCK_REALTIME);
+	uint64_t dt = mono - l->last_mono_ns;
+	size_t i, j;
+
+	l->last_mono_ns = mono;
+	tick_init(out, t_ns);
+	for (i = 0; i < l->nprobes; i++) {
+		struct live_probe *lp = &l->probes[i];
+		size_t first = out->nframes;
+		uint64_t run_ns, run_cnt;
+
+		if (!lp->p.live)
+			continue;
+		if (lp->p.ops->collect(&lp->p, t_ns, dt, out, cause)) {
+			tick_done(out);
+			return -1;
+		}
+		prog_totals(lp, &run_ns, &run_cnt);
+		for (j = first; j < out->nframes; j++) {
+			out->frames[j]->stats.bpf_ns = run_ns - lp->run_ns;
+			out->frames[j]->stats.bpf_runs = run_cnt - lp->run_cnt;
+		}
+		lp->run_ns = run_ns;
+		lp->run_cnt = run_cnt;
+	}
+	return 1;
+}
+
+/* Wait up to timeout_ms for the tick timer, then collect a tick. */
+static int live_read(struct source *s, struct tick *out, int timeout_ms, char **cause)
+{
+	struct live *l = s->priv;
+	struct pollfd pfd = { .fd = l->tfd, .events = POLLIN };
+	uint64_t expirations;
+	int n;
+
+	n = poll(&pfd, 1, timeout_ms);
+	if (n < 0 && errno == EINTR)
+		return 0;
+	if (n < 0) {
+		*cause = xasprintf("live: waiting for the tick timer: %s", strerror(errno));
+		return -1;
+	}
+	if (n == 0)
+		return 0;
+	if (read(l->tfd, &expirations, sizeof(expirations)) != sizeof(expirations))
+		return 0;
+	return collect_tick(l, out, cause);
+}
+
+/* Install a pushdown filter in the probe that owns table. */
+static int live_set_filter(struct source *s, const char *table, const void *blob,
+			   size_t len, char **cause)
+{
+	struct live *l = s->priv;
+	size_t i, j;
+
+	if (len != sizeof(struct filter_prog)) {
+		*cause = xasprintf("live: filter for '%s' is %zu bytes, expected %zu",
+				   table, len, sizeof(struct filter_prog));
+		return -1;
+	}
+	for (i = 0; i < l->nprobes; i++) {
+		const struct probe_ops *ops = l->probes[i].p.ops;
+
+		for (j = 0; j < ops->ntables; j++) {
+			if (strcmp(ops->tables[j]->table, table))
+				continue;
+			if (!l->probes[i].p.live) {
+				*cause = xasprintf("live: table '%s' is not live: %s", table,
+						   l->probes[i].p.error);
+				return -1;
+			}
+			return ops->set_filter(&l->probes[i].p, blob, cause);
+		}
+	}
+	*cause = xasprintf("live: no open probe fills table '%s'", table);
+	return -1;
+}
+
+/* Change the tick interval. */
+static int live_set_interval(struct source *s, uint64_t interval_ns, char **cause)
+{
+	return arm_timer(s->priv, interval_ns, cause);
+}
+
+/* Return what this source is and gives. */
+static const struct source_info *live_info(struct source *s)
+{
+	struct live *l = s->priv;
+
+	return &l->info;
+}
+
+/* Close the probes and free the source. */
+static void live_close(struct source *s)
+{
+	struct live *l = s->priv;
+	size_t i;
+
+	for (i = 0; i < l->nprobes; i++) {
+		if (l->probes[i].p.live)
+			l->probes[i].p.ops->close(&l->probes[i].p);
+		free(l->probes[i].p.error);
+	}
+	if (l->tfd >= 0)
+		close(l->tfd);
+	if (l->stats_fd >= 0)
+		close(l->stats_fd);
+	free(l->probes);
+	free(l->status);
+	free(l);
+}
+
+static const struct source_ops live_ops = {
+	.name = "live",
+	.read = live_read,
+	.set_filter = live_set_filter,
+	.set_interval = live_set_interval,
+	.info = live_info,
+	.close = live_close,
+};
+
+/* Return true when ops owns one of tables (all tables when tables is NULL). */
+static bool probe_wanted(const struct probe_ops *ops, const char *const *tables, size_t n)
+{
+	size_t i, j;
+
+	if (!tables)
+		return true;
+	for (i = 0; i < n; i++)
+		for (j = 0; j < ops->ntables; j++)
+			if (!strcmp(ops->tables[j]->table, tables[i]))
+				return true;
+	return false;
+}
+
+/* Append text to *s (a growing status line). */
+static void append(char **s, const char *text)
+{
+	char *n = xasprintf("%s%s%s", *s ? *s : "", *s ? "; " : "", text);
+
+	free(*s);
+	*s = n;
+}
+
+/* Describe a live probe: its name and any stage that fell back. */
+static char *describe_live(struct probe *p)
+{
+	struct hook_choice hooks[MAX_HOOKS];
+	size_t i, n = p->ops->hooks(p, hooks, MAX_HOOKS), used = 0;
+	char *s = NULL, *line;
+
+	for (i = 0; i < n; i++)
+		used += hooks[i].hook && !hooks[i].why[0];
+	line = xasprintf("%s: live, %zu of %zu stages on their first-choice hook", p->ops->name,
+			 used, n);
+	append(&s, line);
+	free(line);
+	for (i = 0; i < n; i++)
+		if (hooks[i].why[0] && hooks[i].hook)
+			append(&s, hooks[i].why);
+	return s;
+}
+
+/* Open the probes for the given tables (NULL: all) as a source. */
+struct source *live_open(const char *const *tables, size_t ntables,
+			 uint64_t interval_ns, char **cause)
+{
+	struct live *l = xcalloc(1, sizeof(*l));
+	struct utsname u;
+	char *failed = NULL;
+	size_t i, j, nlive = 0;
+
+	l->tfd = -1;
+	l->stats_fd = -1;
+	for (i = 0; tables && i < ntables; i++) {
+		if (!probe_for_table(tables[i])) {
+			*cause = xasprintf("live: no probe fills table '%s'", tables[i]);
+			goto fail;
+		}
+	}
+	l->probes = xcalloc(probe_registry_len, sizeof(*l->probes));
+	for (i = 0; i < probe_registry_len; i++) {
+		const struct probe_ops *ops = probe_registry[i];
+		struct live_probe *lp;
+		char *err = NULL;
+
+		if (!probe_wanted(ops, tables, ntables))
+			continue;
+		lp = &l->probes[l->nprobes++];
+		lp->p.ops = ops;
+		if (ops->open(&lp->p, &err)) {
+			lp->p.error = err ? err : xasprintf("%s: failed to open", ops->name);
+			append(&failed, lp->p.error);
+			continue;
+		}
+		lp->p.live = true;
+		nlive++;
+		for (j = 0; j < ops->ntables && l->info.nschemas < MAX_SCHEMAS; j++)
+			l->schemas[l->info.nschemas++] = ops->tables[j];
+		append(&l->status, (err = describe_live(&lp->p)));
+		free(err);
+	}
+	if (nlive == 0) {
+		*cause = failed ? failed : xasprintf("live: no probe to open");
+		failed = NULL;
+		goto fail;
+	}
+	if (failed)
+		append(&l->status, failed);
+	l->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (l->stats_fd < 0)
+		append(&l->status, "BPF run-time statistics unavailable (bpf_enable_stats)");
+	l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (l->tfd < 0) {
+		*cause = xasprintf("live: creating the tick timer: %s", strerror(errno));
+		goto fail;
+	}
+	if (arm_timer(l, interval_ns, cause))
+		goto fail;
+	for (i = 0; i < l->nprobes; i++)
+		if (l->probes[i].p.live)
+			prog_totals(&l->probes[i], &l->probes[i].run_ns, &l->probes[i].run_cnt);
+	l->last_mono_ns = now_ns(CLOCK_MONOTONIC);
+	if (uname(&u) == 0) {
+		snprintf(l->info.host, sizeof(l->info.host), "%.63s", u.nodename);
+		snprintf(l->info.kernel, sizeof(l->info.kernel), "%.127s", u.release);
+	}
+	l->info.boot_offset_ns = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
+	l->info.schemas = l->schemas;
+	l->info.status = l->status;
+	free(failed);
+	l->src.ops = &live_ops;
+	l->src.priv = l;
+	return &l->src;
+fail:
+	free(failed);
+	live_close(&(struct source){ .ops = &live_ops, .priv = l });
+	return NULL;
+}

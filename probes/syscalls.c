@@ -1,0 +1,713 @@
+/*
+ * The syscalls probe, user side: choose hooks, load and attach
+ * syscalls.bpf.c, and turn its monotonic per-key totals into one frame of
+ * syscalls and one of syscall_events per tick.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "../core/xalloc.h"
+#include "../core/systbl.h"
+#include "../core/hist.h"
+#include "probe.h"
+#include "feature.h"
+#include "perf_event.h"
+#include "syscalls.h"
+#include "syscalls_schema.h"
+#include "syscalls.skel.h"
+
+#define BATCH_KEYS 256		/* keys read per bpf_map_lookup_batch call */
+#define IDLE_TICKS 10		/* a key idle this many ticks leaves the map */
+#define PREV_BUCKETS 4096	/* buckets of the previous-totals hash */
+
+/* One stage and the programs that serve it, in order of preference. */
+struct hook_spec {
+	const char *stage;
+	const char *kind;		/* "tp_btf" or "fentry" */
+	const char *label;		/* the hook as `latop probes` names it */
+	const char *targets[2];		/* tracepoints or kernel functions */
+	const char *progs[4];		/* programs in syscalls.bpf.c */
+	bool required;
+	const char *fallback;		/* the hook used instead when refused */
+};
+
+static const struct hook_spec hook_specs[] = {
+	{"syscall entry", "tp_btf", "tp_btf/sys_enter", {"sys_enter"}, {"sys_enter"}, true, NULL},
+	{"syscall exit", "tp_btf", "tp_btf/sys_exit", {"sys_exit"}, {"sys_exit"}, true, NULL},
+	{"off-CPU split (runq, block, lock, net, sleep)", "tp_btf", "tp_btf/sched_switch",
+	 {"sched_switch"}, {"sched_switch"}, false, NULL},
+	{"softirq time (net, block, softirq)", "tp_btf", "tp_btf/softirq_entry+softirq_exit",
+	 {"softirq_entry", "softirq_exit"}, {"softirq_entry", "softirq_exit"}, false, NULL},
+	{"kernel lock waits", "tp_btf", "tp_btf/contention_begin+contention_end",
+	 {"contention_begin", "contention_end"}, {"lock_begin", "lock_end"}, false, NULL},
+	{"mmap lock waits", "tp_btf",
+	 "tp_btf/mmap_lock_start_locking+mmap_lock_acquire_returned",
+	 {"mmap_lock_start_locking", "mmap_lock_acquire_returned"},
+	 {"mmap_lock_begin", "mmap_lock_end"}, false, NULL},
+	{"direct reclaim", "tp_btf",
+	 "tp_btf/mm_vmscan_direct_reclaim_begin+mm_vmscan_direct_reclaim_end",
+	 {"mm_vmscan_direct_reclaim_begin", "mm_vmscan_direct_reclaim_end"},
+	 {"reclaim_begin", "reclaim_end"}, false, NULL},
+	{"transmit on CPU", "tp_btf", "tp_btf/net_dev_start_xmit+net_dev_xmit",
+	 {"net_dev_start_xmit", "net_dev_xmit"}, {"xmit_begin", "xmit_end"}, false, NULL},
+	{"page faults (count)", "tp_btf", "tp_btf/page_fault_kernel",
+	 {"page_fault_kernel"}, {"fault_kernel"}, false, NULL},
+	{"socket send/recv time", "fentry", "fentry+fexit/sock_sendmsg,sock_recvmsg",
+	 {"sock_sendmsg", "sock_recvmsg"},
+	 {"sock_send_begin", "sock_send_end", "sock_recv_begin", "sock_recv_end"}, false,
+	 "tp_btf/sched_switch (socket found by the fd's inode at switch-out)"},
+	{"page fault handling time", "fentry", "fentry+fexit/handle_mm_fault",
+	 {"handle_mm_fault"}, {"mm_fault_begin", "mm_fault_end"}, false,
+	 "tp_btf/page_fault_kernel (faults counted, their time stays in other)"},
+};
+#define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
+
+/* The optional counters: option name, perf event, BPF map. */
+static const struct {
+	const char *option;
+	const char *perf_name;
+	const char *stage;
+} counter_specs[CTR_N] = {
+	[CTR_TASKCLOCK] = {"taskclock", "cpu-clock", "counter taskclock"},
+	[CTR_CYCLES] = {"cycles", "cycles", "counter cycles"},
+	[CTR_INSTRUCTIONS] = {"instructions", "instructions", "counter instructions"},
+};
+#define NCHOICES (NSPECS + CTR_N)
+
+/* What this tick's user side remembers of one key: its totals last tick. */
+struct prev_ent {
+	struct prev_ent *next;
+	struct sys_key key;
+	struct sys_stats st;
+	uint32_t idle;		/* ticks in a row without a new call */
+	uint32_t gen;		/* the collect that last saw it in the map */
+};
+
+struct syscalls_priv {
+	struct syscalls_bpf *skel;
+	struct ring_buffer *rb;
+	struct perf_counters *ctr[CTR_N];
+	struct hook_choice choices[NCHOICES];
+	size_t nchoices;
+	struct prev_ent *prev[PREV_BUCKETS];
+	uint32_t gen;
+	uint32_t sample_n;	/* SAMPLE 1/N in effect: counts scale by it */
+	int ncpus;
+	uint64_t health_prev[H_N];
+	uint64_t boot_offset_ns;
+	struct frame *ev_frame;	/* the events frame being filled by the ring callback */
+	struct sys_key *keys;	/* BATCH_KEYS */
+	struct sys_stats *vals;	/* BATCH_KEYS */
+	struct hist *h;		/* scratch for one row's histogram */
+};
+
+/* Return true when every target of spec loads here; fill why otherwise. */
+static bool spec_works(const struct hook_spec *spec, char *why, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < 2 && spec->targets[i]; i++) {
+		bool ok = !strcmp(spec->kind, "fentry") ?
+			  feature_fentry(spec->targets[i], why, len) :
+			  feature_tp_btf(spec->targets[i], why, len);
+
+		if (!ok)
+			return false;
+	}
+	why[0] = 0;
+	return true;
+}
+
+/* Fill choice for spec: the hook used, or the refusal and the fallback. */
+static bool choose_hook(const struct hook_spec *spec, struct hook_choice *choice)
+{
+	char why[140];
+	bool ok = spec_works(spec, why, sizeof(why));
+
+	choice->stage = spec->stage;
+	choice->hook = ok ? spec->label : spec->fallback;
+	if (ok)
+		choice->why[0] = 0;
+	else
+		snprintf(choice->why, sizeof(choice->why), "refused: %.140s", why);
+	return ok;
+}
+
+/* Return true when the counter option name is in the comma list names. */
+static bool counter_wanted(const char *names, const char *name)
+{
+	size_t n = strlen(name);
+	const char *p = names;
+
+	while ((p = strstr(p, name))) {
+		if ((p == names || p[-1] == ',') && (p[n] == 0 || p[n] == ','))
+			return true;
+		p += n;
+	}
+	return false;
+}
+
+/* Open the requested counters; record in choice why others are off. */
+static void open_counters(struct syscalls_priv *sp, struct hook_choice *choices, bool keep)
+{
+	const char *want = probe_counters();
+	int k, err;
+
+	for (k = 0; k < CTR_N; k++) {
+		struct hook_choice *c = &choices[k];
+		struct perf_counters *pc;
+		char *cause = NULL;
+
+		c->stage = counter_specs[k].stage;
+		c->hook = NULL;
+		c->why[0] = 0;
+		pc = perf_counters_open(counter_specs[k].perf_name, &err, &cause);
+		if (!pc) {
+			snprintf(c->why, sizeof(c->why), "%s", cause);
+			free(cause);
+			continue;
+		}
+		if (!counter_wanted(want, counter_specs[k].option)) {
+			snprintf(c->why, sizeof(c->why), "perf %s available, not enabled "
+				 "(probe_set_counters)", counter_specs[k].perf_name);
+			perf_counters_free(pc);
+			continue;
+		}
+		c->hook = counter_specs[k].perf_name;
+		if (keep)
+			sp->ctr[k] = pc;
+		else
+			perf_counters_free(pc);
+	}
+}
+
+/* Return the map that holds counter k's per-CPU fds. */
+static struct bpf_map *counter_map(struct syscalls_bpf *skel, int k)
+{
+	return k == CTR_TASKCLOCK ? skel->maps.ctr_taskclock :
+	       k == CTR_CYCLES ? skel->maps.ctr_cycles : skel->maps.ctr_instructions;
+}
+
+/* Return CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns. */
+static uint64_t boot_offset_ns(void)
+{
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return (rt.tv_sec - mono.tv_sec) * 1000000000ULL + rt.tv_nsec - mono.tv_nsec;
+}
+
+/* Return the name of syscall nr into buf. */
+static const char *syscall_label(uint32_t nr, char *buf, size_t len)
+{
+	const char *name = syscall_name(nr);
+
+	if (name)
+		return name;
+	snprintf(buf, len, "sys_%u", nr);
+	return buf;
+}
+
+/* Append one ring buffer record to the events frame of this tick. */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct syscalls_priv *sp = ctx;
+	const struct sys_event *e = data;
+	char comm[SYS_COMM_LEN + 1], buf[24];
+	union cell *r;
+	int i;
+
+	if (size < sizeof(*e) || !sp->ev_frame)
+		return 0;
+	r = frame_add_row(sp->ev_frame);
+	r[SE_TS].u = e->ts_ns + sp->boot_offset_ns;
+	r[SE_PID].u = e->tgid;
+	r[SE_TID].u = e->tid;
+	memcpy(comm, e->comm, SYS_COMM_LEN);
+	comm[SYS_COMM_LEN] = 0;
+	cell_set_str(&r[SE_COMM], comm);
+	cell_set_str(&r[SE_SYSCALL], syscall_label(e->nr, buf, sizeof(buf)));
+	r[SE_LAT].u = e->lat;
+	r[SE_RET].u = e->ret;
+	r[SE_OFFCPU].u = e->offcpu;
+	r[SE_ONCPU].u = e->lat - e->offcpu;
+	for (i = 0; i < ST_NSTATES; i++)
+		r[SE_RUNQ + i].u = e->comp[i];
+	return 0;
+}
+
+/* Return the previous-totals bucket of key. */
+static struct prev_ent **prev_bucket(struct syscalls_priv *sp, const struct sys_key *k)
+{
+	uint64_t h = ((uint64_t)k->tgid * 0x9E3779B97F4A7C15ULL) ^
+		     ((uint64_t)k->tid * 0xC2B2AE3D27D4EB4FULL) ^ (k->nr * 0x165667B1ULL);
+
+	return &sp->prev[(h >> 17) % PREV_BUCKETS];
+}
+
+/* Find the previous totals of key, adding zeroed ones when new. */
+static struct prev_ent *prev_get(struct syscalls_priv *sp, const struct sys_key *k)
+{
+	struct prev_ent **b = prev_bucket(sp, k), *e;
+
+	for (e = *b; e; e = e->next)
+		if (e->key.tgid == k->tgid && e->key.tid == k->tid && e->key.nr == k->nr)
+			return e;
+	e = xcalloc(1, sizeof(*e));
+	e->key = *k;
+	e->next = *b;
+	*b = e;
+	return e;
+}
+
+/* Drop keys gone from the map, and delete keys idle too long from both. */
+static void prev_sweep(struct syscalls_priv *sp)
+{
+	int fd = bpf_map__fd(sp->skel->maps.stats);
+	size_t i;
+
+	for (i = 0; i < PREV_BUCKETS; i++) {
+		struct prev_ent **pp = &sp->prev[i], *e;
+
+		while ((e = *pp)) {
+			bool gone = e->gen != sp->gen;
+
+			if (!gone && e->idle >= IDLE_TICKS) {
+				bpf_map_delete_elem(fd, &e->key);
+				gone = true;
+			}
+			if (gone) {
+				*pp = e->next;
+				free(e);
+			} else {
+				pp = &e->next;
+			}
+		}
+	}
+}
+
+/* Return cur - prev for a monotonic total (cur when the key restarted). */
+static inline uint64_t delta(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;
+}
+
+/* Build the histogram of the calls between prev and cur into h. */
+static void hist_delta(struct hist *h, const struct sys_stats *cur, const struct sys_stats *prev)
+{
+	int i, lo = -1, hi = -1, nb = LH_NBUCKETS;
+
+	hist_init(h);
+	h->count = delta(cur->count, prev->count);
+	h->sum = delta(cur->lat_sum, prev->lat_sum);
+	for (i = 0; i < nb; i++) {
+		h->b[i] = (uint32_t)(cur->hist[i] - prev->hist[i]);
+		if (h->b[i]) {
+			if (lo < 0)
+				lo = i;
+			hi = i;
+		}
+	}
+	if (lo < 0)
+		return;
+	/* The all-time extremes are exact when they moved this tick; else the
+	 * bucket bounds, clamped to them. */
+	if (prev->count == 0 || cur->lat_min < prev->lat_min)
+		h->min = cur->lat_min;
+	else
+		h->min = lh_bucket_low(lo) > cur->lat_min ? lh_bucket_low(lo) : cur->lat_min;
+	if (cur->lat_max > prev->lat_max || prev->count == 0)
+		h->max = cur->lat_max;
+	else
+		h->max = hi + 1 < nb && lh_bucket_low(hi + 1) - 1 < cur->lat_max ?
+			 lh_bucket_low(hi + 1) - 1 : cur->lat_max;
+}
+
+/* Append a row for key's calls since last tick; return the calls counted. */
+static uint64_t add_row(struct syscalls_priv *sp, struct frame *f, const struct sys_key *k,
+			const struct sys_stats *cur, const struct sys_stats *prev)
+{
+	uint64_t n = sp->sample_n > 1 ? sp->sample_n : 1;
+	uint64_t count = delta(cur->count, prev->count);
+	uint64_t time_ns = delta(cur->lat_sum, prev->lat_sum);
+	uint64_t off = delta(cur->offcpu, prev->offcpu);
+	char comm[SYS_COMM_LEN + 1], buf[24];
+	union cell *r = frame_add_row(f);
+	int i;
+
+	r[SC_PID].u = k->tgid;
+	r[SC_TID].u = k->tid;
+	memcpy(comm, cur->comm, SYS_COMM_LEN);
+	comm[SYS_COMM_LEN] = 0;
+	cell_set_str(&r[SC_COMM], comm);
+	cell_set_str(&r[SC_SYSCALL], syscall_label(k->nr, buf, sizeof(buf)));
+	r[SC_COUNT].u = count * n;
+	r[SC_ERRORS].u = delta(cur->errors, prev->errors) * n;
+	hist_delta(sp->h, cur, prev);
+	if (n > 1)
+		hist_scale(sp->h, n);
+	cell_set_hist(&r[SC_LAT], sp->h);
+	r[SC_TIME].u = time_ns * n;
+	r[SC_OFFCPU].u = off * n;
+	r[SC_ONCPU].u = (time_ns - off) * n;
+	for (i = 0; i < ST_NSTATES; i++)
+		r[SC_RUNQ + i].u = delta(cur->comp[i], prev->comp[i]) * n;
+	r[SC_FAULTS].u = delta(cur->faults, prev->faults) * n;
+	r[SC_CSWITCH].u = delta(cur->cswitch, prev->cswitch) * n;
+	for (i = 0; i < CTR_N; i++)
+		r[SC_TASKCLOCK + i].u = delta(cur->ctr[i], prev->ctr[i]) * n;
+	return count;
+}
+
+/* Fold one batch of map entries into f; return the calls counted. */
+static uint64_t fold_batch(struct syscalls_priv *sp, struct frame *f, uint32_t n)
+{
+	uint64_t events = 0;
+	uint32_t i;
+
+	for (i = 0; i < n; i++) {
+		struct prev_ent *p = prev_get(sp, &sp->keys[i]);
+
+		p->gen = sp->gen;
+		if (sp->vals[i].count == p->st.count) {
+			p->idle++;
+			continue;
+		}
+		events += add_row(sp, f, &sp->keys[i], &sp->vals[i], &p->st);
+		p->st = sp->vals[i];
+		p->idle = 0;
+	}
+	return events;
+}
+
+/* Read every key of the stats map in batches into f; return calls or -1. */
+static int64_t read_stats(struct syscalls_priv *sp, struct frame *f, char **cause)
+{
+	int fd = bpf_map__fd(sp->skel->maps.stats);
+	struct sys_key in_batch, out_batch;
+	bool first = true;
+	uint64_t events = 0;
+
+	for (;;) {
+		__u32 n = BATCH_KEYS;
+		int err;
+
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in_batch, &out_batch,
+					   sp->keys, sp->vals, &n, NULL);
+		if (err && errno != ENOENT) {
+			*cause = xasprintf("syscalls: reading the stats map: %s", strerror(errno));
+			return -1;
+		}
+		events += fold_batch(sp, f, n);
+		if (err)
+			break;
+		in_batch = out_batch;
+		first = false;
+	}
+	return events;
+}
+
+/* Read the per-CPU health counters summed over CPUs into sum. */
+static void read_health(struct syscalls_priv *sp, uint64_t sum[H_N])
+{
+	int fd = bpf_map__fd(sp->skel->maps.health);
+	uint64_t *v = xcalloc(sp->ncpus, sizeof(*v));
+	uint32_t i;
+	int c;
+
+	for (i = 0; i < H_N; i++) {
+		sum[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, v))
+			continue;
+		for (c = 0; c < sp->ncpus; c++)
+			sum[i] += v[c];
+	}
+	free(v);
+}
+
+/* Read and fold this tick's totals and events into two frames of t. */
+static int syscalls_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
+			    char **cause)
+{
+	struct syscalls_priv *sp = p->priv;
+	struct frame *f = frame_new(&syscalls_schema, t_ns, dt_ns);
+	struct frame *ev = frame_new(&syscall_events_schema, t_ns, dt_ns);
+	uint64_t health[H_N];
+	int64_t events;
+	int err;
+
+	sp->ev_frame = ev;
+	err = ring_buffer__consume(sp->rb);
+	sp->ev_frame = NULL;
+	sp->skel->bss->events_used = 0;
+	if (err < 0) {
+		*cause = xasprintf("syscalls: reading the events ring buffer: %s", strerror(-err));
+		goto fail;
+	}
+	sp->gen++;
+	events = read_stats(sp, f, cause);
+	if (events < 0)
+		goto fail;
+	prev_sweep(sp);
+	read_health(sp, health);
+	f->stats.events = events;
+	f->stats.dropped = delta(health[H_DROPPED], sp->health_prev[H_DROPPED]);
+	f->stats.lost = delta(health[H_LOST], sp->health_prev[H_LOST]) +
+			delta(health[H_BUDGET], sp->health_prev[H_BUDGET]);
+	f->stats.evicted = delta(health[H_EVICTED], sp->health_prev[H_EVICTED]);
+	memcpy(sp->health_prev, health, sizeof(health));
+	ev->stats = f->stats;
+	ev->stats.events = ev->nrows;
+	tick_add(t, f);
+	tick_add(t, ev);
+	return 0;
+fail:
+	frame_free(f);
+	frame_free(ev);
+	return -1;
+}
+
+/* Check that f is a well-formed postfix program; fill *cause if not. */
+static int filter_check(const struct filter_prog *f, char **cause)
+{
+	int depth = 0;
+	uint32_t i;
+
+	if (f->n > FILTER_MAX_ENTRIES) {
+		*cause = xasprintf("syscalls: filter has %u entries, at most %d fit",
+				   f->n, FILTER_MAX_ENTRIES);
+		return -1;
+	}
+	for (i = 0; i < f->n; i++) {
+		const struct filter_entry *e = &f->e[i];
+
+		if (e->op == FOP_AND || e->op == FOP_OR) {
+			depth--;
+		} else if (e->op == FOP_NOT) {
+			if (depth < 1)
+				depth = -1;
+		} else if (e->op >= FOP_EQ && e->op <= FOP_PREFIX && e->term > FTERM_NONE &&
+			   e->term < FTERM_MAX) {
+			bool comm = e->term == FTERM_COMM;
+
+			if ((comm && e->op != FOP_PREFIX && e->op != FOP_EQ && e->op != FOP_NE) ||
+			    (!comm && e->op == FOP_PREFIX) || (comm && e->value >= FILTER_MAX_STRS)) {
+				*cause = xasprintf("syscalls: filter entry %u: bad comm test", i);
+				return -1;
+			}
+			depth++;
+		} else {
+			*cause = xasprintf("syscalls: filter entry %u: unknown op %u or term %u",
+					   i, e->op, e->term);
+			return -1;
+		}
+		if (depth < 1 || depth > 64) {
+			*cause = xasprintf("syscalls: filter entry %u: stack %s", i,
+					   depth < 1 ? "underflow" : "deeper than 64");
+			return -1;
+		}
+	}
+	if (f->n && depth != 1) {
+		*cause = xasprintf("syscalls: filter leaves %d values, not 1", depth);
+		return -1;
+	}
+	return 0;
+}
+
+/* Install f in the idle slot, then make it current. */
+static int syscalls_set_filter(struct probe *p, const struct filter_prog *f, char **cause)
+{
+	struct syscalls_priv *sp = p->priv;
+	uint32_t next;
+
+	if (filter_check(f, cause))
+		return -1;
+	next = (sp->skel->bss->filter_idx + 1) & 1;
+	sp->skel->bss->filters[next] = *f;
+	__atomic_store_n(&sp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
+	sp->sample_n = f->sample_n;
+	return 0;
+}
+
+/* Switch off the programs of a refused optional spec. */
+static void disable_spec(struct syscalls_bpf *skel, const struct hook_spec *spec)
+{
+	size_t i;
+
+	for (i = 0; i < 4 && spec->progs[i]; i++) {
+		struct bpf_program *prog =
+			bpf_object__find_program_by_name(skel->obj, spec->progs[i]);
+
+		if (prog)
+			bpf_program__set_autoload(prog, false);
+	}
+}
+
+/* Explain a required hook that will not load, naming privilege when it is that. */
+static char *required_cause(const struct hook_choice *c)
+{
+	if (strstr(c->why, "EPERM") && geteuid() != 0)
+		return xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
+				 "(EPERM at load of syscalls: %s)", c->why);
+	if (strstr(c->why, "no kernel BTF"))
+		return xasprintf("syscalls: this kernel has no BTF; %s", c->why);
+	return xasprintf("syscalls: %s: %s", c->stage, c->why);
+}
+
+/* Free everything syscalls_open made. */
+static void syscalls_close(struct probe *p)
+{
+	struct syscalls_priv *sp = p->priv;
+	size_t i;
+	int k;
+
+	if (!sp)
+		return;
+	ring_buffer__free(sp->rb);
+	syscalls_bpf__destroy(sp->skel);
+	for (k = 0; k < CTR_N; k++)
+		perf_counters_free(sp->ctr[k]);
+	for (i = 0; i < PREV_BUCKETS; i++) {
+		struct prev_ent *e, *next;
+
+		for (e = sp->prev[i]; e; e = next) {
+			next = e->next;
+			free(e);
+		}
+	}
+	hist_free(sp->h);
+	free(sp->keys);
+	free(sp->vals);
+	free(sp);
+	p->priv = NULL;
+}
+
+/* Choose hooks, load, attach and start counting. */
+static int syscalls_open(struct probe *p, char **cause)
+{
+	struct syscalls_priv *sp = xcalloc(1, sizeof(*sp));
+	char why[160];
+	size_t i;
+	int k, err;
+
+	p->priv = sp;
+	if (!feature_btf(why, sizeof(why))) {
+		*cause = xasprintf("syscalls: %s", why);
+		goto fail;
+	}
+	sp->skel = syscalls_bpf__open();
+	if (!sp->skel) {
+		*cause = xasprintf("syscalls: opening the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	for (i = 0; i < NSPECS; i++) {
+		struct hook_choice *c = &sp->choices[sp->nchoices++];
+
+		if (choose_hook(&hook_specs[i], c))
+			continue;
+		if (hook_specs[i].required) {
+			*cause = required_cause(c);
+			goto fail;
+		}
+		disable_spec(sp->skel, &hook_specs[i]);
+	}
+	open_counters(sp, &sp->choices[sp->nchoices], true);
+	sp->nchoices += CTR_N;
+	sp->skel->rodata->self_tgid = getpid();
+	for (k = 0; k < CTR_N; k++)
+		sp->skel->rodata->ctr_enabled[k] = sp->ctr[k] != NULL;
+	err = syscalls_bpf__load(sp->skel);
+	if (err) {
+		*cause = err == -EPERM ?
+			 xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
+				   "(EPERM at load of syscalls)") :
+			 xasprintf("syscalls: loading the BPF programs: %s", strerror(-err));
+		goto fail;
+	}
+	for (k = 0; k < CTR_N; k++)
+		if (sp->ctr[k] && perf_counters_to_map(sp->ctr[k],
+				bpf_map__fd(counter_map(sp->skel, k)), cause))
+			goto fail;
+	err = syscalls_bpf__attach(sp->skel);
+	if (err) {
+		*cause = xasprintf("syscalls: attaching the BPF programs: %s", strerror(-err));
+		goto fail;
+	}
+	sp->rb = ring_buffer__new(bpf_map__fd(sp->skel->maps.events), on_event, sp, NULL);
+	if (!sp->rb) {
+		*cause = xasprintf("syscalls: opening the events ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	sp->ncpus = libbpf_num_possible_cpus();
+	sp->boot_offset_ns = boot_offset_ns();
+	sp->keys = xcalloc(BATCH_KEYS, sizeof(*sp->keys));
+	sp->vals = xcalloc(BATCH_KEYS, sizeof(*sp->vals));
+	sp->h = hist_new();
+	read_health(sp, sp->health_prev);
+	return 0;
+fail:
+	syscalls_close(p);
+	return -1;
+}
+
+/* List the hooks of each stage: the ones in use when open, else what would be. */
+static size_t syscalls_hooks(struct probe *p, struct hook_choice *out, size_t max)
+{
+	struct syscalls_priv *sp = p ? p->priv : NULL;
+	struct hook_choice all[NCHOICES];
+	size_t i, n = 0;
+
+	if (sp) {
+		memcpy(all, sp->choices, sizeof(all));
+		n = sp->nchoices;
+	} else {
+		for (i = 0; i < NSPECS; i++)
+			choose_hook(&hook_specs[i], &all[n++]);
+		open_counters(NULL, &all[n], false);
+		n += CTR_N;
+	}
+	if (n > max)
+		n = max;
+	memcpy(out, all, n * sizeof(*out));
+	return n;
+}
+
+/* List the fds of the loaded programs. */
+static size_t syscalls_prog_fds(struct probe *p, int *out, size_t max)
+{
+	struct syscalls_priv *sp = p->priv;
+	struct bpf_program *prog;
+	size_t n = 0;
+
+	if (!sp)
+		return 0;
+	bpf_object__for_each_program(prog, sp->skel->obj) {
+		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
+			out[n++] = bpf_program__fd(prog);
+	}
+	return n;
+}
+
+static const struct schema *const syscalls_tables[] = {
+	&syscalls_schema, &syscall_events_schema,
+};
+
+const struct probe_ops syscalls_probe_ops = {
+	.name = "syscalls",
+	.help = "per-syscall cost by thread, split into runq, block, net, mm, lock, "
+		"softirq, sleep and other time",
+	.ntables = 2,
+	.tables = syscalls_tables,
+	.open = syscalls_open,
+	.set_filter = syscalls_set_filter,
+	.collect = syscalls_collect,
+	.hooks = syscalls_hooks,
+	.close = syscalls_close,
+	.prog_fds = syscalls_prog_fds,
+};
