@@ -1,0 +1,226 @@
+/*
+ * Known syscall workloads for the live probe tests.  Every mode first writes
+ * one byte to stdout ("ready") and blocks reading one byte from stdin ("go"),
+ * so the test can install a filter before the work starts; after go it makes
+ * exactly the syscalls its mode names, and exits.
+ *
+ *   workload sysload N        N getppid, N write(/dev/null, 64 B), N read(/dev/zero, 64 B)
+ *   workload pipewait MS      read() on a pipe a thread writes to after MS ms
+ *   workload sockwait MS      read() then recv() on a TCP loopback socket, each
+ *                             answered by a thread after MS ms
+ *   workload lockwait MS      a thread holds a mutex for MS ms; main blocks on it (futex)
+ *   workload fileio N DIR     N times: write 64 KiB to a file in DIR and fsync it
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/syscall.h>
+
+static long delay_ms;
+static int wfd;
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_barrier_t held;
+
+/* Exit with a message naming what failed. */
+static void die(const char *what)
+{
+	fprintf(stderr, "workload: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+/* Sleep ms milliseconds. */
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Tell the test we are ready, then wait for its go. */
+static void handshake(void)
+{
+	char c = 'r';
+
+	if (write(1, &c, 1) != 1)
+		die("writing ready");
+	if (read(0, &c, 1) != 1)
+		die("reading go");
+}
+
+/* Make N of each of three cheap syscalls. */
+static void sysload(long n)
+{
+	char buf[64] = {0};
+	int null_fd = open("/dev/null", O_WRONLY), zero_fd = open("/dev/zero", O_RDONLY);
+	long i;
+
+	if (null_fd < 0 || zero_fd < 0)
+		die("opening /dev/null and /dev/zero");
+	handshake();
+	for (i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	for (i = 0; i < n; i++)
+		if (write(null_fd, buf, sizeof(buf)) != sizeof(buf))
+			die("write /dev/null");
+	for (i = 0; i < n; i++)
+		if (read(zero_fd, buf, sizeof(buf)) != sizeof(buf))
+			die("read /dev/zero");
+}
+
+/* Write one byte to wfd after delay_ms. */
+static void *late_writer(void *arg __attribute__((unused)))
+{
+	char c = 'x';
+
+	sleep_ms(delay_ms);
+	if (write(wfd, &c, 1) != 1)
+		die("late write");
+	return NULL;
+}
+
+/* Start late_writer on fd. */
+static pthread_t start_writer(int fd)
+{
+	pthread_t t;
+
+	wfd = fd;
+	if (pthread_create(&t, NULL, late_writer, NULL))
+		die("pthread_create");
+	return t;
+}
+
+/* Block in read() on a pipe for delay_ms. */
+static void pipewait(void)
+{
+	int p[2];
+	char c;
+	pthread_t t;
+
+	if (pipe(p))
+		die("pipe");
+	handshake();
+	t = start_writer(p[1]);
+	if (read(p[0], &c, 1) != 1)
+		die("read pipe");
+	pthread_join(t, NULL);
+}
+
+/* Connect a TCP loopback pair: *a and *b. */
+static void tcp_pair(int *a, int *b)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int l = socket(AF_INET, SOCK_STREAM, 0);
+
+	if (l < 0 || bind(l, (struct sockaddr *)&sa, sizeof(sa)) || listen(l, 1) ||
+	    getsockname(l, (struct sockaddr *)&sa, &len))
+		die("listening on loopback");
+	*a = socket(AF_INET, SOCK_STREAM, 0);
+	if (*a < 0 || connect(*a, (struct sockaddr *)&sa, sizeof(sa)))
+		die("connecting on loopback");
+	*b = accept(l, NULL, NULL);
+	if (*b < 0)
+		die("accept");
+	close(l);
+}
+
+/* Block in read() and then recv() on a TCP socket, delay_ms each. */
+static void sockwait(void)
+{
+	int a, b;
+	char c;
+	pthread_t t;
+
+	tcp_pair(&a, &b);
+	handshake();
+	t = start_writer(b);
+	if (read(a, &c, 1) != 1)
+		die("read socket");
+	pthread_join(t, NULL);
+	t = start_writer(b);
+	if (recv(a, &c, 1, 0) != 1)
+		die("recv socket");
+	pthread_join(t, NULL);
+}
+
+/* Hold the mutex for delay_ms. */
+static void *holder(void *arg __attribute__((unused)))
+{
+	pthread_mutex_lock(&mu);
+	pthread_barrier_wait(&held);
+	sleep_ms(delay_ms);
+	pthread_mutex_unlock(&mu);
+	return NULL;
+}
+
+/* Block on a mutex another thread holds for delay_ms. */
+static void lockwait(void)
+{
+	pthread_t t;
+
+	pthread_barrier_init(&held, NULL, 2);
+	handshake();
+	if (pthread_create(&t, NULL, holder, NULL))
+		die("pthread_create");
+	pthread_barrier_wait(&held);
+	pthread_mutex_lock(&mu);
+	pthread_mutex_unlock(&mu);
+	pthread_join(t, NULL);
+}
+
+/* Write and fsync a file n times. */
+static void fileio(long n, const char *dir)
+{
+	static char buf[65536];
+	char path[4096];
+	long i;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/latop-fileio.%d", dir, getpid());
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (fd < 0)
+		die(path);
+	memset(buf, 'x', sizeof(buf));
+	handshake();
+	for (i = 0; i < n; i++) {
+		if (write(fd, buf, sizeof(buf)) != sizeof(buf))
+			die("write file");
+		if (fsync(fd))
+			die("fsync");
+	}
+	close(fd);
+	unlink(path);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3) {
+		fprintf(stderr, "usage: workload sysload|pipewait|sockwait|lockwait|fileio ARG [DIR]\n");
+		return 2;
+	}
+	delay_ms = atol(argv[2]);
+	if (!strcmp(argv[1], "sysload"))
+		sysload(atol(argv[2]));
+	else if (!strcmp(argv[1], "pipewait"))
+		pipewait();
+	else if (!strcmp(argv[1], "sockwait"))
+		sockwait();
+	else if (!strcmp(argv[1], "lockwait"))
+		lockwait();
+	else if (!strcmp(argv[1], "fileio") && argc == 4)
+		fileio(atol(argv[2]), argv[3]);
+	else {
+		fprintf(stderr, "workload: unknown mode '%s'\n", argv[1]);
+		return 2;
+	}
+	return 0;
+}
