@@ -591,7 +591,7 @@ bad:
 /* Decode one cell of type t into c (zeroed); -1 with rb->err. */
 static int snap_get_cell(struct rbuf *rb, union cell *c, enum ftype t, uint64_t *hist_bytes)
 {
-	const uint8_t *p;
+	const uint8_t *p = NULL;
 	uint64_t n;
 	uint8_t present;
 	size_t used;

@@ -26,6 +26,7 @@ static inline size_t varint_get(const uint8_t *buf, size_t len, uint64_t *v)
 	uint64_t r = 0;
 	size_t i;
 
+	*v = 0;
 	for (i = 0; i < len && i < VARINT_MAX_BYTES; i++) {
 		uint8_t b = buf[i];
 

@@ -160,7 +160,7 @@ static int rbuf_le(struct rbuf *r, uint64_t *v, size_t n, const char *what)
 /* Read one byte. */
 int rbuf_u8(struct rbuf *r, uint8_t *v, const char *what)
 {
-	uint64_t x;
+	uint64_t x = 0;
 
 	if (rbuf_le(r, &x, 1, what))
 		return -1;
@@ -171,7 +171,7 @@ int rbuf_u8(struct rbuf *r, uint8_t *v, const char *what)
 /* Read a little-endian u16. */
 int rbuf_u16(struct rbuf *r, uint16_t *v, const char *what)
 {
-	uint64_t x;
+	uint64_t x = 0;
 
 	if (rbuf_le(r, &x, 2, what))
 		return -1;
@@ -182,7 +182,7 @@ int rbuf_u16(struct rbuf *r, uint16_t *v, const char *what)
 /* Read a little-endian u32. */
 int rbuf_u32(struct rbuf *r, uint32_t *v, const char *what)
 {
-	uint64_t x;
+	uint64_t x = 0;
 
 	if (rbuf_le(r, &x, 4, what))
 		return -1;
@@ -231,7 +231,7 @@ int rbuf_bytes(struct rbuf *r, const uint8_t **p, size_t n, const char *what)
 /* Read a varint length + bytes as a new string of at most max_bytes. */
 int rbuf_str(struct rbuf *r, char **s, size_t max_bytes, const char *what)
 {
-	const uint8_t *p;
+	const uint8_t *p = NULL;
 	uint64_t n;
 
 	if (rbuf_count(r, &n, max_bytes, what) || rbuf_bytes(r, &p, (size_t)n, what))
