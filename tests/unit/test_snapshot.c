@@ -28,7 +28,7 @@ static const struct schema b_schema = {"disks", "I/O per device", 2, b_fields};
 
 static char dir[64];
 
-/* Return a path inside the test directory (static buffer per call site use). */
+/* Write the path of name in the test directory into buf (256 bytes); return buf. */
 static char *path_of(char *buf, const char *name)
 {
 	snprintf(buf, 256, "%s/%s", dir, name);
