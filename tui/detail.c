@@ -268,9 +268,15 @@ static void hist_draw(const struct hist *h, int y, int x, int hh, int ww)
 		return;
 	}
 	o = snprintf(line, sizeof(line), "n %s", fmt_count(h->count, a, sizeof(a)));
-	for (m = 0; m < sizeof(marks) / sizeof(marks[0]); m++)
-		o += snprintf(line + o, sizeof(line) - (size_t)o, "  %s %s", marks[m].label,
+	for (m = 0; m < sizeof(marks) / sizeof(marks[0]); m++) {
+		if (m == 3) {
+			draw_text(y++, x, ww, line, theme_attr(ROLE_HIST_MARK));
+			hh--;
+			o = 0;
+		}
+		o += snprintf(line + o, sizeof(line) - (size_t)o, "%s%s %s", o ? "  " : "", marks[m].label,
 			      fmt_dur(hist_percentile(h, marks[m].q), a, sizeof(a)));
+	}
 	snprintf(line + o, sizeof(line) - (size_t)o, "  max %s", fmt_dur(h->max, a, sizeof(a)));
 	draw_text(y, x, ww, line, theme_attr(ROLE_HIST_MARK));
 	for (k = 0; k < LH_NBUCKETS; k++)
@@ -288,7 +294,7 @@ static void hist_draw(const struct hist *h, int y, int x, int hh, int ww)
 		if (c > maxc)
 			maxc = c;
 	}
-	barw = ww - 9 - 7 - 14;
+	barw = ww - 9 - 8 - 26;
 	for (k = 0, row = 1; k < ngroups && row < hh; k++, row++) {
 		uint32_t first = (lo / g + k) * g, j;
 		char label[64] = "";

@@ -125,32 +125,19 @@ static int act_quit(struct screen *s)
 	return R_QUIT;
 }
 
-/* Switch to the view bound to key. */
-static int act_view_n(struct screen *s, int key)
+/* Switch to the view bound to the key pressed. */
+static int act_view(struct screen *s)
 {
 	size_t v;
 
 	for (v = 0; v < views_len; v++)
-		if (views[v].key == key)
+		if (views[v].key == s->key)
 			break;
 	if (v == views_len)
 		return R_NONE;
 	screen_view(s, v);
 	return R_REDRAW | R_REQUERY;
 }
-
-/* Switch to view 1. */
-static int act_view1(struct screen *s) { return act_view_n(s, '1'); }
-/* Switch to view 2. */
-static int act_view2(struct screen *s) { return act_view_n(s, '2'); }
-/* Switch to view 3. */
-static int act_view3(struct screen *s) { return act_view_n(s, '3'); }
-/* Switch to view 4. */
-static int act_view4(struct screen *s) { return act_view_n(s, '4'); }
-/* Switch to view 5. */
-static int act_view5(struct screen *s) { return act_view_n(s, '5'); }
-/* Switch to view 6. */
-static int act_view6(struct screen *s) { return act_view_n(s, '6'); }
 
 /* Move the selection by n rows. */
 static int move_sel(struct screen *s, long n)
@@ -299,12 +286,12 @@ const struct key_action keys[] = {
 	{'\t', "Tab", act_detail, "detail pane: histogram, time breakdown, slow calls"},
 	{'d', "d", act_detail, NULL},
 	{'s', "s", act_save, "save the recent ticks as a snapshot (latop-DATE-TIME.snap)"},
-	{'1', "1", act_view1, "views: 1 flows 2 paths 3 nvme 4 block 5 locks 6 syscalls"},
-	{'2', "2", act_view2, NULL},
-	{'3', "3", act_view3, NULL},
-	{'4', "4", act_view4, NULL},
-	{'5', "5", act_view5, NULL},
-	{'6', "6", act_view6, NULL},
+	{'1', "1", act_view, "views: 1 flows 2 paths 3 nvme 4 block 5 locks 6 syscalls"},
+	{'2', "2", act_view, NULL},
+	{'3', "3", act_view, NULL},
+	{'4', "4", act_view, NULL},
+	{'5', "5", act_view, NULL},
+	{'6', "6", act_view, NULL},
 	{KEY_UP, "Up", act_up, "select the row above"},
 	{'k', "k", act_up, NULL},
 	{KEY_DOWN, "Down", act_down, "select the row below"},
@@ -338,6 +325,7 @@ int keys_handle(struct screen *s, int ch)
 {
 	size_t i;
 
+	s->key = ch;
 	for (i = 0; i < keys_len; i++)
 		if (keys[i].key == ch)
 			return keys[i].act(s);

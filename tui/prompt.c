@@ -325,16 +325,24 @@ int prompt_height(const struct screen *s)
 	return n + (p->error != NULL) + (p->hint != NULL);
 }
 
-/* Draw the error lines (message, query, caret) from y. */
+/* Draw the error lines (message, query, caret) from y, the query and caret
+ * shifted left together when the caret would be off screen. */
 static int error_draw(const char *error, int y, int w)
 {
-	const char *line = error, *nl;
+	const char *line = error, *nl, *caret = strrchr(error, '\n');
 	char buf[1024];
-	int n = 0;
+	int n = 0, off = 0, len;
 
+	if (caret && strchr(caret, '^') && (int)(strchr(caret, '^') - caret) > w - 4)
+		off = (int)(strchr(caret, '^') - caret) - w / 2;
 	while (line && *line) {
 		nl = strchr(line, '\n');
-		snprintf(buf, sizeof(buf), "%.*s", nl ? (int)(nl - line) : (int)strlen(line), line);
+		len = nl ? (int)(nl - line) : (int)strlen(line);
+		if (n > 0 && off > 0)
+			snprintf(buf, sizeof(buf), "%.2s%.*s", line, len - off - 2 > 0 ? len - off - 2 : 0,
+				 len > off + 2 ? line + off + 2 : "");
+		else
+			snprintf(buf, sizeof(buf), "%.*s", len, line);
 		draw_fill(y + n, 0, w, theme_attr(ROLE_STATUS));
 		draw_text(y + n, 0, w, buf, theme_attr(strchr(buf, '^') && strspn(buf, " ^") == strlen(buf)
 							? ROLE_CARET : ROLE_ERROR));

@@ -308,6 +308,7 @@ int screen_view(struct screen *s, size_t v)
 /* Sort by result column col. */
 int screen_sort(struct screen *s, int col, bool flip)
 {
+	size_t depth;
 	bool desc;
 	char *text;
 	int rc;
@@ -319,8 +320,9 @@ int screen_sort(struct screen *s, int col, bool flip)
 	else
 		desc = !s->res->cols[col].key;
 	text = xasprintf("order by %s %s", s->res->cols[col].name, desc ? "desc" : "asc");
+	depth = s->depth;
 	rc = refine_or_say(s, text);
-	if (rc == 0 && s->depth)
+	if (s->depth > depth)
 		free(s->stack[--s->depth]);
 	free(text);
 	return rc;

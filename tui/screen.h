@@ -53,6 +53,7 @@ struct screen {
 	bool at_end;			/* replay: the last tick has been read */
 	bool src_done;			/* the source ended or failed: stop reading */
 
+	int key;			/* the key being handled (for actions shared by keys) */
 	bool help;
 	int help_top;
 	char status[512];
