@@ -60,22 +60,29 @@ void detail_done(struct detail *d)
 	detail_clear(d);
 }
 
-/* Split v[0..n) into runs that each sum to total within 1%; return how many. */
+/* Split v[0..n) into runs of two or more that each sum to total (the run
+ * closest to it, within 1%); return how many. */
 static size_t partition(const uint64_t *v, size_t n, uint64_t total, struct group *g, size_t max)
 {
-	size_t start = 0, ng = 0;
+	size_t start = 0, ng = 0, e, best_e;
+	uint64_t sum, diff, best;
 
 	if (!total)
 		return 0;
-	while (start < n && ng < max) {
-		uint64_t sum = 0;
-		size_t e;
-
-		for (e = start; e < n && sum < total - total / 100; e++)
+	while (start + 1 < n && ng < max) {
+		best = UINT64_MAX;
+		best_e = start;
+		for (sum = v[start], e = start + 1; e < n && sum <= total + total / 100; e++) {
 			sum += v[e];
-		if (sum >= total - total / 100 && sum <= total + total / 100 && e - start > 1) {
-			g[ng++] = (struct group){start, e - start};
-			start = e;
+			diff = sum > total ? sum - total : total - sum;
+			if (diff < best) {
+				best = diff;
+				best_e = e;
+			}
+		}
+		if (best <= total / 100) {
+			g[ng++] = (struct group){start, best_e - start + 1};
+			start = best_e + 1;
 		} else {
 			start++;
 		}

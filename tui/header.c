@@ -151,15 +151,51 @@ static void line_tabs(const struct screen *s, int y, int w)
 		draw_text(y, w - draw_width(buf), draw_width(buf), buf, theme_attr(ROLE_TAB_DIM));
 }
 
-/* Draw the active query, with the drill-down depth. */
-static void line_query(const struct screen *s, int y, int w)
-{
-	int x = 0;
+#define QUERY_LINES_MAX 3
 
-	draw_fill(y, 0, w, theme_attr(ROLE_QUERY));
-	if (s->depth)
-		x += draw_textf(y, x, w, theme_attr(ROLE_METER_WARN), "[drill %zu] ", s->depth);
-	draw_textf(y, x, w - x, theme_attr(ROLE_QUERY), "%s", s->query_text ? s->query_text : "");
+/* The query line's prefix: the drill-down depth. */
+static void query_prefix(const struct screen *s, char *buf, size_t n)
+{
+	snprintf(buf, n, s->depth ? "[drill %zu] " : "", s->depth);
+}
+
+/* Lines the header takes at width w. */
+int header_height(const struct screen *s, int w)
+{
+	char pre[32];
+	int cols, lines;
+
+	query_prefix(s, pre, sizeof(pre));
+	cols = draw_width(pre) + (s->query_text ? draw_width(s->query_text) : 0);
+	lines = w > 0 ? (cols + w - 1) / w : 1;
+	return 3 + (lines < 1 ? 1 : lines > QUERY_LINES_MAX ? QUERY_LINES_MAX : lines);
+}
+
+/* Draw the active query, with the drill-down depth, wrapped onto n lines. */
+static void lines_query(const struct screen *s, int y, int n, int w)
+{
+	const char *t = s->query_text ? s->query_text : "";
+	char pre[32];
+	int x, k;
+
+	query_prefix(s, pre, sizeof(pre));
+	for (k = 0; k < n; k++)
+		draw_fill(y + k, 0, w, theme_attr(ROLE_QUERY));
+	x = draw_text(y, 0, w, pre, theme_attr(ROLE_METER_WARN));
+	for (k = 0; k < n && *t; k++, x = 0) {
+		int used = draw_text(y + k, x, w - x, t, theme_attr(ROLE_QUERY));
+
+		while (used > 0 && *t) {
+			char one[8] = {0};
+			size_t len = 1;
+
+			while (len < sizeof(one) - 1 && (t[len] & 0xC0) == 0x80)
+				len++;
+			memcpy(one, t, len);
+			used -= draw_width(one);
+			t += len;
+		}
+	}
 }
 
 /* Draw the meters, the tabs and the query. */
@@ -168,5 +204,5 @@ void header_draw(const struct screen *s, int w)
 	line_mode(s, 0, w);
 	line_rates(s, 1, w);
 	line_tabs(s, 2, w);
-	line_query(s, 3, w);
+	lines_query(s, 3, header_height(s, w) - 3, w);
 }

@@ -11,13 +11,13 @@ struct header {
 	double cpu_pct;		/* latop's own CPU over the last sample */
 };
 
-/* Lines the header takes. */
-#define HEADER_LINES 4
 
 void header_init(struct header *h);
 /* Measure latop's own CPU use since the last sample. */
 void header_sample(struct header *h);
-/* Draw the meters, the tabs and the query in HEADER_LINES lines, w wide. */
+/* Lines the header takes at width w (the query wraps onto up to three). */
+int header_height(const struct screen *s, int w);
+/* Draw the meters, the tabs and the query in header_height lines, w wide. */
 void header_draw(const struct screen *s, int w);
 
 #endif

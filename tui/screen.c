@@ -608,9 +608,10 @@ static void status_draw(const struct screen *s, int y, int w)
 /* Draw everything. */
 static void screen_draw(struct screen *s)
 {
-	int h, w, body_y = HEADER_LINES, body_h, th, ph;
+	int h, w, body_y, body_h, th, ph;
 
 	getmaxyx(stdscr, h, w);
+	body_y = header_height(s, w);
 	erase();
 	if (s->help) {
 		help_draw(s->help_top, h - 1, w);
@@ -621,7 +622,7 @@ static void screen_draw(struct screen *s)
 	}
 	header_draw(s, w);
 	ph = prompt_height(s);
-	body_h = h - HEADER_LINES - 1 - ph;
+	body_h = h - body_y - 1 - ph;
 	th = s->detail.open ? (body_h * 2 / 5 > 4 ? body_h * 2 / 5 : 4) : body_h;
 	if (th > body_h)
 		th = body_h;
@@ -853,7 +854,7 @@ static void screen_done(struct screen *s)
 int tui_run(struct source *src, const struct tui_opts *o, char **cause)
 {
 	struct screen s;
-	int flags = R_REDRAW | R_REQUERY, ch, rc = 0;
+	int flags = R_REDRAW | R_REQUERY, ch;
 
 	memset(&s, 0, sizeof(s));
 	s.src = src;
@@ -899,5 +900,5 @@ int tui_run(struct source *src, const struct tui_opts *o, char **cause)
 	}
 	endwin();
 	screen_done(&s);
-	return rc;
+	return 0;
 }

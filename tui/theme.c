@@ -237,12 +237,15 @@ static int file_parse(const char *path, struct role_style *styles, char **warnin
 	return 0;
 }
 
-/* Fill path with the first existing file for theme name; false if none. */
+/* Fill path with the first existing file for theme name; false if none.  The
+ * program's own themes/ is looked for next to it and up to two levels up
+ * (.output/san/latop in the source tree). */
 static bool theme_find(const char *name, char *path, size_t n)
 {
 	char exe[PATH_MAX], *slash;
 	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
 	ssize_t len;
+	int up;
 
 	if (strchr(name, '/')) {
 		snprintf(path, n, "%s", name);
@@ -255,15 +258,12 @@ static bool theme_find(const char *name, char *path, size_t n)
 	if (access(path, R_OK) == 0)
 		return true;
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
-	if (len > 0) {
-		exe[len] = '\0';
-		slash = strrchr(exe, '/');
-		if (slash) {
-			*slash = '\0';
-			if (snprintf(path, n, "%s/themes/%s.theme", exe, name) < (int)n &&
-			    access(path, R_OK) == 0)
-				return true;
-		}
+	exe[len > 0 ? len : 0] = '\0';
+	for (up = 0; up < 3 && (slash = strrchr(exe, '/')); up++) {
+		*slash = '\0';
+		if (snprintf(path, n, "%s/themes/%s.theme", exe, name) < (int)n &&
+		    access(path, R_OK) == 0)
+			return true;
 	}
 	snprintf(path, n, "%s/themes/%s.theme", LATOP_DATADIR, name);
 	return access(path, R_OK) == 0;

@@ -1,0 +1,192 @@
+#!/bin/bash
+# The TUI under tmux: record a small workload, replay it and drive the keys
+# (view switch, sort, query line with completion and errors, detail pane,
+# drill-down and back, help, save, quit), then run it live for a few seconds.
+# Every check reads the screen as tmux renders it.
+set -u
+. "$(dirname "$0")/../lib.sh"
+
+BIN=$(realpath "${LATOP_BIN:-.output/san/latop}" 2>/dev/null)
+S=latoptest-$$
+command -v tmux >/dev/null || skip_all "tmux is not installed"
+[ -n "$BIN" ] && [ -x "$BIN" ] || skip_all "no latop binary at $BIN (make san)"
+need_root
+
+tmp=$(mktemp -d)
+wl_pid=
+cleanup() {
+	tmux kill-session -t "$S" 2>/dev/null
+	[ -n "$wl_pid" ] && kill "$wl_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+# A workload with a name nothing else has: dd copied as latoptuiwl.
+cp "$(command -v dd)" "$tmp/latoptuiwl"
+( while :; do "$tmp/latoptuiwl" if=/dev/zero of=/dev/null bs=64 count=20000 2>/dev/null; sleep 0.05; done ) &
+wl_pid=$!
+
+cap() { tmux capture-pane -p -t "$S" 2>/dev/null; }
+# Wait until the screen matches an extended regex (at most $2 seconds).
+wait_for() {
+	local i
+	for ((i = 0; i < ${2:-20} * 10; i++)); do
+		cap | grep -qE -- "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+# Wait until the screen no longer matches.
+wait_gone() {
+	local i
+	for ((i = 0; i < ${2:-10} * 10; i++)); do
+		cap | grep -qE -- "$1" || return 0
+		sleep 0.1
+	done
+	return 1
+}
+# ok, and on failure the screen as TAP comments.
+check() {
+	ok "$1" "$2"
+	[ "$1" -eq 0 ] || cap | sed 's/^/#  |/'
+}
+# The query as the header shows it, its wrapped lines joined (a space at a
+# wrap is lost: tmux trims trailing blanks).
+shown_query() { cap | sed -n '4,6p' | tr -d '\n' | tr -s ' '; }
+keys() { tmux send-keys -t "$S" "$@"; }
+type_text() { tmux send-keys -t "$S" -l "$1"; }
+start() { # start ARGS...: run latop in a 160x48 tmux session from $tmp
+	tmux kill-session -t "$S" 2>/dev/null
+	rm -f "$tmp/exit"
+	tmux new-session -d -s "$S" -x 160 -y 48 -c "$tmp" \
+		"env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color XDG_CONFIG_HOME=$tmp/config \
+		 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} $BIN $* 2>$tmp/stderr; echo \$? >$tmp/exit; sleep 600"
+}
+exit_status() { # wait for latop to exit; print its status
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$tmp/exit" ] && { cat "$tmp/exit"; return; }
+		sleep 0.1
+	done
+	echo timeout
+}
+
+# ---- a recording ---------------------------------------------------------
+timeout 60 "$BIN" record -o "$tmp/rec.snap" -d 3s >/dev/null 2>"$tmp/rec.err"
+check $? "latop record makes a 3 s recording"
+[ -s "$tmp/rec.snap" ] || { cat "$tmp/rec.err" >&2; done_testing; exit; }
+
+# ---- replay ----------------------------------------------------------------
+start replay "$tmp/rec.snap"
+wait_for 'REPLAY [0-9:]+ \[3/3\]' 30
+check $? "replay plays to the last tick and says REPLAY hh:mm:ss [3/3]"
+cap | grep -qE '^pid +comm +syscall +count .*sum\(time\)▼'
+check $? "the syscalls view shows its columns, sorted by sum(time) with a ▼"
+[ "$(cap | grep -cE '^[0-9]+ +[^ ]+ +[a-z_0-9]+ +[0-9.]+K? ')" -ge 5 ]
+check $? "the table has rows of pid, comm, syscall, count"
+
+keys 1
+wait_for "flows: no probe in this build/recording provides table 'flows'" 5
+check $? "view 1 (flows) says no probe provides its table"
+cap | grep -qE '^pid +comm +syscall'
+check $? "... and the syscalls table stays"
+
+keys '>'
+wait_for 'sum\(oncpu\)▼' 5 && shown_query | grep -qE 'order by sum\(oncpu\) ?desc'
+check $? "> sorts by the next column (sum(oncpu)▼, order by in the query line)"
+keys I
+wait_for 'sum\(oncpu\)▲' 5 && shown_query | grep -qE 'order by sum\(oncpu\) ?asc'
+check $? "I inverts the order (▲, asc)"
+
+keys :
+type_text "where comm == 'latoptuiwl' and sysc"
+keys Tab
+wait_for "query: where comm == 'latoptuiwl' and syscall" 5
+check $? "Tab completes a field name on the query line"
+type_text " == 'read'"
+keys Enter
+wait_for "where comm == 'latoptuiwl' and syscall == 'read'" 5
+rows=$(cap | sed -n '6,30p' | grep -cE '^[0-9]+ ')
+others=$(cap | sed -n '6,30p' | grep -E '^[0-9]+ ' | grep -Ecv 'latoptuiwl +read')
+[ "$rows" -gt 0 ] && [ "$others" -eq 0 ]
+check $? "Enter applies the filter: $rows rows, all latoptuiwl read ($others others)"
+
+keys Tab
+wait_for "detail: pid == [0-9]+ and comm == 'latoptuiwl' and syscall == 'read'" 5
+check $? "Tab opens the detail pane for the selected row's keys"
+cap | grep -qE '◀ .*p50' && cap | grep -qE 'p99\.9 [0-9.]+[mun]?s'
+check $? "the detail pane draws the histogram with percentile marks"
+cap | grep -qE 'where the time \([0-9.]+[mun]?s\) went' && cap | grep -qE ' oncpu +[0-9.]+[mun]?s +[0-9.]+%'
+check $? "the detail pane breaks the time down with shares"
+keys Tab
+wait_gone 'detail: pid' 5
+check $? "Tab closes the detail pane"
+
+keys Enter
+wait_for '^pid +tid +comm +syscall' 5 && shown_query | grep -qE 'group by ?pid, ?tid, ?comm, ?syscall' && cap | grep -qE '^pid +tid +comm +syscall'
+check $? "Enter drills down: the row's keys as filter, grouped by tid too"
+depth=$(cap | grep -oE '^\[drill [0-9]+\]' | grep -oE '[0-9]+')
+keys BSpace
+wait_gone '^pid +tid' 5 && cap | grep -qE "^\[drill $((depth - 1))\]"
+check $? "Backspace goes back one query (drill $depth -> $((depth - 1)))"
+
+keys :
+type_text "where dprot > 5"
+keys Enter
+wait_for "unknown field 'dprot'" 5
+check $? "a bad field is reported on the prompt"
+q_line=$(cap | grep -B1 -E '^ +\^+ *$' | head -1)
+c_line=$(cap | grep -E '^ +\^+ *$' | head -1)
+q_col=$(awk -v s="$q_line" 'BEGIN { print index(s, "dprot") }')
+c_col=$(awk -v s="$c_line" 'BEGIN { print index(s, "^") }')
+[ -n "$c_line" ] && [ "$q_col" -gt 0 ] && [ "$q_col" -eq "$c_col" ] &&
+	[ "$(printf '%s' "$c_line" | tr -cd '^' | wc -c)" -eq 5 ]
+check $? "the caret ^^^^^ sits under 'dprot' in the query (columns $q_col and $c_col)"
+cap | grep -q 'query: where dprot > 5'
+check $? "the text stays on the line for editing"
+keys Escape
+wait_gone "unknown field 'dprot'" 5
+check $? "Esc cancels the query line"
+
+keys '?'
+wait_for 'KEYS' 5 && cap | grep -q 'drill down' && cap | grep -q 'QUERIES'
+check $? "? shows the keys and the query cheat sheet"
+keys x
+wait_gone 'QUERIES' 5
+check $? "any key closes the help"
+
+keys s
+wait_for 'saved [0-9]+ ticks to ./latop-[0-9]{8}-[0-9]{6}\.snap' 5 && ls "$tmp"/latop-*.snap >/dev/null 2>&1
+check $? "s saves the history as latop-DATE-TIME.snap"
+
+keys g
+wait_for 'REPLAY [0-9:]+ \[1/3\]' 5
+check $? "g goes to the first tick"
+keys .
+wait_for 'REPLAY [0-9:]+ \[2/3\]' 5
+check $? ". steps one tick forward"
+
+keys q
+st=$(exit_status)
+[ "$st" = 0 ]
+check $? "q quits with status 0 (got $st)"
+! grep -q 'ERROR: \(Address\|Leak\)Sanitizer\|runtime error' "$tmp/stderr"
+check $? "no sanitizer report on exit"
+[ -s "$tmp/stderr" ] && sed 's/^/# /' "$tmp/stderr" | head -20
+
+# ---- live ----------------------------------------------------------------
+start -q "\"where comm == 'latoptuiwl'\""
+wait_for '^ latop +LIVE ' 30 && wait_for '^[0-9]+ +latoptuiwl ' 20
+check $? "live: the workload appears within seconds"
+keys ' '
+wait_for '^ latop +PAUSED' 5
+check $? "Space freezes the live display (PAUSED)"
+keys ' '
+wait_for '^ latop +LIVE ' 5
+check $? "Space resumes it (LIVE)"
+keys q
+st=$(exit_status)
+[ "$st" = 0 ]
+check $? "live: q quits with status 0 (got $st)"
+
+done_testing
