@@ -515,17 +515,16 @@ static int cmd_report(int argc, char **argv)
 			rc = 1;
 			goto out;
 		}
-		if (srcs[i]->ops->info(srcs[i])->status &&
-		    *srcs[i]->ops->info(srcs[i])->status)
-			fprintf(stderr, "latop report: %s\n", srcs[i]->ops->info(srcs[i])->status);
+		if (srcs[i]->ops->info(srcs[i])->warning)
+			fprintf(stderr, "latop report: warning: %s\n",
+				srcs[i]->ops->info(srcs[i])->warning);
 	}
 	if (!bind_or_say(q, text, srcs[0]->ops->info(srcs[0]))) {
 		rc = 2;
 		goto out;
 	}
 	/* The whole recording, unless the query asks for a WINDOW: then its end. */
-	window_init(&w, query_options(q)->window_ns && strstr(query_text(q), "window") ?
-			query_options(q)->window_ns : UINT64_MAX);
+	window_init(&w, query_window_given(q) ? query_options(q)->window_ns : UINT64_MAX);
 	for (int i = 0; i < nsrc; i++) {
 		if (load_ticks(srcs[i], &w, argv[optind + i]) < 0) {
 			rc = 1;

@@ -10,6 +10,7 @@ struct replay {
 	size_t next;			/* index of the tick the next read returns */
 	struct source_info info;
 	char *status;
+	char *warning;
 };
 
 /* Return the next tick, or 2 at the end of the recording. */
@@ -58,6 +59,7 @@ static void replay_close(struct source *s)
 
 	snap_free(rp->r);
 	free(rp->status);
+	free(rp->warning);
 	free(rp);
 	free(s);
 }
@@ -95,8 +97,9 @@ struct source *replay_open(const char *path, char **cause)
 	else
 		rp->status = xasprintf("replay of %s%s%s", path, recorded ? "; recorded: " : "",
 				       recorded ? recorded : "");
-	free(warning);
+	rp->warning = warning;
 	rp->info.status = rp->status;
+	rp->info.warning = rp->warning;
 	s = xcalloc(1, sizeof(*s));
 	s->ops = &replay_ops;
 	s->priv = rp;

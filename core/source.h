@@ -18,6 +18,7 @@ struct source_info {
 	size_t nschemas;
 	const struct schema *const *schemas;	/* every table this source can give */
 	const char *status;		/* free text: which hooks are live, what failed */
+	const char *warning;		/* replay: damage found in the file and what was kept, or NULL */
 };
 
 struct source;

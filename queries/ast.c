@@ -328,6 +328,12 @@ const char *query_table(const struct query *q)
 	return q->table;
 }
 
+/* Say whether the query wrote WINDOW. */
+bool query_window_given(const struct query *q)
+{
+	return q->optset & OPT_WINDOW;
+}
+
 /* Return the options (defaults where not written). */
 const struct query_opts *query_options(const struct query *q)
 {

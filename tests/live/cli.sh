@@ -1,0 +1,36 @@
+#!/bin/bash
+# Bad input on the command line gets a clear error naming what and where,
+# and a non-zero exit; nothing is written where it should not be.
+. "$(dirname "$0")/../lib.sh"
+L=${LATOP_BIN:?}
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+
+expect() { # expect STATUS PATTERN DESCRIPTION -- CMD...
+	local want=$1 pat=$2 desc=$3; shift 4
+	out=$("$@" </dev/null 2>&1); rc=$?
+	if [ "$rc" -eq "$want" ] && printf '%s' "$out" | grep -qE -- "$pat"; then ok 0 "$desc"
+	else ok 1 "$desc (exit $rc, output: $(printf '%s' "$out" | head -3))"; fi
+}
+
+expect 0 'usage: latop' "--help prints the usage" -- "$L" --help
+expect 0 '^latop [0-9]+\.[0-9]+' "--version prints the version" -- "$L" --version
+expect 2 "unrecognized option '--bogus'" "an unknown option is named" -- "$L" --bogus
+expect 2 "unknown command 'frobnicate'" "an unknown command is named" -- "$L" frobnicate
+expect 2 "ambiguous command 're'" "an ambiguous prefix says so" -- "$L" re x
+expect 2 "needs -o FILE" "record without -o says what is missing" -- "$L" record
+expect 2 "unknown unit 'x' in duration '5x'" "a bad duration names the unit" -- "$L" record -o "$tmp/a.snap" -d 5x
+expect 2 "needs a terminal" "the live view refuses a non-terminal" -- "$L"
+expect 1 "$tmp/missing.snap" "a missing file is named" -- "$L" report "$tmp/missing.snap" -q 'from syscalls'
+printf 'hello, this is not a snapshot at all\n' > "$tmp/junk.snap"
+expect 1 "not a latop snapshot.*offset 0" "a foreign file is refused at offset 0" -- "$L" report "$tmp/junk.snap"
+expect 2 "column 21: unknown field 'dprot'" "a bad query names the column" -- "$L" record -o "$tmp/b.snap" -q 'from syscalls where dprot == 1'
+[ ! -e "$tmp/b.snap" ] && [ ! -e "$tmp/b.snap.tmp" ]; ok $? "a refused query leaves no file behind"
+
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+	expect 1 "root|CAP_BPF" "without privilege the error says what is needed" -- \
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
+		"$L" record -o "$tmp/c.snap" -d 1s
+else
+	skip "unprivileged check needs root and setpriv to drop privileges"
+fi
+done_testing
