@@ -300,9 +300,11 @@ struct source *live_open(const char *const *tables, size_t ntables,
 	}
 	if (failed)
 		append(&l->status, failed);
-	l->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
-	if (l->stats_fd < 0)
-		append(&l->status, "BPF run-time statistics unavailable (bpf_enable_stats)");
+	if (probe_run_stats()) {
+		l->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+		if (l->stats_fd < 0)
+			append(&l->status, "BPF run-time statistics unavailable (bpf_enable_stats)");
+	}
 	l->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (l->tfd < 0) {
 		*cause = xasprintf("live: creating the tick timer: %s", strerror(errno));

@@ -17,6 +17,7 @@ const struct probe_ops *const probe_registry[] = {
 const size_t probe_registry_len = sizeof(probe_registry) / sizeof(probe_registry[0]);
 
 static char counters_opt[64] = "";
+static bool run_stats;
 
 /* Find the probe that owns table, or NULL. */
 const struct probe_ops *probe_for_table(const char *table)
@@ -74,6 +75,18 @@ int probe_set_counters(const char *names, char **cause)
 const char *probe_counters(void)
 {
 	return counters_opt;
+}
+
+/* Keep BPF run-time statistics on in live sources opened after this. */
+void probe_set_run_stats(bool on)
+{
+	run_stats = on;
+}
+
+/* Whether live sources turn BPF run-time statistics on. */
+bool probe_run_stats(void)
+{
+	return run_stats;
 }
 
 /* Print s as a JSON string. */

@@ -74,6 +74,14 @@ int probe_set_counters(const char *names, char **cause);
 /* The counter list in effect (probe_set_counters, or the default). */
 const char *probe_counters(void);
 
+/*
+ * Keep the kernel's BPF run-time statistics on while a live source runs, so
+ * frames carry bpf_ns and bpf_runs.  Off by default: each program run then
+ * reads the clock twice, which costs more than the probe itself here.
+ */
+void probe_set_run_stats(bool on);
+bool probe_run_stats(void);
+
 /* Print, for `latop probes`, each probe's stages and chosen hooks. */
 int probes_report(FILE *out, bool json);
 

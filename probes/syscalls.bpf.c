@@ -82,6 +82,7 @@ const volatile bool ctr_enabled[CTR_N] = {};
 
 /* Two filter slots: user space writes the idle one, then flips filter_idx. */
 struct filter_prog filters[2] = {};
+__u32 filter_need[2] = {};	/* FILTER_NEED_* of each slot */
 volatile __u32 filter_idx = 0;
 /* Single events sent this tick; user space zeroes it every tick. */
 volatile __u64 events_used = 0;
@@ -167,6 +168,27 @@ static __always_inline void health_inc(__u32 idx)
 static __always_inline const struct filter_prog *filter_cur(void)
 {
 	return &filters[filter_idx & 1];
+}
+
+/* Run f on the current task's call; fetch comm and uid only when f tests them. */
+static __always_inline bool filter_task(const struct filter_prog *f, __u32 tgid, __u32 tid,
+					__u32 nr, __u64 lat)
+{
+	__u32 need = filter_need[filter_idx & 1];
+	struct filter_input in = {};
+	char comm[SYS_COMM_LEN];
+
+	in.pid = tgid;
+	in.tid = tid;
+	in.syscall = nr;
+	in.lat = lat;
+	if (need & FILTER_NEED_COMM) {
+		bpf_get_current_comm(comm, sizeof(comm));
+		in.comm = comm;
+	}
+	if (need & FILTER_NEED_UID)
+		in.uid = (__u32)bpf_get_current_uid_gid();
+	return filter_match(f, &in);
 }
 
 /* Read counter k on this CPU into *val; false when it is not readable. */
@@ -290,38 +312,27 @@ static __always_inline __u8 offcpu_state(struct sys_task *t, struct task_struct 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	const struct filter_prog *f = filter_cur();
 	struct task_struct *task = bpf_get_current_task_btf();
+	const struct filter_prog *f = filter_cur();
+	__u32 tgid = task->tgid, tid = task->pid;
 	struct sys_task *t;
 	bool sampled = false;
 
-	if ((__u32)(pid_tgid >> 32) == self_tgid)
+	if (tgid == self_tgid)
 		return 0;
 	if (f->sample_n > 1) {
 		if (bpf_get_prandom_u32() % f->sample_n)
 			goto drop;
 		sampled = true;
 	}
-	if (f->n && !f->needs_lat) {
-		struct filter_input in = {};
-		char comm[SYS_COMM_LEN];
-
-		bpf_get_current_comm(comm, sizeof(comm));
-		in.pid = pid_tgid >> 32;
-		in.tid = (__u32)pid_tgid;
-		in.uid = (__u32)bpf_get_current_uid_gid();
-		in.syscall = id;
-		in.comm = comm;
-		if (!filter_match(f, &in))
-			goto drop;
-	}
+	if (f->n && !f->needs_lat && !filter_task(f, tgid, tid, id, 0))
+		goto drop;
 	t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!t)
 		return 0;
 	__builtin_memset(t->comp, 0, sizeof(t->comp));
 	__builtin_memset(t->ctr_acc, 0, sizeof(t->ctr_acc));
-	t->pid_tgid = pid_tgid;
+	t->pid_tgid = (__u64)tgid << 32 | tid;
 	t->nr = id;
 	t->offcpu = 0;
 	t->faults = 0;
@@ -334,10 +345,8 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 	t->active = 1;
 	return 0;
 drop:
+	/* The task's last counted call already cleared its active flag. */
 	health_inc(H_DROPPED);
-	t = bpf_task_storage_get(&tasks, task, 0, 0);
-	if (t)
-		t->active = 0;
 	return 0;
 }
 
@@ -429,21 +438,10 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	ctr_stop(t);
 	lat = now - t->enter_ns;
 	f = filter_cur();
-	if (f->n && f->needs_lat) {
-		struct filter_input in = {};
-		char comm[SYS_COMM_LEN];
-
-		bpf_get_current_comm(comm, sizeof(comm));
-		in.pid = t->pid_tgid >> 32;
-		in.tid = (__u32)t->pid_tgid;
-		in.uid = (__u32)bpf_get_current_uid_gid();
-		in.syscall = t->nr;
-		in.lat = lat;
-		in.comm = comm;
-		if (!filter_match(f, &in)) {
-			health_inc(H_DROPPED);
-			return 0;
-		}
+	if (f->n && f->needs_lat &&
+	    !filter_task(f, t->pid_tgid >> 32, (__u32)t->pid_tgid, t->nr, lat)) {
+		health_inc(H_DROPPED);
+		return 0;
 	}
 	account_call(t, lat, ret);
 	if (t->sampled || (f->threshold_ns && lat >= f->threshold_ns))

@@ -520,6 +520,20 @@ static int filter_check(const struct filter_prog *f, char **cause)
 	return 0;
 }
 
+/* Return the FILTER_NEED_* bits of what f tests beyond ids. */
+static uint32_t filter_needs(const struct filter_prog *f)
+{
+	uint32_t i, need = 0;
+
+	for (i = 0; i < f->n; i++) {
+		if (f->e[i].term == FTERM_COMM)
+			need |= FILTER_NEED_COMM;
+		else if (f->e[i].term == FTERM_UID)
+			need |= FILTER_NEED_UID;
+	}
+	return need;
+}
+
 /* Install f in the idle slot, then make it current. */
 static int syscalls_set_filter(struct probe *p, const struct filter_prog *f, char **cause)
 {
@@ -530,6 +544,7 @@ static int syscalls_set_filter(struct probe *p, const struct filter_prog *f, cha
 		return -1;
 	next = (sp->skel->bss->filter_idx + 1) & 1;
 	sp->skel->bss->filters[next] = *f;
+	sp->skel->bss->filter_need[next] = filter_needs(f);
 	__atomic_store_n(&sp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
 	sp->sample_n = f->sample_n;
 	return 0;

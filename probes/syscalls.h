@@ -48,6 +48,10 @@ enum sys_health {
 	H_N,
 };
 
+/* What the installed filter reads beyond ids (user space sets, BPF fetches). */
+#define FILTER_NEED_COMM 1
+#define FILTER_NEED_UID 2
+
 struct sys_key {
 	__u32 tgid;
 	__u32 tid;
