@@ -10,6 +10,7 @@
  *                             answered by a thread after MS ms
  *   workload lockwait MS      a thread holds a mutex for MS ms; main blocks on it (futex)
  *   workload fileio N DIR     N times: write 64 KiB to a file in DIR and fsync it
+ *   workload spin N           no handshake: N getppid in a tight loop, prints ns per call
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -201,10 +202,23 @@ static void fileio(long n, const char *dir)
 	unlink(path);
 }
 
+/* Time n getppid calls and print the mean ns per call. */
+static void spin(long n)
+{
+	struct timespec a, b;
+	long i;
+
+	clock_gettime(CLOCK_MONOTONIC, &a);
+	for (i = 0; i < n; i++)
+		syscall(SYS_getppid);
+	clock_gettime(CLOCK_MONOTONIC, &b);
+	printf("%.1f\n", ((b.tv_sec - a.tv_sec) * 1e9 + (b.tv_nsec - a.tv_nsec)) / n);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: workload sysload|pipewait|sockwait|lockwait|fileio ARG [DIR]\n");
+		fprintf(stderr, "usage: workload sysload|pipewait|sockwait|lockwait|fileio|spin ARG [DIR]\n");
 		return 2;
 	}
 	delay_ms = atol(argv[2]);
@@ -216,6 +230,8 @@ int main(int argc, char **argv)
 		sockwait();
 	else if (!strcmp(argv[1], "lockwait"))
 		lockwait();
+	else if (!strcmp(argv[1], "spin"))
+		spin(atol(argv[2]));
 	else if (!strcmp(argv[1], "fileio") && argc == 4)
 		fileio(atol(argv[2]), argv[3]);
 	else {

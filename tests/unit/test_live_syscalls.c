@@ -395,6 +395,7 @@ static void check_splits(const struct run *r, const char *what)
 }
 
 static struct run r;
+static bool ran;		/* the last workload ran (kept out of ok(), which evaluates twice) */
 
 /* N getppid/write/read: exact counts, and the noise helper only in dropped. */
 static void test_counts(void)
@@ -402,7 +403,8 @@ static void test_counts(void)
 	char *const args[] = {"workload", "sysload", "5000", NULL};
 	struct agg g, w, rd, noise_g;
 
-	ok(run_workload(&r, args, true, by_pid), "sysload ran to completion under the probe");
+	ran = run_workload(&r, args, true, by_pid);
+	ok(ran, "sysload ran to completion under the probe");
 	g = sum_rows(&r, r.pid, r.pid, "getppid");
 	w = sum_rows(&r, r.pid, r.pid, "write");
 	rd = sum_rows(&r, r.pid, r.pid, "read");
@@ -436,7 +438,8 @@ static void test_pipewait(void)
 	char *const args[] = {"workload", "pipewait", "300", NULL};
 	struct agg rd;
 
-	ok(run_workload(&r, args, false, by_pid), "pipewait ran to completion");
+	ran = run_workload(&r, args, false, by_pid);
+	ok(ran, "pipewait ran to completion");
 	rd = sum_rows(&r, r.pid, r.pid, "read");
 	ok(rd.v[SC_COUNT] == 1, "one pipe read counted (got %lu)", (unsigned long)rd.v[SC_COUNT]);
 	ok(near(rd.v[SC_TIME], 300 * MS), "pipe read lat ~300 ms (got %.1f ms)",
@@ -457,7 +460,8 @@ static void test_sockwait(void)
 	char *const args[] = {"workload", "sockwait", "200", NULL};
 	struct agg rd, rv;
 
-	ok(run_workload(&r, args, false, by_pid), "sockwait ran to completion");
+	ran = run_workload(&r, args, false, by_pid);
+	ok(ran, "sockwait ran to completion");
 	rd = sum_rows(&r, r.pid, r.pid, "read");
 	rv = sum_rows(&r, r.pid, r.pid, "recvfrom");
 	ok(near(rd.v[SC_TIME], 200 * MS) && near(rd.v[SC_NET], 200 * MS),
@@ -475,7 +479,8 @@ static void test_lockwait(void)
 	char *const args[] = {"workload", "lockwait", "200", NULL};
 	struct agg fx;
 
-	ok(run_workload(&r, args, false, by_pid), "lockwait ran to completion");
+	ran = run_workload(&r, args, false, by_pid);
+	ok(ran, "lockwait ran to completion");
 	fx = sum_rows(&r, r.pid, r.pid, "futex");
 	ok(fx.v[SC_LOCK] >= 180 * MS && fx.v[SC_LOCK] <= 260 * MS,
 	   "futex wait of the main thread is attributed to lock (lock %.1f ms of %.1f ms)",
@@ -490,7 +495,8 @@ static void test_fileio(void)
 	char *const args[] = {"workload", "fileio", "20", (char *)dir, NULL};
 	struct agg fs;
 
-	ok(run_workload(&r, args, false, by_pid), "fileio ran to completion");
+	ran = run_workload(&r, args, false, by_pid);
+	ok(ran, "fileio ran to completion");
 	fs = sum_rows(&r, r.pid, r.pid, "fsync");
 	ok(fs.v[SC_COUNT] == 20, "20 fsyncs counted (got %lu)", (unsigned long)fs.v[SC_COUNT]);
 	if (fs.v[SC_TIME] < 20 * 50000ULL)
@@ -510,7 +516,8 @@ static void test_sample(void)
 	char *const args[] = {"workload", "sysload", "20000", NULL};
 	struct agg g;
 
-	ok(run_workload(&r, args, false, by_pid_sampled), "sampled sysload ran to completion");
+	ran = run_workload(&r, args, false, by_pid_sampled);
+	ok(ran, "sampled sysload ran to completion");
 	g = sum_rows(&r, r.pid, r.pid, "getppid");
 	ok(g.v[SC_COUNT] >= 14000 && g.v[SC_COUNT] <= 26000,
 	   "SAMPLE 1/10 scales getppid back to 20000 +-30%% (got %lu)",
@@ -531,7 +538,8 @@ static void test_threshold(void)
 	size_t i, below = 0, reads = 0;
 	const struct ev *rd = NULL;
 
-	ok(run_workload(&r, args, false, by_pid_threshold), "pipewait with THRESHOLD ran");
+	ran = run_workload(&r, args, false, by_pid_threshold);
+	ok(ran, "pipewait with THRESHOLD ran");
 	for (i = 0; i < r.nevs; i++) {
 		below += r.evs[i].lat < 100 * MS;
 		if (r.evs[i].pid == (uint64_t)r.pid && !strcmp(r.evs[i].syscall, "read")) {
@@ -557,14 +565,16 @@ static void test_comm(void)
 	size_t i, other = 0;
 	struct agg g;
 
-	ok(run_workload(&r, args, false, by_comm), "sysload under a comm filter ran");
+	ran = run_workload(&r, args, false, by_comm);
+	ok(ran, "sysload under a comm filter ran");
 	g = sum_rows(&r, r.pid, r.pid, "getppid");
 	for (i = 0; i < r.nrows; i++)
 		other += strncmp(r.rows[i].comm, "worklo", 6) != 0;
 	ok(g.v[SC_COUNT] == 3000, "comm ~ 'worklo*' keeps the helper's 3000 getppid (got %lu)",
 	   (unsigned long)g.v[SC_COUNT]);
 	ok(other == 0, "every row's comm starts with worklo (%zu others)", other);
-	ok(run_workload(&r, args, false, by_wrong_comm), "sysload under a wrong comm ran");
+	ran = run_workload(&r, args, false, by_wrong_comm);
+	ok(ran, "sysload under a wrong comm ran");
 	ok(r.nrows == 0 && r.stats.dropped >= 9000,
 	   "comm == 'nosuchcomm' shows nothing and drops the calls (%zu rows, %lu dropped)",
 	   r.nrows, (unsigned long)r.stats.dropped);
@@ -577,7 +587,8 @@ static void test_needs_lat(void)
 	size_t i, fast = 0;
 	struct agg rd;
 
-	ok(run_workload(&r, args, false, by_pid_slow), "pipewait under lat >= 100ms ran");
+	ran = run_workload(&r, args, false, by_pid_slow);
+	ok(ran, "pipewait under lat >= 100ms ran");
 	rd = sum_rows(&r, r.pid, r.pid, "read");
 	for (i = 0; i < r.nrows; i++)
 		fast += r.rows[i].lat_min < 100 * MS;
@@ -604,6 +615,38 @@ static void test_bad_filter(void)
 	free(cause);
 }
 
+/* With the taskclock counter on, calls carry their on-CPU counter time. */
+static void test_taskclock(void)
+{
+	static const char *const tables[] = {"syscalls"};
+	char *const args[] = {"workload", "sysload", "5000", NULL};
+	char *cause = NULL;
+	struct agg g;
+	int rc;
+
+	source_close(src);
+	rc = probe_set_counters("taskclock", &cause);
+	ok(rc == 0, "taskclock can be chosen");
+	src = live_open(tables, 1, INTERVAL_NS, &cause);
+	ok(src, "the probe reopens with the taskclock counter (%s)", cause ? cause : "ok");
+	if (!src) {
+		free(cause);
+		return;
+	}
+	ran = run_workload(&r, args, false, by_pid);
+	ok(ran, "sysload ran with the counter on");
+	g = sum_rows(&r, r.pid, r.pid, "getppid");
+	ok(g.v[SC_COUNT] == 5000 && g.v[SC_TASKCLOCK] > 0 &&
+	   g.v[SC_TASKCLOCK] <= g.v[SC_ONCPU] + g.v[SC_ONCPU] / 2,
+	   "getppid's taskclock is positive and within its oncpu time (%lu ns of %lu ns)",
+	   (unsigned long)g.v[SC_TASKCLOCK], (unsigned long)g.v[SC_ONCPU]);
+	rc = probe_set_counters("cycles,bogus", &cause);
+	ok(rc == -1 && cause && strstr(cause, "bogus"),
+	   "an unknown counter name is refused (%s)", cause ? cause : "accepted");
+	free(cause);
+	probe_set_counters("", &cause);
+}
+
 int main(void)
 {
 	static const char *const tables[] = {"syscalls", "syscall_events"};
@@ -612,6 +655,7 @@ int main(void)
 
 	helpers = getenv("LATOP_HELPERS") ? getenv("LATOP_HELPERS") : ".output/helpers";
 	signal(SIGPIPE, SIG_IGN);
+	probe_set_run_stats(true);
 	src = live_open(tables, 2, INTERVAL_NS, &cause);
 	if (!src && geteuid() != 0) {
 		skip("live syscalls probe: not root: %s", cause ? cause : "");
@@ -637,6 +681,7 @@ int main(void)
 	test_comm();
 	test_needs_lat();
 	test_bad_filter();
+	test_taskclock();
 	source_close(src);
 	tap_done();
 }
