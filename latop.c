@@ -33,7 +33,7 @@ static int cmd_report(int argc, char **argv);
 static int cmd_probes(int argc, char **argv);
 
 static const struct cmd_entry commands[] = {
-	{"record", "record -o FILE [-d DURATION] [-q QUERY] [-i INTERVAL]",
+	{"record", "record -o FILE [-d DURATION] [-q QUERY] [-i INTERVAL] [--quiet]",
 	 "record live data to a snapshot file, headless", cmd_record},
 	{"replay", "replay FILE [-q QUERY] [-t THEME]",
 	 "browse a recording in the TUI, with time travel", cmd_replay},

@@ -40,7 +40,7 @@ const struct schema syscalls_schema = {
 };
 
 static const struct field syscall_events_fields[SE_NCOLS] = {
-	[SE_TS]      = {"ts", FT_U64, 0, "ns", "end of the call, CLOCK_REALTIME ns"},
+	[SE_TS]      = {"ts", FT_U64, FF_KEY, "ns", "end of the call, CLOCK_REALTIME ns (a key: one row per call)"},
 	[SE_PID]     = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id (tgid)"},
 	[SE_TID]     = {"tid", FT_U64, FF_KEY | FF_PUSH, "", "thread id"},
 	[SE_COMM]    = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name"},
