@@ -172,3 +172,26 @@ uninstall:
 
 clean:
 	rm -rf $(OUTPUT) latop
+
+# ---- bench: programs that need more than the bench/%.c rule above ------------
+# floor: empty BPF programs on the syscalls probe's hooks (bench/floor.bpf.c).
+# Its BPF object is $(OUTPUT)/bench/floor.bpf, the name bench/*.c gives it.
+# mksnap: writes large recordings through core/snapshot.h for bench/replay.sh.
+$(OUTPUT)/bench/floor.bpf: bench/floor.bpf.c $(OUTPUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Wall -c $< -o $@
+	$(Q)llvm-strip -g $@ 2>/dev/null || true
+
+$(OUTPUT)/bench/floor.skel.h: $(OUTPUT)/bench/floor.bpf
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+$(OUTPUT)/bench/floor: bench/floor.c $(OUTPUT)/bench/floor.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I$(OUTPUT)/bench $< \
+		-lbpf -lelf -lz -o $@
+
+$(OUTPUT)/bench/mksnap: bench/mksnap.c $(OUTPUT)/liblatop.a
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) $< $(OUTPUT)/liblatop.a $(LIBS) -o $@

@@ -1,0 +1,330 @@
+#!/bin/bash
+# What a tracer adds to each syscall: bench/sysloop pinned to one CPU, timed
+# with no tracer, with the floor (empty programs on the syscalls probe's
+# hooks), with `latop record -q 'from syscalls'`, with bcc's `syscount -L`
+# and with `perf trace -s` (on sysloop's pid, and system-wide), in
+# interleaved rounds whose order rotates.
+# Prints each configuration's median ns per syscall and its ratios, then runs
+# bench/replay.sh.  `make bench` runs it; it also runs alone (as root).
+#
+# Environment (defaults in brackets):
+#   BENCH_ROUNDS [7]        rounds; each round runs every configuration once
+#   BENCH_SECONDS [1]       length of one timed run of sysloop
+#   BENCH_MODE [getppid]    sysloop workload: getppid, or pipe (1-byte write+read)
+#   BENCH_CPU [1]           CPU sysloop is pinned to
+#   BENCH_TRACER_CPU [0]    CPU the tracers are pinned to (empty: unpinned)
+#   BENCH_CONFIGS ["none floor latop syscount perf perf-a"]
+#                           perf: perf trace -s -p <sysloop>; perf-a: perf trace -s -a
+#   BENCH_REPLAY [1]        0 skips bench/replay.sh
+#   BENCH_INSTALL [1]       0: do not apt-get bpfcc-tools or the 6.1 headers
+#   BENCH_CACHE [/var/tmp/latop-bench]  where the unpacked headers are kept
+#   BENCH_JSON []           also write the results as JSON to this file
+set -u
+
+cd "$(dirname "$0")/.." || exit 1
+OUT=${OUTPUT:-.output}
+ROUNDS=${BENCH_ROUNDS:-7}
+SECS=${BENCH_SECONDS:-1}
+MODE=${BENCH_MODE:-getppid}
+LOOP_CPU=${BENCH_CPU:-1}
+TRACER_CPU=${BENCH_TRACER_CPU-0}
+CONFIGS=(${BENCH_CONFIGS:-none floor latop syscount perf perf-a})
+CACHE=${BENCH_CACHE:-/var/tmp/latop-bench}
+SYSLOOP=$OUT/bench/sysloop
+FLOOR=$OUT/bench/floor
+
+WORK=$(mktemp -d /tmp/latop-bench.XXXXXX) || exit 1
+TRACER_PID=
+LOOP_PID=
+MOUNTED=()
+declare -A SKIP=()
+
+# Stop the running tracer, if any: SIGTERM (all of them finish on it), then SIGKILL.
+stop_tracer() {
+	local pid=$TRACER_PID i
+	TRACER_PID=
+	[ -n "$pid" ] || return 0
+	for sig in TERM KILL; do
+		kill -s "$sig" "$pid" 2>/dev/null || break
+		for ((i = 0; i < 50; i++)); do
+			kill -0 "$pid" 2>/dev/null || break 2
+			sleep 0.1
+		done
+	done
+	wait "$pid" 2>/dev/null
+	return 0
+}
+
+# Stop any tracer, unmount what we mounted, remove the scratch directory.
+cleanup() {
+	[ -n "$LOOP_PID" ] && kill -KILL "$LOOP_PID" 2>/dev/null
+	stop_tracer
+	for m in "${MOUNTED[@]}"; do
+		umount "$m" 2>/dev/null
+	done
+	rm -rf "$WORK"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Run a command in the background on the tracer CPU, logging to $WORK/$1.log.
+launch() {
+	local name=$1
+	shift
+	if [ -n "$TRACER_CPU" ]; then
+		taskset -c "$TRACER_CPU" "$@" >"$WORK/$name.log" 2>&1 &
+	else
+		"$@" >"$WORK/$name.log" 2>&1 &
+	fi
+	TRACER_PID=$!
+}
+
+# Wait up to $2 tenths of a second for the test "$1" to pass while the tracer lives.
+wait_for() {
+	local test=$1 tenths=$2 i
+	for ((i = 0; i < tenths; i++)); do
+		eval "$test" && return 0
+		kill -0 "$TRACER_PID" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# Print the last lines of a tracer's log, indented, as the reason it failed.
+log_tail() {
+	tail -n 3 "$WORK/$1.log" 2>/dev/null | sed 's/^/    /'
+}
+
+# Mount tracefs and debugfs if they are not (bcc reads tracepoint formats there).
+ensure_tracefs() {
+	if [ ! -e /sys/kernel/tracing/events ]; then
+		mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null && MOUNTED+=(/sys/kernel/tracing)
+	fi
+	if [ ! -e /sys/kernel/debug/tracing ]; then
+		mount -t debugfs nodev /sys/kernel/debug 2>/dev/null && MOUNTED+=(/sys/kernel/debug)
+	fi
+	[ -e /sys/kernel/tracing/events/raw_syscalls ]
+}
+
+# Find or unpack Debian's 6.1 kernel headers for bcc; print their directory.
+bcc_headers() {
+	local dir=$CACHE/kheaders pkg ver
+	if [ -f "$dir/merged/include/linux/kconfig.h" ] && [ -f "$dir/merged/.config" ]; then
+		echo "$dir/merged"
+		return 0
+	fi
+	[ "${BENCH_INSTALL:-1}" = 1 ] || return 1
+	pkg=$(apt-cache depends linux-headers-amd64 2>/dev/null |
+		awk '/Depends: linux-headers-6\.1/ {print $2; exit}')
+	[ -n "$pkg" ] || return 1
+	ver=${pkg#linux-headers-}
+	ver=${ver%-amd64}
+	rm -rf "$dir" && mkdir -p "$dir/debs" || return 1
+	(cd "$dir/debs" && timeout 120 apt-get download -q "$pkg" "linux-headers-$ver-common") \
+		>/dev/null 2>&1 || return 1
+	for deb in "$dir"/debs/*.deb; do
+		dpkg -x "$deb" "$dir/root" || return 1
+	done
+	# bcc wants one tree: the common sources with the amd64 build files on top.
+	mkdir -p "$dir/merged" &&
+		cp -a "$dir/root/usr/src/linux-headers-$ver-common/." "$dir/merged/" &&
+		cp -a "$dir/root/usr/src/$pkg/." "$dir/merged/" || return 1
+	echo "$dir/merged"
+}
+
+# Check that syscount-bpfcc can run here; install it if allowed.  Sets SC_SRC.
+prepare_syscount() {
+	if ! command -v syscount-bpfcc >/dev/null; then
+		if [ "${BENCH_INSTALL:-1}" != 1 ]; then
+			SKIP[syscount]="syscount-bpfcc is not installed (BENCH_INSTALL=0)"
+			return
+		fi
+		DEBIAN_FRONTEND=noninteractive timeout 300 apt-get install -y -q bpfcc-tools \
+			>"$WORK/apt.log" 2>&1
+		if ! command -v syscount-bpfcc >/dev/null; then
+			SKIP[syscount]="apt-get install bpfcc-tools failed: $(tail -n 1 "$WORK/apt.log")"
+			return
+		fi
+	fi
+	if ! SC_SRC=$(bcc_headers); then
+		SKIP[syscount]="no kernel headers for bcc (apt-get download linux-headers 6.1 failed)"
+		return
+	fi
+	if ! ensure_tracefs; then
+		SKIP[syscount]="tracefs is not mounted and cannot be"
+	fi
+}
+
+# Build what the benchmark runs; mark configurations that cannot run.
+prepare() {
+	make --no-print-directory -s "$SYSLOOP" >"$WORK/make-sysloop.log" 2>&1 || {
+		echo "bench: cannot build $SYSLOOP:" >&2
+		cat "$WORK/make-sysloop.log" >&2
+		exit 1
+	}
+	for cfg in "${CONFIGS[@]}"; do
+		case $cfg in
+		none) ;;
+		floor)
+			make --no-print-directory -s "$FLOOR" >"$WORK/make-floor.log" 2>&1 ||
+				SKIP[floor]="cannot build $FLOOR: $(tail -n 1 "$WORK/make-floor.log")" ;;
+		latop)
+			make --no-print-directory -s latop >"$WORK/make-latop.log" 2>&1 ||
+				SKIP[latop]="cannot build latop: $(grep -m1 -E 'error|Error' "$WORK/make-latop.log")" ;;
+		syscount) prepare_syscount ;;
+		perf | perf-a)
+			command -v perf >/dev/null || SKIP[$cfg]="perf is not installed (apt-get install linux-perf)" ;;
+		*) echo "bench: unknown configuration '$cfg'" >&2; exit 2 ;;
+		esac
+	done
+}
+
+# Start configuration $1's tracer and wait until it is attached; 1 if it failed.
+# $LOOP_PID is the sysloop that waits for the go file (traced by pid if needed).
+start_config() {
+	case $1 in
+	none) return 0 ;;
+	floor)
+		rm -f "$WORK/floor.ready"
+		launch floor "$FLOOR" -r "$WORK/floor.ready"
+		wait_for '[ -e "$WORK/floor.ready" ]' 150 ;;
+	latop)
+		rm -f "$WORK/x.snap" "$WORK/x.snap.tmp"
+		launch latop ./latop record -o "$WORK/x.snap" -q 'from syscalls'
+		# Recording has begun once the file exists; a second lets it settle.
+		wait_for '[ -e "$WORK/x.snap.tmp" ]' 200 && sleep 1 && kill -0 "$TRACER_PID" 2>/dev/null ;;
+	syscount)
+		launch syscount env BCC_KERNEL_SOURCE="$SC_SRC" syscount-bpfcc -L
+		wait_for 'grep -q "^Tracing" "$WORK/syscount.log"' 900 ;;
+	perf)
+		launch perf perf trace -s -p "$LOOP_PID" -o "$WORK/perf.out"
+		# perf trace says nothing when attached: give it two seconds.
+		sleep 2 && kill -0 "$TRACER_PID" 2>/dev/null ;;
+	perf-a)
+		launch perf-a perf trace -s -a -o "$WORK/perf-a.out"
+		sleep 2 && kill -0 "$TRACER_PID" 2>/dev/null ;;
+	esac
+}
+
+# Run configuration $1 once: start sysloop waiting, start the tracer, let
+# sysloop run, stop the tracer; append ns per syscall to $WORK/$1.ns.
+run_once() {
+	local cfg=$1 ns rc
+	rm -f "$WORK/go" "$WORK/loop.out"
+	"$SYSLOOP" -c "$LOOP_CPU" -d "$SECS" -m "$MODE" -g "$WORK/go" >"$WORK/loop.out" &
+	LOOP_PID=$!
+	if ! start_config "$cfg"; then
+		SKIP[$cfg]="did not attach or exited early:
+$(log_tail "$cfg")"
+		stop_tracer
+		kill "$LOOP_PID" 2>/dev/null
+		wait "$LOOP_PID" 2>/dev/null
+		return
+	fi
+	sleep 0.3
+	touch "$WORK/go"
+	wait_pid_bounded "$LOOP_PID" $((${SECS%.*} * 40 + 100))
+	wait "$LOOP_PID"
+	rc=$?
+	ns=$(cat "$WORK/loop.out")
+	if [ "$rc" -ne 0 ] || [ -z "$ns" ]; then
+		echo "bench: sysloop failed under $cfg (exit $rc)" >&2
+	elif [ "$cfg" != none ] && ! kill -0 "$TRACER_PID" 2>/dev/null; then
+		SKIP[$cfg]="exited while measuring:
+$(log_tail "$cfg")"
+	else
+		echo "$ns" >>"$WORK/$cfg.ns"
+	fi
+	stop_tracer
+	sleep 0.3
+}
+
+# Wait up to $2 tenths of a second for pid $1 to exit, then kill it.
+wait_pid_bounded() {
+	local i
+	for ((i = 0; i < $2; i++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+	kill -KILL "$1" 2>/dev/null
+}
+
+# Print the median of the numbers in file $1.
+median() {
+	sort -g "$1" | awk '{v[NR] = $1} END {
+		if (NR == 0) exit 1
+		if (NR % 2) printf "%.1f\n", v[(NR + 1) / 2]
+		else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# Print the table of medians and ratios (and write BENCH_JSON if asked).
+report() {
+	local base floor_add med add ratio vs_floor spread json="" sep=""
+	base=$(median "$WORK/none.ns" 2>/dev/null) || base=
+	floor_add=
+	if [ -n "$base" ] && [ -s "$WORK/floor.ns" ]; then
+		floor_add=$(awk -v m="$(median "$WORK/floor.ns")" -v b="$base" 'BEGIN {printf "%.1f", m - b}')
+	fi
+	echo
+	echo "syscall overhead: sysloop -m $MODE on CPU $LOOP_CPU, tracers on CPU ${TRACER_CPU:-any}," \
+		"$ROUNDS interleaved rounds x ${SECS}s"
+	echo "host: $(nproc) CPUs, kernel $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC')"
+	printf '%-10s %5s %12s %12s %10s %10s %18s\n' config runs "median ns" "added ns" \
+		"x none" "x floor+" "min..max ns"
+	for cfg in "${CONFIGS[@]}"; do
+		if [ ! -s "$WORK/$cfg.ns" ]; then
+			printf '%-10s skipped: %s\n' "$cfg" "${SKIP[$cfg]:-no measurement}"
+			continue
+		fi
+		med=$(median "$WORK/$cfg.ns")
+		spread=$(sort -g "$WORK/$cfg.ns" | awk 'NR == 1 {a = $1} {b = $1} END {printf "%.0f..%.0f", a, b}')
+		add=- ratio=- vs_floor=-
+		if [ -n "$base" ]; then
+			add=$(awk -v m="$med" -v b="$base" 'BEGIN {printf "%.1f", m - b}')
+			ratio=$(awk -v m="$med" -v b="$base" 'BEGIN {printf "%.2f", m / b}')
+			if [ "$cfg" != none ] && [ -n "$floor_add" ] && awk -v f="$floor_add" 'BEGIN {exit !(f > 0)}'; then
+				vs_floor=$(awk -v a="$add" -v f="$floor_add" 'BEGIN {printf "%.2f", a / f}')
+			fi
+		fi
+		printf '%-10s %5s %12s %12s %10s %10s %18s\n' "$cfg" "$(wc -l <"$WORK/$cfg.ns")" \
+			"$med" "$add" "$ratio" "$vs_floor" "$spread"
+		[ -n "${SKIP[$cfg]:-}" ] && echo "           (stopped early: ${SKIP[$cfg]%%$'\n'*})"
+		json+="$sep{\"config\":\"$cfg\",\"median_ns\":$med,\"runs\":[$(paste -sd, "$WORK/$cfg.ns")]}"
+		sep=,
+	done
+	echo "added ns = median - none's median; x none = median / none's median;"
+	echo "x floor+ = added ns / the floor's added ns (1.00: no cost beyond enabling the hooks)"
+	if [ -n "${BENCH_JSON:-}" ]; then
+		printf '{"mode":"%s","rounds":%s,"seconds":%s,"results":[%s]}\n' \
+			"$MODE" "$ROUNDS" "$SECS" "$json" >"$BENCH_JSON"
+	fi
+}
+
+main() {
+	local n=${#CONFIGS[@]} r i cfg
+	if [ "$(id -u)" -ne 0 ]; then
+		echo "bench: needs root (BPF programs and tracers)" >&2
+		exit 1
+	fi
+	prepare
+	for cfg in "${CONFIGS[@]}"; do
+		[ -n "${SKIP[$cfg]:-}" ] && echo "bench: skipping $cfg: ${SKIP[$cfg]}"
+	done
+	for ((r = 0; r < ROUNDS; r++)); do
+		printf 'bench: round %d/%d:' $((r + 1)) "$ROUNDS"
+		for ((i = 0; i < n; i++)); do
+			cfg=${CONFIGS[$(((r + i) % n))]}
+			[ -n "${SKIP[$cfg]:-}" ] && continue
+			run_once "$cfg"
+			printf ' %s=%s' "$cfg" "$(tail -n 1 "$WORK/$cfg.ns" 2>/dev/null || echo -)"
+		done
+		echo
+	done
+	report
+	if [ "${BENCH_REPLAY:-1}" = 1 ]; then
+		echo
+		./bench/replay.sh
+	fi
+}
+
+main "$@"
