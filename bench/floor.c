@@ -231,8 +231,9 @@ int main(int argc, char **argv)
 	}
 	if (o.ready) {
 		FILE *f = fopen(o.ready, "w");
+		int bad = !f || fprintf(f, "%d\n", nattached) < 0;
 
-		if (!f || fprintf(f, "%d\n", nattached) < 0 || fclose(f) != 0) {
+		if ((f && fclose(f) != 0) || bad) {
 			fprintf(stderr, "floor: cannot write %s: %s\n", o.ready, strerror(errno));
 			rc = 1;
 			goto out;

@@ -11,6 +11,10 @@
 #   BENCH_ROUNDS [7]        rounds; each round runs every configuration once
 #   BENCH_SECONDS [1]       length of one timed run of sysloop
 #   BENCH_MODE [getppid]    sysloop workload: getppid, or pipe (1-byte write+read)
+#   BENCH_STAT [ns_median_batch]  sysloop's figure: ns_median_batch (the median
+#                           1024-call batch: robust to a stolen vCPU) or ns_per_call (mean)
+#   BENCH_WAIT_CLEAN [30]   seconds to wait for other BPF programs to leave the
+#                           syscall hooks; a run with them there is kept apart
 #   BENCH_CPU [1]           CPU sysloop is pinned to
 #   BENCH_TRACER_CPU [0]    CPU the tracers are pinned to (empty: unpinned)
 #   BENCH_CONFIGS ["none floor latop syscount perf perf-a"]
@@ -30,12 +34,14 @@ LOOP_CPU=${BENCH_CPU:-1}
 TRACER_CPU=${BENCH_TRACER_CPU-0}
 CONFIGS=(${BENCH_CONFIGS:-none floor latop syscount perf perf-a})
 CACHE=${BENCH_CACHE:-/var/tmp/latop-bench}
+STAT=${BENCH_STAT:-ns_median_batch}
 SYSLOOP=$OUT/bench/sysloop
 FLOOR=$OUT/bench/floor
 
 WORK=$(mktemp -d /tmp/latop-bench.XXXXXX) || exit 1
 TRACER_PID=
 LOOP_PID=
+LAST_NS=
 MOUNTED=()
 declare -A SKIP=()
 
@@ -206,12 +212,32 @@ start_config() {
 	esac
 }
 
+# Print how many BPF links sit on the raw syscall tracepoints.
+syscall_links() {
+	bpftool link list 2>/dev/null | grep -c -E "tp '(sys_enter|sys_exit)'"
+}
+
+# Wait up to BENCH_WAIT_CLEAN seconds until no one else's BPF program is on the
+# syscall tracepoints (other sessions' tests); print how many are left.
+wait_clean() {
+	local n=0 i
+	for ((i = 0; i < ${BENCH_WAIT_CLEAN:-30} * 2; i++)); do
+		n=$(syscall_links)
+		[ "$n" -eq 0 ] && break
+		sleep 0.5
+	done
+	echo "$n"
+}
+
 # Run configuration $1 once: start sysloop waiting, start the tracer, let
-# sysloop run, stop the tracer; append ns per syscall to $WORK/$1.ns.
+# sysloop run, stop the tracer; append ns per syscall to $WORK/$1.ns, or to
+# $WORK/$1.dirty when someone else's program was on the syscall hooks too.
 run_once() {
-	local cfg=$1 ns rc
+	local cfg=$1 ns rc before after own=0
+	case $cfg in floor | latop) own=2 ;; esac
+	before=$(wait_clean)
 	rm -f "$WORK/go" "$WORK/loop.out"
-	"$SYSLOOP" -c "$LOOP_CPU" -d "$SECS" -m "$MODE" -g "$WORK/go" >"$WORK/loop.out" &
+	"$SYSLOOP" -c "$LOOP_CPU" -d "$SECS" -m "$MODE" -g "$WORK/go" -j >"$WORK/loop.out" &
 	LOOP_PID=$!
 	if ! start_config "$cfg"; then
 		SKIP[$cfg]="did not attach or exited early:
@@ -226,15 +252,20 @@ $(log_tail "$cfg")"
 	wait_pid_bounded "$LOOP_PID" $((${SECS%.*} * 40 + 100))
 	wait "$LOOP_PID"
 	rc=$?
-	ns=$(cat "$WORK/loop.out")
+	after=$(($(syscall_links) - own))
+	ns=$(sed -n "s/.*\"$STAT\":\([0-9.]*\).*/\1/p" "$WORK/loop.out")
 	if [ "$rc" -ne 0 ] || [ -z "$ns" ]; then
 		echo "bench: sysloop failed under $cfg (exit $rc)" >&2
 	elif [ "$cfg" != none ] && ! kill -0 "$TRACER_PID" 2>/dev/null; then
 		SKIP[$cfg]="exited while measuring:
 $(log_tail "$cfg")"
+	elif [ "$before" -gt 0 ] || [ "$after" -gt 0 ]; then
+		echo "$ns" >>"$WORK/$cfg.dirty"
+		ns="$ns(dirty)"
 	else
 		echo "$ns" >>"$WORK/$cfg.ns"
 	fi
+	LAST_NS=$ns
 	stop_tracer
 	sleep 0.3
 }
@@ -257,46 +288,60 @@ median() {
 		else printf "%.1f\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 
+# Print the file of clean samples of config $1, or of dirty ones if none is clean.
+samples() {
+	if [ -s "$WORK/$1.ns" ]; then
+		echo "$WORK/$1.ns"
+	elif [ -s "$WORK/$1.dirty" ]; then
+		echo "$WORK/$1.dirty"
+	else
+		return 1
+	fi
+}
+
 # Print the table of medians and ratios (and write BENCH_JSON if asked).
 report() {
-	local base floor_add med add ratio vs_floor spread json="" sep=""
-	base=$(median "$WORK/none.ns" 2>/dev/null) || base=
-	floor_add=
-	if [ -n "$base" ] && [ -s "$WORK/floor.ns" ]; then
-		floor_add=$(awk -v m="$(median "$WORK/floor.ns")" -v b="$base" 'BEGIN {printf "%.1f", m - b}')
+	local base= floor_add= med add ratio vs_floor spread f ndirty json="" sep=""
+	f=$(samples none) && base=$(median "$f")
+	if [ -n "$base" ] && f=$(samples floor); then
+		floor_add=$(awk -v m="$(median "$f")" -v b="$base" 'BEGIN {printf "%.1f", m - b}')
 	fi
 	echo
 	echo "syscall overhead: sysloop -m $MODE on CPU $LOOP_CPU, tracers on CPU ${TRACER_CPU:-any}," \
-		"$ROUNDS interleaved rounds x ${SECS}s"
+		"$ROUNDS interleaved rounds x ${SECS}s, $STAT"
 	echo "host: $(nproc) CPUs, kernel $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC')"
-	printf '%-10s %5s %12s %12s %10s %10s %18s\n' config runs "median ns" "added ns" \
-		"x none" "x floor+" "min..max ns"
+	printf '%-9s %4s %10s %10s %8s %9s %14s %6s\n' config runs "median ns" "added ns" \
+		"x none" "x floor+" "min..max ns" dirty
 	for cfg in "${CONFIGS[@]}"; do
-		if [ ! -s "$WORK/$cfg.ns" ]; then
-			printf '%-10s skipped: %s\n' "$cfg" "${SKIP[$cfg]:-no measurement}"
+		if ! f=$(samples "$cfg"); then
+			printf '%-9s skipped: %s\n' "$cfg" "${SKIP[$cfg]:-no measurement}"
 			continue
 		fi
-		med=$(median "$WORK/$cfg.ns")
-		spread=$(sort -g "$WORK/$cfg.ns" | awk 'NR == 1 {a = $1} {b = $1} END {printf "%.0f..%.0f", a, b}')
+		ndirty=$(cat "$WORK/$cfg.dirty" 2>/dev/null | wc -l)
+		[ "$f" = "$WORK/$cfg.dirty" ] && ndirty="$ndirty(used)"
+		med=$(median "$f")
+		spread=$(sort -g "$f" | awk 'NR == 1 {a = $1} {b = $1} END {printf "%.0f..%.0f", a, b}')
 		add=- ratio=- vs_floor=-
 		if [ -n "$base" ]; then
 			add=$(awk -v m="$med" -v b="$base" 'BEGIN {printf "%.1f", m - b}')
 			ratio=$(awk -v m="$med" -v b="$base" 'BEGIN {printf "%.2f", m / b}')
-			if [ "$cfg" != none ] && [ -n "$floor_add" ] && awk -v f="$floor_add" 'BEGIN {exit !(f > 0)}'; then
+			if [ "$cfg" != none ] && [ -n "$floor_add" ] &&
+				awk -v f="$floor_add" 'BEGIN {exit !(f > 0)}'; then
 				vs_floor=$(awk -v a="$add" -v f="$floor_add" 'BEGIN {printf "%.2f", a / f}')
 			fi
 		fi
-		printf '%-10s %5s %12s %12s %10s %10s %18s\n' "$cfg" "$(wc -l <"$WORK/$cfg.ns")" \
-			"$med" "$add" "$ratio" "$vs_floor" "$spread"
-		[ -n "${SKIP[$cfg]:-}" ] && echo "           (stopped early: ${SKIP[$cfg]%%$'\n'*})"
-		json+="$sep{\"config\":\"$cfg\",\"median_ns\":$med,\"runs\":[$(paste -sd, "$WORK/$cfg.ns")]}"
+		printf '%-9s %4s %10s %10s %8s %9s %14s %6s\n' "$cfg" "$(wc -l <"$f")" \
+			"$med" "$add" "$ratio" "$vs_floor" "$spread" "$ndirty"
+		[ -n "${SKIP[$cfg]:-}" ] && echo "          (stopped early: ${SKIP[$cfg]%%$'\n'*})"
+		json+="$sep{\"config\":\"$cfg\",\"median_ns\":$med,\"runs\":[$(paste -sd, "$f")]}"
 		sep=,
 	done
 	echo "added ns = median - none's median; x none = median / none's median;"
-	echo "x floor+ = added ns / the floor's added ns (1.00: no cost beyond enabling the hooks)"
+	echo "x floor+ = added ns / the floor's added ns (1.00: no cost beyond enabling the hooks);"
+	echo "dirty = runs left out because another BPF program sat on the syscall hooks"
 	if [ -n "${BENCH_JSON:-}" ]; then
-		printf '{"mode":"%s","rounds":%s,"seconds":%s,"results":[%s]}\n' \
-			"$MODE" "$ROUNDS" "$SECS" "$json" >"$BENCH_JSON"
+		printf '{"mode":"%s","stat":"%s","rounds":%s,"seconds":%s,"results":[%s]}\n' \
+			"$MODE" "$STAT" "$ROUNDS" "$SECS" "$json" >"$BENCH_JSON"
 	fi
 }
 
@@ -315,8 +360,9 @@ main() {
 		for ((i = 0; i < n; i++)); do
 			cfg=${CONFIGS[$(((r + i) % n))]}
 			[ -n "${SKIP[$cfg]:-}" ] && continue
+			LAST_NS=-
 			run_once "$cfg"
-			printf ' %s=%s' "$cfg" "$(tail -n 1 "$WORK/$cfg.ns" 2>/dev/null || echo -)"
+			printf ' %s=%s' "$cfg" "$LAST_NS"
 		done
 		echo
 	done
