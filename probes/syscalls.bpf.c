@@ -3,10 +3,14 @@
  * The syscalls probe: per (tgid, tid, syscall) counts, latency histograms and
  * an exact split of each call's time into the states it passed through.
  *
- * A thread in a syscall carries its state in task-local storage.  Every hook
- * that changes what the thread is doing charges the time since the last
- * change to the current state and switches state, so the components of a call
- * telescope from entry to exit and sum to its latency exactly.
+ * The call running on a CPU keeps its state in that CPU's slot of a per-CPU
+ * array, so sys_enter, sys_exit and the hooks in between find it without a
+ * task lookup.  When a thread leaves the CPU inside a call, sched_switch
+ * moves its state to task-local storage, and moves it back into the slot of
+ * whichever CPU the thread next runs on.  Every hook that changes what the
+ * thread is doing charges the time since the last change to the current
+ * state and switches state, so the components of a call telescope from entry
+ * to exit and sum to its latency exactly.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -89,7 +93,7 @@ volatile __u64 events_used = 0;
 
 static const struct sys_stats zero_stats;
 
-/* What a thread inside a syscall is doing now. */
+/* What a thread inside a syscall is doing now (in a CPU slot or task storage). */
 struct sys_task {
 	__u64 pid_tgid;
 	__u64 enter_ns;
@@ -102,7 +106,7 @@ struct sys_task {
 	__u32 nr;
 	__u32 faults;
 	__u32 cswitch;
-	__u8 active;		/* inside a syscall we count */
+	__u8 active;		/* holds a call we count */
 	__u8 sampled;		/* picked by SAMPLE 1/N: also send as an event */
 	__u8 state;		/* enum sys_state */
 	__u8 resume;		/* state to return to when back on a CPU */
@@ -110,6 +114,13 @@ struct sys_task {
 	__u8 lock_saved, mm_saved, net_saved;
 	__u8 lock_depth, mm_depth, net_depth;
 };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct sys_task);
+} running SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -233,10 +244,18 @@ static __always_inline void charge(struct sys_task *t, __u64 now)
 	t->state_ns = now;
 }
 
-/* Return the storage of task when it is inside a counted syscall. */
-static __always_inline struct sys_task *task_in_call(struct task_struct *task)
+/* Return this CPU's slot. */
+static __always_inline struct sys_task *cpu_slot(void)
 {
-	struct sys_task *t = bpf_task_storage_get(&tasks, task, 0, 0);
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&running, &zero);
+}
+
+/* Return the call of the task on this CPU, when it is inside a counted one. */
+static __always_inline struct sys_task *cpu_call(void)
+{
+	struct sys_task *t = cpu_slot();
 
 	return t && t->active ? t : NULL;
 }
@@ -312,13 +331,13 @@ static __always_inline __u8 offcpu_state(struct sys_task *t, struct task_struct 
 SEC("tp_btf/sys_enter")
 int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	const struct filter_prog *f = filter_cur();
-	__u32 tgid = task->tgid, tid = task->pid;
-	struct sys_task *t;
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct sys_task *t = cpu_slot();
 	bool sampled = false;
 
-	if (tgid == self_tgid)
+	if (!t || tgid == self_tgid)
 		return 0;
 	if (f->sample_n > 1) {
 		if (bpf_get_prandom_u32() % f->sample_n)
@@ -327,12 +346,9 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 	}
 	if (f->n && !f->needs_lat && !filter_task(f, tgid, tid, id, 0))
 		goto drop;
-	t = bpf_task_storage_get(&tasks, task, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!t)
-		return 0;
 	__builtin_memset(t->comp, 0, sizeof(t->comp));
 	__builtin_memset(t->ctr_acc, 0, sizeof(t->ctr_acc));
-	t->pid_tgid = (__u64)tgid << 32 | tid;
+	t->pid_tgid = pid_tgid;
 	t->nr = id;
 	t->offcpu = 0;
 	t->faults = 0;
@@ -340,12 +356,13 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 	t->sampled = sampled;
 	t->state = ST_OTHER;
 	t->lock_depth = t->mm_depth = t->net_depth = 0;
-	ctr_start(t);
+	/* Counters read inside the clock window, so they never exceed it. */
 	t->enter_ns = t->state_ns = bpf_ktime_get_ns();
+	ctr_start(t);
 	t->active = 1;
 	return 0;
 drop:
-	/* The task's last counted call already cleared its active flag. */
+	t->active = 0;
 	health_inc(H_DROPPED);
 	return 0;
 }
@@ -426,16 +443,19 @@ static __always_inline void account_call(const struct sys_task *t, __u64 lat, lo
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 	const struct filter_prog *f;
 	__u64 now, lat;
 
 	if (!t)
 		return 0;
-	now = bpf_ktime_get_ns();
 	t->active = 0;
-	charge(t, now);
+	/* A slot left by a call whose exit was never seen is not this call. */
+	if (t->pid_tgid != bpf_get_current_pid_tgid())
+		return 0;
 	ctr_stop(t);
+	now = bpf_ktime_get_ns();
+	charge(t, now);
 	lat = now - t->enter_ns;
 	f = filter_cur();
 	if (f->n && f->needs_lat &&
@@ -453,27 +473,40 @@ SEC("tp_btf/sched_switch")
 int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
 	     struct task_struct *next, unsigned int prev_state)
 {
-	struct sys_task *t;
+	struct sys_task *t = cpu_slot(), *saved;
 	__u64 now = 0;
 
-	t = task_in_call(prev);
-	if (t) {
-		now = bpf_ktime_get_ns();
-		charge(t, now);
-		ctr_stop(t);
-		t->resume = t->state;
-		t->state = offcpu_state(t, prev, preempt, prev_state);
-		t->off_ns = now;
-		t->cswitch++;
+	if (!t)
+		return 0;
+	if (t->active) {
+		t->active = 0;
+		if ((__u32)t->pid_tgid == prev->pid) {
+			ctr_stop(t);
+			now = bpf_ktime_get_ns();
+			charge(t, now);
+			t->resume = t->state;
+			t->state = offcpu_state(t, prev, preempt, prev_state);
+			t->off_ns = now;
+			t->cswitch++;
+			saved = bpf_task_storage_get(&tasks, prev, 0,
+						     BPF_LOCAL_STORAGE_GET_F_CREATE);
+			if (saved) {
+				__builtin_memcpy(saved, t, sizeof(*t));
+				saved->active = 1;
+			}
+		}
 	}
-	t = task_in_call(next);
-	if (t) {
+	saved = bpf_task_storage_get(&tasks, next, 0, 0);
+	if (saved && saved->active) {
+		saved->active = 0;
 		if (!now)
 			now = bpf_ktime_get_ns();
-		charge(t, now);
-		t->offcpu += now - t->off_ns;
-		t->state = t->resume;
+		charge(saved, now);
+		saved->offcpu += now - saved->off_ns;
+		saved->state = saved->resume;
+		__builtin_memcpy(t, saved, sizeof(*t));
 		ctr_start(t);
+		t->active = 1;
 	}
 	return 0;
 }
@@ -481,7 +514,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
 SEC("tp_btf/softirq_entry")
 int BPF_PROG(softirq_entry, unsigned int vec)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (!t)
 		return 0;
@@ -495,7 +528,7 @@ int BPF_PROG(softirq_entry, unsigned int vec)
 SEC("tp_btf/softirq_exit")
 int BPF_PROG(softirq_exit, unsigned int vec)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (!t)
 		return 0;
@@ -526,7 +559,7 @@ int BPF_PROG(softirq_exit, unsigned int vec)
 SEC("tp_btf/contention_begin")
 int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		SPAN_BEGIN(t, lock_depth, lock_saved, ST_LOCK);
@@ -536,7 +569,7 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 SEC("tp_btf/contention_end")
 int BPF_PROG(lock_end, void *lock, int ret)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		SPAN_END(t, lock_depth, lock_saved);
@@ -546,7 +579,7 @@ int BPF_PROG(lock_end, void *lock, int ret)
 SEC("tp_btf/mmap_lock_start_locking")
 int BPF_PROG(mmap_lock_begin, struct mm_struct *mm, bool write)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		SPAN_BEGIN(t, mm_depth, mm_saved, ST_MM);
@@ -556,7 +589,7 @@ int BPF_PROG(mmap_lock_begin, struct mm_struct *mm, bool write)
 SEC("tp_btf/mmap_lock_acquire_returned")
 int BPF_PROG(mmap_lock_end, struct mm_struct *mm, bool write, bool success)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		SPAN_END(t, mm_depth, mm_saved);
@@ -566,7 +599,7 @@ int BPF_PROG(mmap_lock_end, struct mm_struct *mm, bool write, bool success)
 SEC("tp_btf/mm_vmscan_direct_reclaim_begin")
 int BPF_PROG(reclaim_begin, int order, gfp_t gfp_flags)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		SPAN_BEGIN(t, mm_depth, mm_saved, ST_MM);
@@ -576,7 +609,7 @@ int BPF_PROG(reclaim_begin, int order, gfp_t gfp_flags)
 SEC("tp_btf/mm_vmscan_direct_reclaim_end")
 int BPF_PROG(reclaim_end, unsigned long nr_reclaimed)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		SPAN_END(t, mm_depth, mm_saved);
@@ -586,7 +619,7 @@ int BPF_PROG(reclaim_end, unsigned long nr_reclaimed)
 SEC("tp_btf/net_dev_start_xmit")
 int BPF_PROG(xmit_begin, const struct sk_buff *skb, const struct net_device *dev)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		SPAN_BEGIN(t, net_depth, net_saved, ST_NET);
@@ -597,7 +630,7 @@ SEC("tp_btf/net_dev_xmit")
 int BPF_PROG(xmit_end, struct sk_buff *skb, int rc, struct net_device *dev,
 	     unsigned int len)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		SPAN_END(t, net_depth, net_saved);
@@ -608,7 +641,7 @@ SEC("tp_btf/page_fault_kernel")
 int BPF_PROG(fault_kernel, unsigned long address, struct pt_regs *regs,
 	     unsigned long error_code)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		t->faults++;
@@ -619,7 +652,7 @@ int BPF_PROG(fault_kernel, unsigned long address, struct pt_regs *regs,
 SEC("fentry/sock_recvmsg")
 int BPF_PROG(sock_recv_begin)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		SPAN_BEGIN(t, net_depth, net_saved, ST_NET);
@@ -629,7 +662,7 @@ int BPF_PROG(sock_recv_begin)
 SEC("fexit/sock_recvmsg")
 int BPF_PROG(sock_recv_end)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		SPAN_END(t, net_depth, net_saved);
@@ -639,7 +672,7 @@ int BPF_PROG(sock_recv_end)
 SEC("fentry/sock_sendmsg")
 int BPF_PROG(sock_send_begin)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		SPAN_BEGIN(t, net_depth, net_saved, ST_NET);
@@ -649,7 +682,7 @@ int BPF_PROG(sock_send_begin)
 SEC("fexit/sock_sendmsg")
 int BPF_PROG(sock_send_end)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		SPAN_END(t, net_depth, net_saved);
@@ -659,7 +692,7 @@ int BPF_PROG(sock_send_end)
 SEC("fentry/handle_mm_fault")
 int BPF_PROG(mm_fault_begin)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		SPAN_BEGIN(t, mm_depth, mm_saved, ST_MM);
@@ -669,7 +702,7 @@ int BPF_PROG(mm_fault_begin)
 SEC("fexit/handle_mm_fault")
 int BPF_PROG(mm_fault_end)
 {
-	struct sys_task *t = task_in_call(bpf_get_current_task_btf());
+	struct sys_task *t = cpu_call();
 
 	if (t)
 		SPAN_END(t, mm_depth, mm_saved);

@@ -40,7 +40,7 @@ static const struct hook_spec hook_specs[] = {
 	{"syscall entry", "tp_btf", "tp_btf/sys_enter", {"sys_enter"}, {"sys_enter"}, true, NULL},
 	{"syscall exit", "tp_btf", "tp_btf/sys_exit", {"sys_exit"}, {"sys_exit"}, true, NULL},
 	{"off-CPU split (runq, block, lock, net, sleep)", "tp_btf", "tp_btf/sched_switch",
-	 {"sched_switch"}, {"sched_switch"}, false, NULL},
+	 {"sched_switch"}, {"sched_switch"}, true, NULL},
 	{"softirq time (net, block, softirq)", "tp_btf", "tp_btf/softirq_entry+softirq_exit",
 	 {"softirq_entry", "softirq_exit"}, {"softirq_entry", "softirq_exit"}, false, NULL},
 	{"kernel lock waits", "tp_btf", "tp_btf/contention_begin+contention_end",
