@@ -33,7 +33,8 @@ static int cmd_report(int argc, char **argv);
 static int cmd_probes(int argc, char **argv);
 
 static const struct cmd_entry commands[] = {
-	{"record", "record -o FILE [-d DURATION] [-q QUERY] [-i INTERVAL] [--quiet]",
+	{"record", "record -o FILE [-d DURATION] [-q QUERY] [-i INTERVAL] [--quiet]\n"
+	 "             [--counters LIST] [--bpf-stats]",
 	 "record live data to a snapshot file, headless", cmd_record},
 	{"replay", "replay FILE [-q QUERY] [-t THEME]",
 	 "browse a recording in the TUI, with time travel", cmd_replay},
@@ -56,7 +57,8 @@ static void on_stop_signal(int sig)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [--no-color]\n"
+		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [--no-color] [--counters LIST]\n"
+		"             [--bpf-stats]\n"
 		"       latop COMMAND [ARGS]\n"
 		"\n"
 		"latop shows, live, where time goes: per syscall and kernel subsystem\n"
@@ -67,6 +69,9 @@ static void usage(FILE *out)
 		"  -t, --theme THEME     theme name or file (default, light, mono, ...)\n"
 		"  -i, --interval DUR    tick interval, e.g. 500ms (default 1s)\n"
 		"      --no-color        no colors (also: NO_COLOR in the environment)\n"
+		"      --counters LIST   perf counters per call: taskclock,cycles,instructions\n"
+		"                        (\"\" for none; each costs time per syscall)\n"
+		"      --bpf-stats       measure time in BPF programs for the header (costly)\n"
 		"  -h, --help            this help\n"
 		"  -V, --version         the version\n"
 		"\n"
@@ -111,6 +116,23 @@ static int bad_usage(const char *cmd, const char *fmt, const char *arg)
 	fprintf(stderr, fmt, arg);
 	fprintf(stderr, "\nTry 'latop --help'.\n");
 	return 2;
+}
+
+/* Apply --counters LIST ('c') or --bpf-stats ('B') to the probes. */
+static int probe_option(int c, const char *arg)
+{
+	char *cause = NULL;
+
+	if (c == 'B') {
+		probe_set_run_stats(true);
+		return 0;
+	}
+	if (probe_set_counters(arg, &cause) < 0) {
+		fprintf(stderr, "latop: --counters: %s\nTry 'latop --help'.\n", cause);
+		free(cause);
+		return -1;
+	}
+	return 0;
 }
 
 /* Parse and check query text, printing the error with its caret. */
@@ -220,6 +242,8 @@ static int cmd_live(int argc, char **argv)
 		{"theme", required_argument, NULL, 't'},
 		{"interval", required_argument, NULL, 'i'},
 		{"no-color", no_argument, NULL, 'C'},
+		{"counters", required_argument, NULL, 'c'},
+		{"bpf-stats", no_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -236,6 +260,11 @@ static int cmd_live(int argc, char **argv)
 		case 'q': o.query = optarg; break;
 		case 't': o.theme = optarg; break;
 		case 'C': o.no_color = true; break;
+		case 'c':
+		case 'B':
+			if (probe_option(c, optarg) < 0)
+				return 2;
+			break;
 		case 'i':
 			if (parse_duration(optarg, &interval_ns, &cause) < 0 || interval_ns < 10000000) {
 				rc = bad_usage(NULL, "-i: %s", cause ? cause : "the interval must be at least 10ms");
@@ -296,6 +325,8 @@ static int cmd_record(int argc, char **argv)
 		{"query", required_argument, NULL, 'q'},
 		{"interval", required_argument, NULL, 'i'},
 		{"quiet", no_argument, NULL, 'Q'},
+		{"counters", required_argument, NULL, 'c'},
+		{"bpf-stats", no_argument, NULL, 'B'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -314,6 +345,11 @@ static int cmd_record(int argc, char **argv)
 		case 'o': out = optarg; break;
 		case 'q': text = optarg; break;
 		case 'Q': quiet = true; break;
+		case 'c':
+		case 'B':
+			if (probe_option(c, optarg) < 0)
+				return 2;
+			break;
 		case 'd':
 		case 'i':
 			if (parse_duration(optarg, c == 'd' ? &dur_ns : &interval_ns, &cause) < 0) {

@@ -122,8 +122,10 @@ static void line_rates(const struct screen *s, int y, int w)
 		  st && st->evicted ? ROLE_METER_BAD : ROLE_METER_VALUE);
 	snprintf(b, sizeof(b), "%.1f%%", s->header.cpu_pct);
 	x = meter(y, x, w, "latop cpu", b, s->header.cpu_pct > 10 ? ROLE_METER_WARN : ROLE_METER_VALUE);
-	if (st && span > 0)
+	if (st && span > 0 && st->bpf_runs)
 		snprintf(b, sizeof(b), "%.2f%%", 100.0 * (double)st->bpf_ns / 1e9 / span);
+	else if (st && st->events && !st->bpf_runs)
+		snprintf(b, sizeof(b), "off (--bpf-stats)");
 	else
 		snprintf(b, sizeof(b), "-");
 	meter(y, x, w, "bpf", b, st && span > 0 && (double)st->bpf_ns / 1e9 / span > 0.05 ?
