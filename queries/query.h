@@ -85,7 +85,7 @@ static inline struct result_val *result_row(const struct result *r, size_t i)
 }
 
 enum result_format { RF_TEXT, RF_JSON, RF_CSV };
-/* JSON: one object per row keyed by column name; durations in ns. */
+/* JSON: one object per line per row (JSON Lines), keyed by column name; durations in ns. */
 void result_print(FILE *out, const struct result *r, enum result_format fmt);
 /* A value as the TUI shows it ("1.84ms", "12.3K", "read"). */
 void result_format_val(const struct result *r, size_t col, const struct result_val *v,

@@ -1,7 +1,7 @@
 /*
  * Results: free them and print them as aligned text, JSON or CSV.
  *
- * JSON is an array with one object per line, keyed by column name: integers
+ * JSON is one object per line (JSON Lines), keyed by column name: integers
  * as numbers (durations in ns, sizes in bytes), real durations and sizes
  * rounded to integers, other reals with up to 3 decimals, null for no
  * value, dist() as {"count":N,"buckets":[[low,count],...]}.  CSV has a
@@ -199,8 +199,6 @@ void result_print(FILE *out, const struct result *r, enum result_format fmt)
 			result_csv_str(out, r->cols[j].name);
 		}
 		fputc('\n', out);
-	} else {
-		fputs("[\n", out);
 	}
 	for (i = 0; i < r->nrows; i++) {
 		const struct result_val *row = result_row(r, i);
@@ -218,10 +216,8 @@ void result_print(FILE *out, const struct result *r, enum result_format fmt)
 			fputc(':', out);
 			result_json_val(out, &r->cols[j], &row[j]);
 		}
-		fputs(fmt == RF_CSV ? "\n" : i + 1 < r->nrows ? "},\n" : "}\n", out);
+		fputs(fmt == RF_CSV ? "\n" : "}\n", out);
 	}
-	if (fmt == RF_JSON)
-		fputs("]\n", out);
 }
 
 /* Format a value as the TUI shows it: human units, "-" for no value. */

@@ -1,0 +1,79 @@
+#!/bin/bash
+# End to end through the latop binary: record real workloads with a query,
+# then report the recording as JSON and check what latop saw against what
+# the workloads are known to have done.  Also: a SIGKILLed recorder leaves a
+# readable prefix, SIGTERM finishes the file, and a damaged file reports
+# what it kept.
+. "$(dirname "$0")/../lib.sh"
+need_root
+L=${LATOP_BIN:?}
+W=$LATOP_HELPERS/workload
+[ -x "$W" ] || skip_all "no workload helper at $W (make tests-build)"
+tmp=$(mktemp -d); rec_pid=
+trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# Wait until a recorder has its probes attached (its .tmp file exists).
+wait_recording() {
+	for _ in $(seq 100); do [ -e "$1.tmp" ] && { sleep 0.3; return 0; }; sleep 0.1; done
+	return 1
+}
+
+# json QUERY: report the main recording as JSON.
+json() { "$L" report "$tmp/run.snap" -q "$1" --json; }
+
+"$L" record -o "$tmp/run.snap" -d 6s --quiet \
+	-q "from syscalls where comm == 'workload' threshold 100ms" & rec_pid=$!
+wait_recording "$tmp/run.snap"; ok $? "the recorder attaches and writes run.snap.tmp"
+echo g | "$W" sysload 3000 >/dev/null
+echo g | "$W" pipewait 300 >/dev/null
+wait $rec_pid; ok $? "record -d 6s exits 0"; rec_pid=
+[ -e "$tmp/run.snap" ] && [ ! -e "$tmp/run.snap.tmp" ]; ok $? "the finished file is renamed from .tmp"
+[ "$(stat -c %a "$tmp/run.snap")" = 600 ]; ok $? "the recording is mode 0600"
+
+out=$(json "from syscalls where syscall in (getppid, write, read) group by syscall show count, errors order by syscall")
+echo "$out" | python3 -c '
+import json, sys
+rows = {r["syscall"]: r for r in map(json.loads, sys.stdin)}
+assert rows["getppid"]["count"] == 3000, rows
+assert 3000 <= rows["write"]["count"] <= 3004, rows  # + handshakes and the pipe writer
+assert 3002 <= rows["read"]["count"] <= 3008, rows
+assert all(r["errors"] == 0 for r in rows.values()), rows
+'; ok $? "exact counts of getppid (3000), write and read seen through record+report ($out)"
+
+out=$(json "from syscalls where syscall == 'read' and lat > 100ms show count, max(lat), sum(offcpu), sum(sleep), sum(time)")
+echo "$out" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.readline())
+assert r["count"] == 1, r
+assert 290e6 <= r["max(lat)"] <= 360e6, r
+assert r["sum(offcpu)"] >= 0.95 * r["sum(time)"], r
+assert r["sum(sleep)"] >= 0.9 * r["sum(time)"], r
+'; ok $? "the 300 ms pipe read is one call, ~300 ms, off CPU, in sleep ($out)"
+
+out=$(json "from syscall_events where syscall == 'read' show ts, lat, offcpu")
+echo "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert len(rows) == 1 and 290e6 <= rows[0]["lat"] <= 360e6, rows
+'; ok $? "threshold 100ms: the slow read crossed as a single event ($out)"
+
+"$L" report "$tmp/run.snap" -q "from syscalls group by comm show count" --csv | grep -v '^comm,' | cut -d, -f1 | sort -u > "$tmp/comms"
+[ "$(cat "$tmp/comms")" = workload ]; ok $? "the pushed-down comm filter kept only workload ($(tr '\n' ' ' < "$tmp/comms"))"
+
+# SIGTERM finishes a recording cleanly; SIGKILL leaves a readable .tmp.
+"$L" record -o "$tmp/term.snap" --quiet & rec_pid=$!
+wait_recording "$tmp/term.snap"; sleep 1.5
+kill -TERM $rec_pid; wait $rec_pid; ok $? "SIGTERM: record exits 0"; rec_pid=
+"$L" report "$tmp/term.snap" -q "from syscalls show count" >/dev/null; ok $? "SIGTERM: the file reports"
+"$L" record -o "$tmp/kill.snap" --quiet & rec_pid=$!
+wait_recording "$tmp/kill.snap"; sleep 2.5
+kill -KILL $rec_pid; wait $rec_pid 2>/dev/null; rec_pid=
+n=$("$L" report "$tmp/kill.snap.tmp" -q "from syscalls show count" --json 2>/dev/null | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["count"])')
+[ "${n:-0}" -gt 0 ]; ok $? "SIGKILL: the .tmp prefix replays ($n calls)"
+
+# A truncated file keeps what precedes the damage and says where.
+size=$(stat -c %s "$tmp/run.snap")
+head -c $((size - 100)) "$tmp/run.snap" > "$tmp/cut.snap"
+err=$("$L" report "$tmp/cut.snap" -q "from syscalls show count" 2>&1 >/dev/null)
+echo "$err" | grep -qE "warning: .*offset [0-9]+"; ok $? "a truncated file warns with the offset ($err)"
+done_testing
