@@ -152,8 +152,9 @@ check-vm:
 	$(Q)./tests/run.sh vm
 
 fuzz: $(FUZZ_BINS)
-	$(Q)for f in $(FUZZ_BINS); do echo "fuzz: $$f"; \
-		$$f -max_total_time=$${FUZZ_SECONDS:-30} tests/fuzz/corpus/$$(basename $$f) || exit 1; done
+	$(Q)for f in $(FUZZ_BINS); do n=$$(basename $$f); echo "fuzz: $$n"; \
+		mkdir -p $(OUTPUT)/fuzz/corpus/$$n; \
+		$$f -max_total_time=$${FUZZ_SECONDS:-30} $(OUTPUT)/fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; done
 
 bench: latop $(BENCH_BINS)
 	$(Q)./bench/run.sh
