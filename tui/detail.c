@@ -406,7 +406,8 @@ static int breakdown_draw(const struct detail *d, int y, int x, int hh, int ww)
 	return line;
 }
 
-/* Draw the title: the row's keys and its plain counters. */
+/* Draw the title: the row's keys and its plain counters (hidden ones only
+ * when measured: cycles reads 0 on machines without the counter). */
 static void title_draw(const struct detail *d, int y, int w)
 {
 	char line[1024], a[FMT_BUF];
@@ -417,7 +418,7 @@ static void title_draw(const struct detail *d, int y, int w)
 		const struct field *f = &d->schema->fields[d->fields[c]];
 		const struct result_val *v = result_row(d->res, 0) + c;
 
-		if (f->type == FT_U64 && !v->null)
+		if (f->type == FT_U64 && !v->null && !((f->flags & FF_HIDDEN) && v->u == 0))
 			o += (size_t)snprintf(line + o, sizeof(line) - o, "  %s %s", f->name,
 					      fmt_count(v->u, a, sizeof(a)));
 	}
