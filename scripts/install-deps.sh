@@ -4,7 +4,9 @@
 set -eu
 PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
 libncurses-dev libreadline-dev pkg-config tmux"
-[ "${1:-}" = "--test" ] && PKGS="$PKGS linux-perf strace"
+[ "${1:-}" = "--test" ] && PKGS="$PKGS python3 linux-perf strace"
+# --vm: what tests/vm/ needs to boot a second kernel (Debian's) under qemu.
+[ "${1:-}" = "--vm" ] && PKGS="$PKGS qemu-system-x86 linux-image-amd64 busybox-static cpio kmod"
 missing=""
 for p in $PKGS; do
 	dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
