@@ -48,6 +48,8 @@ BENCH_BINS := $(patsubst bench/%.c,$(OUTPUT)/bench/%,$(BENCH_SRCS))
 
 .PHONY: all deps run check check-unit check-vm test fuzz bench install uninstall clean san
 .DELETE_ON_ERROR:
+# Keep the generated BPF objects and skeletons between builds.
+.SECONDARY:
 
 all: latop
 
@@ -196,3 +198,27 @@ $(OUTPUT)/bench/floor: bench/floor.c $(OUTPUT)/bench/floor.skel.h
 $(OUTPUT)/bench/mksnap: bench/mksnap.c $(OUTPUT)/liblatop.a
 	$(call msg,CC,$@)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(OUTPUT)/liblatop.a $(LIBS) -o $@
+
+# ---- static builds for the VM tests (tests/vm/) ------------------------------
+# latop-static: latop linked fully static against libbpf.a, libelf.a, libz.a,
+# libzstd.a, libreadline.a, libncursesw.a and libtinfo.a (all in Debian 12's
+# -dev packages), so it runs in a busybox initramfs on another kernel.  Its
+# BPF objects are the same CO-RE ones as latop's.  helpers-static: the test
+# workloads, static for the same guest.  Outputs go to $(OUTPUT)/static/.
+STATIC_LIBS := -lbpf -lelf -lz -lzstd -lreadline -lncursesw -ltinfo -lm -lpthread
+STATIC_HELPERS := $(patsubst tests/helpers/%.c,$(OUTPUT)/static/%,$(HELPER_SRCS))
+.PHONY: latop-static helpers-static
+
+latop-static: $(OUTPUT)/static/latop
+
+helpers-static: $(STATIC_HELPERS)
+
+$(OUTPUT)/static/latop: $(OUTPUT)/obj/latop.o $(OUTPUT)/liblatop.a
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -static $^ $(STATIC_LIBS) -o $@
+
+$(OUTPUT)/static/%: tests/helpers/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -static $< -o $@ -lpthread
