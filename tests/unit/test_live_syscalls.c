@@ -17,6 +17,7 @@
 #include "core/hist.h"
 #include "probes/probe.h"
 #include "probes/filter.h"
+#include "probes/perf_event.h"
 #include "probes/syscalls_schema.h"
 #include "tap.h"
 
@@ -647,6 +648,41 @@ static void test_taskclock(void)
 	probe_set_counters("", &cause);
 }
 
+/* With hardware counters (where the machine has them), calls carry cycles
+ * and instructions; elsewhere the test says why it cannot run. */
+static void test_hw_counters(void)
+{
+	static const char *const tables[] = {"syscalls"};
+	char *const args[] = {"workload", "sysload", "5000", NULL};
+	struct perf_counters *pc;
+	char *cause = NULL;
+	struct agg g;
+	int err = 0;
+
+	pc = perf_counters_open("cycles", &err, &cause);
+	if (!pc) {
+		skip("hardware counters: %s", cause ? cause : "cannot open 'cycles'");
+		free(cause);
+		return;
+	}
+	perf_counters_free(pc);
+	source_close(src);
+	probe_set_counters("cycles,instructions", &cause);
+	src = live_open(tables, 1, INTERVAL_NS, &cause);
+	ok(src, "the probe opens with cycles and instructions (%s)", cause ? cause : "ok");
+	if (!src) {
+		free(cause);
+		return;
+	}
+	ran = run_workload(&r, args, false, by_pid);
+	g = sum_rows(&r, r.pid, r.pid, "getppid");
+	ok(ran && g.v[SC_COUNT] == 5000 && g.v[SC_CYCLES] > 5000 && g.v[SC_INSTRUCTIONS] > 5000,
+	   "getppid carries cycles and instructions (%lu cycles, %lu instructions for %lu calls)",
+	   (unsigned long)g.v[SC_CYCLES], (unsigned long)g.v[SC_INSTRUCTIONS],
+	   (unsigned long)g.v[SC_COUNT]);
+	probe_set_counters("", &cause);
+}
+
 int main(void)
 {
 	static const char *const tables[] = {"syscalls", "syscall_events"};
@@ -682,6 +718,7 @@ int main(void)
 	test_needs_lat();
 	test_bad_filter();
 	test_taskclock();
+	test_hw_counters();
 	source_close(src);
 	tap_done();
 }
