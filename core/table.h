@@ -21,6 +21,8 @@ enum fflag {
 	FF_SUM = 1 << 1,	/* additive over events (count, time, errors): default agg sum */
 	FF_PUSH = 1 << 2,	/* the probe can filter on it in the kernel */
 	FF_HIDDEN = 1 << 3,	/* not in the default column layout */
+	FF_PART = 1 << 4,	/* a duration component: the parts add up to the FF_TOTAL field */
+	FF_TOTAL = 1 << 5,	/* the duration the FF_PART fields split (at most one per schema) */
 };
 
 struct field {

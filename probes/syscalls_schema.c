@@ -5,6 +5,8 @@
  * The time of a call (lat) splits two ways, each summing to it exactly:
  *   oncpu + offcpu, and
  *   runq + block + net + mm + lock + softirq + sleep + other.
+ * The second split is marked FF_PART and its total FF_TOTAL: queries can
+ * unpivot it into one row per subsystem (man latop-query, SUBSYSTEMS).
  */
 static const struct field syscalls_fields[SC_NCOLS] = {
 	[SC_PID]     = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id (tgid)"},
@@ -14,17 +16,17 @@ static const struct field syscalls_fields[SC_NCOLS] = {
 	[SC_COUNT]   = {"count", FT_U64, FF_SUM, "", "calls completed"},
 	[SC_ERRORS]  = {"errors", FT_U64, FF_SUM, "", "calls that returned an error"},
 	[SC_LAT]     = {"lat", FT_HIST, FF_PUSH, "ns", "latency of each call, entry to exit"},
-	[SC_TIME]    = {"time", FT_DUR, FF_SUM, "ns", "total time in calls (sum of lat)"},
+	[SC_TIME]    = {"time", FT_DUR, FF_SUM | FF_TOTAL, "ns", "total time in calls (sum of lat)"},
 	[SC_ONCPU]   = {"oncpu", FT_DUR, FF_SUM, "ns", "time on a CPU during calls"},
 	[SC_OFFCPU]  = {"offcpu", FT_DUR, FF_SUM, "ns", "time off CPU during calls (blocked or runnable)"},
-	[SC_RUNQ]    = {"runq", FT_DUR, FF_SUM, "ns", "scheduler: runnable but waiting for a CPU"},
-	[SC_BLOCK]   = {"block", FT_DUR, FF_SUM, "ns", "block I/O: waiting on I/O, block softirqs"},
-	[SC_NET]     = {"net", FT_DUR, FF_SUM, "ns", "network: socket waits, transmit, net softirqs"},
-	[SC_MM]      = {"mm", FT_DUR, FF_SUM, "ns", "memory: reclaim, mmap lock, page-fault handling"},
-	[SC_LOCK]    = {"lock", FT_DUR, FF_SUM, "ns", "lock waits: kernel lock contention, futex waits"},
-	[SC_SOFTIRQ] = {"softirq", FT_DUR, FF_SUM, "ns", "other softirqs run during calls (timers, tasklets, rcu)"},
-	[SC_SLEEP]   = {"sleep", FT_DUR, FF_SUM, "ns", "other voluntary waits (pipes, poll, timers)"},
-	[SC_OTHER]   = {"other", FT_DUR, FF_SUM, "ns", "on-CPU kernel work not in a subsystem above"},
+	[SC_RUNQ]    = {"runq", FT_DUR, FF_SUM | FF_PART, "ns", "scheduler: runnable but waiting for a CPU"},
+	[SC_BLOCK]   = {"block", FT_DUR, FF_SUM | FF_PART, "ns", "block I/O: waiting on I/O, block softirqs"},
+	[SC_NET]     = {"net", FT_DUR, FF_SUM | FF_PART, "ns", "network: socket waits, transmit, net softirqs"},
+	[SC_MM]      = {"mm", FT_DUR, FF_SUM | FF_PART, "ns", "memory: reclaim, mmap lock, page-fault handling"},
+	[SC_LOCK]    = {"lock", FT_DUR, FF_SUM | FF_PART, "ns", "lock waits: kernel lock contention, futex waits"},
+	[SC_SOFTIRQ] = {"softirq", FT_DUR, FF_SUM | FF_PART, "ns", "other softirqs run during calls (timers, tasklets, rcu)"},
+	[SC_SLEEP]   = {"sleep", FT_DUR, FF_SUM | FF_PART, "ns", "other voluntary waits (pipes, poll, timers)"},
+	[SC_OTHER]   = {"other", FT_DUR, FF_SUM | FF_PART, "ns", "on-CPU kernel work not in a subsystem above"},
 	[SC_FAULTS]  = {"faults", FT_U64, FF_SUM, "", "page faults taken during calls"},
 	[SC_CSWITCH] = {"cswitch", FT_U64, FF_SUM, "", "context switches during calls"},
 	[SC_TASKCLOCK] = {"taskclock", FT_DUR, FF_SUM | FF_HIDDEN, "ns", "cpu-clock perf counter during calls"},
@@ -45,18 +47,18 @@ static const struct field syscall_events_fields[SE_NCOLS] = {
 	[SE_TID]     = {"tid", FT_U64, FF_KEY | FF_PUSH, "", "thread id"},
 	[SE_COMM]    = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name"},
 	[SE_SYSCALL] = {"syscall", FT_STR, FF_KEY | FF_PUSH, "", "system call name"},
-	[SE_LAT]     = {"lat", FT_DUR, FF_PUSH, "ns", "latency of this call"},
+	[SE_LAT]     = {"lat", FT_DUR, FF_PUSH | FF_TOTAL, "ns", "latency of this call"},
 	[SE_RET]     = {"ret", FT_U64, 0, "", "return value (negative errno as two's complement)"},
 	[SE_ONCPU]   = {"oncpu", FT_DUR, FF_SUM, "ns", "time on a CPU"},
 	[SE_OFFCPU]  = {"offcpu", FT_DUR, FF_SUM, "ns", "time off CPU"},
-	[SE_RUNQ]    = {"runq", FT_DUR, FF_SUM, "ns", "runnable, waiting for a CPU"},
-	[SE_BLOCK]   = {"block", FT_DUR, FF_SUM, "ns", "block I/O"},
-	[SE_NET]     = {"net", FT_DUR, FF_SUM, "ns", "network"},
-	[SE_MM]      = {"mm", FT_DUR, FF_SUM, "ns", "memory management"},
-	[SE_LOCK]    = {"lock", FT_DUR, FF_SUM, "ns", "lock waits"},
-	[SE_SOFTIRQ] = {"softirq", FT_DUR, FF_SUM, "ns", "other softirqs"},
-	[SE_SLEEP]   = {"sleep", FT_DUR, FF_SUM, "ns", "other voluntary waits"},
-	[SE_OTHER]   = {"other", FT_DUR, FF_SUM, "ns", "other on-CPU kernel work"},
+	[SE_RUNQ]    = {"runq", FT_DUR, FF_SUM | FF_PART, "ns", "runnable, waiting for a CPU"},
+	[SE_BLOCK]   = {"block", FT_DUR, FF_SUM | FF_PART, "ns", "block I/O"},
+	[SE_NET]     = {"net", FT_DUR, FF_SUM | FF_PART, "ns", "network"},
+	[SE_MM]      = {"mm", FT_DUR, FF_SUM | FF_PART, "ns", "memory management"},
+	[SE_LOCK]    = {"lock", FT_DUR, FF_SUM | FF_PART, "ns", "lock waits"},
+	[SE_SOFTIRQ] = {"softirq", FT_DUR, FF_SUM | FF_PART, "ns", "other softirqs"},
+	[SE_SLEEP]   = {"sleep", FT_DUR, FF_SUM | FF_PART, "ns", "other voluntary waits"},
+	[SE_OTHER]   = {"other", FT_DUR, FF_SUM | FF_PART, "ns", "other on-CPU kernel work"},
 };
 
 const struct schema syscall_events_schema = {
