@@ -27,6 +27,7 @@ struct query *ast_query_new(void)
 	q->plan.order_col = -1;
 	q->plan.count_field = -1;
 	q->plan.hist_field = -1;
+	q->plan.part_key = -1;
 	return q;
 }
 
@@ -138,10 +139,13 @@ void ast_plan_done(struct plan *pl)
 	}
 	free(pl->cols);
 	free(pl->keys);
+	free(pl->parts);
+	free(pl->xfields);
 	memset(pl, 0, sizeof(*pl));
 	pl->order_col = -1;
 	pl->count_field = -1;
 	pl->hist_field = -1;
+	pl->part_key = -1;
 }
 
 /* Free a query. */

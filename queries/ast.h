@@ -81,6 +81,9 @@ struct pcol {
 	double pct;
 };
 
+/* The pseudo-key that unpivots a schema's FF_PART fields into one row per part. */
+#define PART_KEY "subsystem"
+
 /* What query_bind derives: grouping keys, columns, order. */
 struct plan {
 	size_t nkeys;
@@ -91,6 +94,12 @@ struct plan {
 	bool order_desc;
 	int count_field;	/* the FF_SUM field named "count", or -1 */
 	int hist_field;		/* the histogram field WHERE tests, or -1 */
+	int part_key;		/* schema index of the PART_KEY pseudo-field, or -1 */
+	bool expand;		/* the query names it: each row unpivots into its parts */
+	size_t nparts;
+	int *parts;		/* schema indexes of the FF_PART fields, in schema order */
+	struct schema xs;	/* the table's schema plus PART_KEY (when part_key >= 0) */
+	struct field *xfields;
 };
 
 struct query {
@@ -111,7 +120,7 @@ struct query {
 	unsigned optset;		/* enum opt_bit: options written */
 	char *optraw[OPT_COUNT];	/* their values as written */
 	struct query_opts opts;
-	const struct schema *schema;	/* bound */
+	const struct schema *schema;	/* bound (plan.xs when the table has parts) */
 	struct plan plan;
 };
 
@@ -129,6 +138,10 @@ enum agg ast_func(const char *name, double *pct);
 /* The function names, NULL-terminated (completion and suggestions). */
 extern const char *const ast_funcs[];
 extern const char *const ast_cmp_text[];
+
+/* bind.c */
+/* Return PART_KEY if schema s has FF_PART fields and no field of that name, else NULL. */
+const char *bind_part_key(const struct schema *s);
 
 /* error.c */
 void error_set(struct query_error *err, int pos, int len, const char *fmt, ...)

@@ -12,6 +12,9 @@
  *  - A bare non-key field gets its default aggregate: sum for FF_SUM fields,
  *    avg for histograms and other numbers.  A bare "count" on a table
  *    without a count field counts events.
+ *  - A table whose schema has FF_PART fields gets the hidden key PART_KEY
+ *    ("subsystem"), appended after its fields; a query that names it anywhere
+ *    has its rows unpivoted by query_exec (one row per part, see exec.c).
  *  - ORDER BY matches a column by its name or text ("p99(lat)"); otherwise it
  *    is computed as a hidden column.  Default direction: ascending for key
  *    columns, descending for aggregates.  Without ORDER BY: the first
@@ -102,9 +105,33 @@ static int bind_syscall(const struct value *v, struct query_error *err)
 	return -1;
 }
 
-/* Check one literal against the field it is compared with. */
-static int bind_value(const struct field *f, const struct value *v, struct query_error *err)
+/* Check that a value names one of the schema's parts, suggesting a close one. */
+static int bind_part(const struct query *q, const struct schema *s, const struct value *v,
+		     struct query_error *err)
 {
+	const struct plan *pl = &q->plan;
+	const char **names;
+	const char *sug;
+	size_t i;
+
+	for (i = 0; i < pl->nparts; i++)
+		if (!strcmp(s->fields[pl->parts[i]].name, v->s))
+			return 0;
+	names = xcalloc(pl->nparts + 1, sizeof(*names));
+	for (i = 0; i < pl->nparts; i++)
+		names[i] = s->fields[pl->parts[i]].name;
+	sug = error_suggest(v->s, names, pl->nparts);
+	error_set(err, v->pos, v->len, "unknown %s '%.60s'%s%s%s", s->fields[pl->part_key].name,
+		  v->s, sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
+	free(names);
+	return -1;
+}
+
+/* Check one literal against field idx, which it is compared with. */
+static int bind_value(const struct query *q, const struct schema *s, int idx,
+		      const struct value *v, struct query_error *err)
+{
+	const struct field *f = &s->fields[idx];
 	static const char *const ukinds[] = {"a plain number", "a duration", "a size"};
 	enum ukind want = bind_unit(f);
 
@@ -114,6 +141,8 @@ static int bind_value(const struct field *f, const struct value *v, struct query
 				  f->name, v->raw);
 			return -1;
 		}
+		if (idx == q->plan.part_key)
+			return bind_part(q, s, v, err);
 		return !strcmp(f->name, "syscall") ? bind_syscall(v, err) : 0;
 	}
 	if (f->type == FT_IP) {
@@ -199,7 +228,7 @@ static int bind_pred(struct query *q, const struct schema *s, struct pred *p,
 		return -1;
 	}
 	for (i = 0; i < p->nvals; i++)
-		if (bind_value(f, &p->vals[i], err))
+		if (bind_value(q, s, p->f.idx, &p->vals[i], err))
 			return -1;
 	if (f->type == FT_HIST) {
 		if (q->plan.hist_field >= 0 && q->plan.hist_field != p->f.idx) {
@@ -502,6 +531,73 @@ static int bind_table(const struct query *q, const struct schema *s, struct quer
 	return -1;
 }
 
+/* Return PART_KEY if schema s has FF_PART fields and no field of that name, else NULL. */
+const char *bind_part_key(const struct schema *s)
+{
+	size_t i;
+
+	if (schema_field(s, PART_KEY) >= 0)
+		return NULL;
+	for (i = 0; i < s->nfields; i++)
+		if ((s->fields[i].flags & FF_PART) && s->fields[i].type == FT_DUR)
+			return PART_KEY;
+	return NULL;
+}
+
+/* Return the schema q binds against: s, or s plus the PART_KEY pseudo-field. */
+static const struct schema *bind_parts(struct query *q, const struct schema *s)
+{
+	struct plan *pl = &q->plan;
+	struct field *pk;
+	size_t i;
+
+	if (!bind_part_key(s))
+		return s;
+	pl->parts = xcalloc(s->nfields, sizeof(*pl->parts));
+	for (i = 0; i < s->nfields; i++)
+		if ((s->fields[i].flags & FF_PART) && s->fields[i].type == FT_DUR)
+			pl->parts[pl->nparts++] = (int)i;
+	pl->xfields = xcalloc(s->nfields + 1, sizeof(*pl->xfields));
+	memcpy(pl->xfields, s->fields, s->nfields * sizeof(*pl->xfields));
+	pk = &pl->xfields[s->nfields];
+	pk->name = PART_KEY;
+	pk->type = FT_STR;
+	pk->flags = FF_KEY | FF_HIDDEN;
+	pk->unit = "";
+	pk->help = "the part of the time breakdown a row's time went to (one row per part)";
+	pl->part_key = (int)s->nfields;
+	pl->xs = *s;
+	pl->xs.nfields = s->nfields + 1;
+	pl->xs.fields = pl->xfields;
+	return &pl->xs;
+}
+
+/* Return whether a predicate tests schema field idx. */
+static bool bind_pred_uses(const struct pred *p, int idx)
+{
+	if (!p)
+		return false;
+	if (p->kind == P_AND || p->kind == P_OR || p->kind == P_NOT)
+		return bind_pred_uses(p->l, idx) || bind_pred_uses(p->r, idx);
+	return p->f.idx == idx;
+}
+
+/* Decide whether rows unpivot: the query groups by, filters on or shows PART_KEY. */
+static bool bind_expand(const struct query *q)
+{
+	const struct plan *pl = &q->plan;
+	size_t i;
+
+	if (pl->part_key < 0)
+		return false;
+	if (bind_keyslot(pl, pl->part_key) >= 0 || bind_pred_uses(q->where, pl->part_key))
+		return true;
+	for (i = 0; i < pl->ncols; i++)
+		if (pl->cols[i].field == pl->part_key)
+			return true;
+	return false;
+}
+
 /* Bind q to schema s: resolve names, check types, derive the plan. */
 int query_bind(struct query *q, const struct schema *s, struct query_error *err)
 {
@@ -510,6 +606,7 @@ int query_bind(struct query *q, const struct schema *s, struct query_error *err)
 	ast_plan_done(&q->plan);
 	if (bind_table(q, s, err))
 		return -1;
+	s = bind_parts(q, s);
 	q->plan.count_field = schema_field(s, "count");
 	if (q->plan.count_field >= 0 && (s->fields[q->plan.count_field].type == FT_HIST ||
 					 !(s->fields[q->plan.count_field].flags & FF_SUM)))
@@ -519,6 +616,7 @@ int query_bind(struct query *q, const struct schema *s, struct query_error *err)
 		ast_plan_done(&q->plan);
 		return -1;
 	}
+	q->plan.expand = bind_expand(q);
 	q->schema = s;
 	return 0;
 }

@@ -1,7 +1,8 @@
 /*
  * Completion for the query line: the candidates for the word ending at the
  * cursor.  After FROM: table names.  Elsewhere: fields of the FROM table
- * (of every table without FROM), then functions (with their "("), then
+ * (of every table without FROM, with PART_KEY for tables that have parts),
+ * then functions (with their "("), then
  * keywords, each matching the typed prefix case-insensitively.
  */
 #include <ctype.h>
@@ -103,6 +104,8 @@ size_t query_complete(const char *text, size_t pos, const struct schema *const *
 
 		for (j = 0; j < s->nfields; j++)
 			complete_add(&c, s->fields[j].name, "");
+		if (bind_part_key(s))
+			complete_add(&c, bind_part_key(s), "");
 		if (from)
 			break;
 	}

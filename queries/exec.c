@@ -27,6 +27,19 @@
  *   rate(x)   histogram: events per second; scalars: sum per second; the
  *             seconds are the dt of every tick holding the table
  * min, max, avg, stddev and pNN of nothing are null.
+ *
+ * Unpivoting (plan.expand: the query names PART_KEY): each row becomes one
+ * row per FF_PART field p with a nonzero value, where PART_KEY reads p's
+ * name, the FF_TOTAL field reads p's value, the other FF_PART fields read 0,
+ * and every other FF_SUM field (count, errors, oncpu...) reads its share:
+ * the row's value split over the parts in proportion to their values, by
+ * largest remainder, so the shares add up to the row's value exactly.  A
+ * table without a count field counts each row as 1 split the same way (a
+ * single event goes to its largest part).  A row with no time in any part
+ * becomes one row for the last part (the catch-all).  Histograms and other
+ * fields are not split: each part's row carries the whole row's.  WHERE
+ * runs on each part's row, but only PART_KEY reads differently there: other
+ * fields are read as recorded (time > 10ms tests the row's whole time).
  */
 #include <arpa/inet.h>
 #include <fnmatch.h>
@@ -56,6 +69,7 @@ struct group {
 struct rowview {
 	const union cell *cells;
 	const int *map;		/* query schema index -> frame schema index, or -1 */
+	int part;		/* unpivoted: index into plan.parts; -1 = the row as recorded */
 	const struct hist *clipped;	/* hist_field's kept part, or NULL */
 	double fcount, fdur;	/* kept share of events and of time */
 };
@@ -68,19 +82,23 @@ struct exec {
 	size_t hcap;
 	size_t *hash;		/* open addressing: group index + 1, 0 = empty */
 	struct hist clip;	/* scratch for a clipped row */
+	union cell *pnames;	/* PART_KEY's value for each part */
 	const union cell zero;
 };
 
 /* Return the cell of query-schema field idx in a row (a zero cell if absent). */
 static const union cell *exec_cell(const struct exec *x, const struct rowview *rv, int idx)
 {
-	int fi = rv->map[idx];
+	int fi;
 
+	if (idx == x->q->plan.part_key)
+		return rv->part >= 0 ? &x->pnames[rv->part] : &x->zero;
+	fi = rv->map[idx];
 	return fi < 0 ? &x->zero : &rv->cells[fi];
 }
 
-/* Return a numeric field's value in the row, scaled when the row was clipped. */
-static uint64_t exec_u(const struct exec *x, const struct rowview *rv, int idx)
+/* Return a numeric field's value as recorded, scaled when the row was clipped. */
+static uint64_t exec_raw(const struct exec *x, const struct rowview *rv, int idx)
 {
 	const struct field *f = &x->s->fields[idx];
 	uint64_t u = exec_cell(x, rv, idx)->u;
@@ -90,6 +108,81 @@ static uint64_t exec_u(const struct exec *x, const struct rowview *rv, int idx)
 	if (idx == x->q->plan.count_field)
 		return rv->clipped->count;
 	return (uint64_t)llround((double)u * (f->type == FT_DUR ? rv->fdur : rv->fcount));
+}
+
+/*
+ * Return the current part's share of v: v split over the row's parts in
+ * proportion to their values, by largest remainder (ties to the earlier
+ * part), so the shares add up to v; all of v when no part has a value and
+ * the current part is the last.
+ */
+static uint64_t exec_share(const struct exec *x, const struct rowview *rv, uint64_t v)
+{
+	const struct plan *pl = &x->q->plan;
+	unsigned __int128 total = 0, sum_floor = 0, rem_p, rem_i;
+	uint64_t w_p = exec_raw(x, rv, pl->parts[rv->part]);
+	size_t i, rank = 0;
+
+	for (i = 0; i < pl->nparts; i++)
+		total += exec_raw(x, rv, pl->parts[i]);
+	if (!total)
+		return (size_t)rv->part == pl->nparts - 1 ? v : 0;
+	if (!w_p)
+		return 0;
+	rem_p = (unsigned __int128)v * w_p % total;
+	for (i = 0; i < pl->nparts; i++) {
+		unsigned __int128 vw = (unsigned __int128)v * exec_raw(x, rv, pl->parts[i]);
+
+		sum_floor += vw / total;
+		rem_i = vw % total;
+		if (rem_i > rem_p || (rem_i == rem_p && i < (size_t)rv->part))
+			rank++;
+	}
+	return (uint64_t)((unsigned __int128)v * w_p / total) + (rank < v - sum_floor);
+}
+
+/* Return a numeric field's value in the row, unpivoted when rv is one part's row. */
+static uint64_t exec_u(const struct exec *x, const struct rowview *rv, int idx)
+{
+	const struct plan *pl = &x->q->plan;
+	const struct field *f = &x->s->fields[idx];
+
+	if (rv->part < 0)
+		return exec_raw(x, rv, idx);
+	if (f->flags & FF_TOTAL)
+		return exec_raw(x, rv, pl->parts[rv->part]);
+	if (f->flags & FF_PART)
+		return idx == pl->parts[rv->part] ? exec_raw(x, rv, idx) : 0;
+	if (f->flags & FF_SUM)
+		return exec_share(x, rv, exec_raw(x, rv, idx));
+	return exec_raw(x, rv, idx);
+}
+
+/* Return how many events the row stands for (its share when unpivoted). */
+static uint64_t exec_events(const struct exec *x, const struct rowview *rv)
+{
+	const struct plan *pl = &x->q->plan;
+
+	if (pl->count_field >= 0)
+		return exec_u(x, rv, pl->count_field);
+	return rv->part < 0 ? 1 : exec_share(x, rv, 1);
+}
+
+/* Return whether the current part's row exists: the part has a value, or no
+ * part has one and it is the last. */
+static bool exec_part_kept(const struct exec *x, const struct rowview *rv)
+{
+	const struct plan *pl = &x->q->plan;
+	size_t i;
+
+	if (exec_raw(x, rv, pl->parts[rv->part]))
+		return true;
+	if ((size_t)rv->part != pl->nparts - 1)
+		return false;
+	for (i = 0; i < pl->nparts; i++)
+		if (exec_raw(x, rv, pl->parts[i]))
+			return false;
+	return true;
 }
 
 /* Return whether address a lies in prefix p. */
@@ -355,7 +448,7 @@ static void exec_add(const struct exec *x, const struct pcol *c, struct acc *a,
 			hist_merge(a->h, h);
 		return;
 	}
-	a->events += pl->count_field >= 0 ? exec_u(x, rv, pl->count_field) : 1;
+	a->events += exec_events(x, rv);
 	if (c->field < 0)
 		return;
 	v = exec_u(x, rv, c->field);
@@ -601,26 +694,44 @@ static void exec_done(struct exec *x)
 	}
 	free(x->groups);
 	free(x->hash);
+	for (i = 0; i < pl->nparts; i++)
+		free(x->pnames[i].s);
+	free(x->pnames);
 }
 
-/* Add one frame's rows. */
+/* Filter one row (or one part's row) and add it to its group. */
+static void exec_row(struct exec *x, struct rowview *rv)
+{
+	const struct plan *pl = &x->q->plan;
+	struct group *g;
+	size_t j;
+
+	if (!exec_where(x, rv) || (rv->part >= 0 && !exec_part_kept(x, rv)))
+		return;
+	g = exec_group(x, rv);
+	for (j = 0; j < pl->ncols; j++)
+		if (!pl->cols[j].key)
+			exec_add(x, &pl->cols[j], &g->acc[j], rv);
+}
+
+/* Add one frame's rows, each unpivoted into its parts when the plan says so. */
 static void exec_frame(struct exec *x, const struct frame *f, int *map)
 {
 	const struct plan *pl = &x->q->plan;
-	struct rowview rv = {.map = map};
-	size_t r, j;
+	struct rowview rv = {.map = map, .part = -1};
+	size_t r, p;
 
 	exec_map(x->s, f->schema, map);
 	for (r = 0; r < f->nrows; r++) {
-		struct group *g;
-
 		rv.cells = frame_row(f, r);
-		if (!exec_where(x, &rv))
+		if (!pl->expand) {
+			exec_row(x, &rv);
 			continue;
-		g = exec_group(x, &rv);
-		for (j = 0; j < pl->ncols; j++)
-			if (!pl->cols[j].key)
-				exec_add(x, &pl->cols[j], &g->acc[j], &rv);
+		}
+		for (p = 0; p < pl->nparts; p++) {
+			rv.part = (int)p;
+			exec_row(x, &rv);
+		}
 	}
 }
 
@@ -654,6 +765,9 @@ struct result *query_exec(const struct query *q, const struct window *w,
 	x = xcalloc(1, sizeof(*x));
 	x->q = q;
 	x->s = q->schema;
+	x->pnames = xcalloc(q->plan.nparts + 1, sizeof(*x->pnames));
+	for (t = 0; t < q->plan.nparts; t++)
+		x->pnames[t].s = xstrdup(x->s->fields[q->plan.parts[t]].name);
 	map = xcalloc(x->s->nfields + 1, sizeof(*map));
 	for (t = 0; t < w->nticks; t++) {
 		const struct frame *f = tick_frame(&w->ticks[t], x->s->table);
@@ -665,7 +779,7 @@ struct result *query_exec(const struct query *q, const struct window *w,
 		exec_frame(x, f, map);
 	}
 	if (!x->q->plan.nkeys && !x->ngroups) {
-		struct rowview rv = {.cells = NULL, .map = map};
+		struct rowview rv = {.cells = NULL, .map = map, .part = -1};
 
 		for (t = 0; t < x->s->nfields; t++)
 			map[t] = -1;
