@@ -22,7 +22,7 @@ enum fflag {
 	FF_PUSH = 1 << 2,	/* the probe can filter on it in the kernel */
 	FF_HIDDEN = 1 << 3,	/* not in the default column layout */
 	FF_PART = 1 << 4,	/* a duration component: the parts add up to the FF_TOTAL field */
-	FF_TOTAL = 1 << 5,	/* the duration the FF_PART fields split (at most one per schema) */
+	FF_TOTAL = 1 << 5,	/* what the FF_PART fields split (at most one per schema) */
 };
 
 struct field {

@@ -203,8 +203,8 @@ static void test_config(void)
 
 	write_file(rc, "theme = dark\n# fine\nthis line has no equals\n");
 	err = load_error(rc);
-	snprintf(want, sizeof(want), "%s:3: expected 'key = value', found 'this line has no equals'",
-		 rc);
+	snprintf(want, sizeof(want),
+		 "%s:3: expected 'key = value', found 'this line has no equals'", rc);
 	ok(!strcmp(err, want), "a malformed line is an error naming FILE:LINE (%s)", err);
 	free(err);
 	write_file(rc, "\n\nTheme = dark\n");

@@ -174,8 +174,8 @@ int main(void)
 	check(es, &w, "where subsystem == net show sum(lat), sum(net), sum(other)",
 	      "sum(lat),sum(net),sum(other)\n2001000,2001000,0\n",
 	      "a part's row keeps only its own part column");
-	check(es, &w, "where subsystem == 'bloc'", "unknown subsystem 'bloc' (did you mean 'block'?)",
-	      "part names are checked");
+	check(es, &w, "where subsystem == 'bloc'",
+	      "unknown subsystem 'bloc' (did you mean 'block'?)", "part names are checked");
 	window_done(&w);
 
 	q = query_parse("from syscalls where subsystem == block and pid == 7 and "
@@ -184,7 +184,7 @@ int main(void)
 	if (q) {
 		query_pushdown(q, &fp);
 		ok(fp.n == 1 && fp.e[0].term == FTERM_PID,
-		   "only the pid conjunct is pushed, never one naming subsystem (%u entries)", fp.n);
+		   "only the pid conjunct is pushed, none naming subsystem (%u entries)", fp.n);
 	}
 	query_free(q);
 
