@@ -648,7 +648,7 @@ int BPF_PROG(fault_kernel, unsigned long address, struct pt_regs *regs,
 	return 0;
 }
 
-/* Optional, where fentry loads: socket calls and fault handling as spans. */
+/* Optional, where fentry loads: socket receives, sends and fault handling as spans. */
 SEC("fentry/sock_recvmsg")
 int BPF_PROG(sock_recv_begin)
 {
@@ -669,23 +669,21 @@ int BPF_PROG(sock_recv_end)
 	return 0;
 }
 
-SEC("fentry/sock_sendmsg")
+/*
+ * A send is net from its security check to the end of the call.  Every
+ * socket send calls security_socket_sendmsg out of line on every kernel;
+ * the function around it is no hook: since v6.6 (and 6.1.56, 5.15.134, ...)
+ * send syscalls call __sock_sendmsg, which is static and often inlined, and
+ * sock_sendmsg only serves senders inside the kernel.  Open the span once;
+ * sys_exit closes it.
+ */
+SEC("fentry/security_socket_sendmsg")
 int BPF_PROG(sock_send_begin)
 {
 	struct sys_task *t = cpu_call();
 
-	if (t)
+	if (t && !t->net_depth)
 		SPAN_BEGIN(t, net_depth, net_saved, ST_NET);
-	return 0;
-}
-
-SEC("fexit/sock_sendmsg")
-int BPF_PROG(sock_send_end)
-{
-	struct sys_task *t = cpu_call();
-
-	if (t)
-		SPAN_END(t, net_depth, net_saved);
 	return 0;
 }
 

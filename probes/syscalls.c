@@ -57,9 +57,10 @@ static const struct hook_spec hook_specs[] = {
 	 {"net_dev_start_xmit", "net_dev_xmit"}, {"xmit_begin", "xmit_end"}, false, NULL},
 	{"page faults (count)", "tp_btf", "tp_btf/page_fault_kernel",
 	 {"page_fault_kernel"}, {"fault_kernel"}, false, NULL},
-	{"socket send/recv time", "fentry", "fentry+fexit/sock_sendmsg,sock_recvmsg",
-	 {"sock_sendmsg", "sock_recvmsg"},
-	 {"sock_send_begin", "sock_send_end", "sock_recv_begin", "sock_recv_end"}, false,
+	{"socket send/recv time", "fentry",
+	 "fentry/security_socket_sendmsg, fentry+fexit/sock_recvmsg",
+	 {"security_socket_sendmsg", "sock_recvmsg"},
+	 {"sock_send_begin", "sock_recv_begin", "sock_recv_end"}, false,
 	 "tp_btf/sched_switch (socket found by the fd's inode at switch-out)"},
 	{"page fault handling time", "fentry", "fentry+fexit/handle_mm_fault",
 	 {"handle_mm_fault"}, {"mm_fault_begin", "mm_fault_end"}, false,
@@ -603,7 +604,7 @@ static void syscalls_close(struct probe *p)
 	p->priv = NULL;
 }
 
-/* Choose hooks, load, attach and start counting. */
+/* Choose hooks and load; syscalls_attach starts counting. */
 static int syscalls_open(struct probe *p, char **cause)
 {
 	struct syscalls_priv *sp = xcalloc(1, sizeof(*sp));
@@ -649,11 +650,6 @@ static int syscalls_open(struct probe *p, char **cause)
 		if (sp->ctr[k] && perf_counters_to_map(sp->ctr[k],
 				bpf_map__fd(counter_map(sp->skel, k)), cause))
 			goto fail;
-	err = syscalls_bpf__attach(sp->skel);
-	if (err) {
-		*cause = xasprintf("syscalls: attaching the BPF programs: %s", strerror(-err));
-		goto fail;
-	}
 	sp->rb = ring_buffer__new(bpf_map__fd(sp->skel->maps.events), on_event, sp, NULL);
 	if (!sp->rb) {
 		*cause = xasprintf("syscalls: opening the events ring buffer: %s", strerror(errno));
@@ -669,6 +665,19 @@ static int syscalls_open(struct probe *p, char **cause)
 fail:
 	syscalls_close(p);
 	return -1;
+}
+
+/* Attach the loaded programs. */
+static int syscalls_attach(struct probe *p, char **cause)
+{
+	struct syscalls_priv *sp = p->priv;
+	int err = syscalls_bpf__attach(sp->skel);
+
+	if (err) {
+		*cause = xasprintf("syscalls: attaching the BPF programs: %s", strerror(-err));
+		return -1;
+	}
+	return 0;
 }
 
 /* List the hooks of each stage: the ones in use when open, else what would be. */
@@ -720,6 +729,7 @@ const struct probe_ops syscalls_probe_ops = {
 	.ntables = 2,
 	.tables = syscalls_tables,
 	.open = syscalls_open,
+	.attach = syscalls_attach,
 	.set_filter = syscalls_set_filter,
 	.collect = syscalls_collect,
 	.hooks = syscalls_hooks,
