@@ -37,6 +37,7 @@ struct live {
 	int stats_fd;			/* keeps BPF run-time statistics on */
 	uint64_t interval_ns;
 	uint64_t last_mono_ns;
+	bool attached;			/* the probes' programs are attached */
 };
 
 /* Return clock c now, in ns. */
@@ -117,6 +118,22 @@ static int collect_tick(struct live *l, struct tick *out, char **cause)
 	return 1;
 }
 
+/* Attach every live probe and start the first tick from now. */
+static int attach_probes(struct live *l, char **cause)
+{
+	size_t i;
+
+	for (i = 0; i < l->nprobes; i++) {
+		struct live_probe *lp = &l->probes[i];
+
+		if (lp->p.live && lp->p.ops->attach(&lp->p, cause))
+			return -1;
+	}
+	l->attached = true;
+	l->last_mono_ns = now_ns(CLOCK_MONOTONIC);
+	return arm_timer(l, l->interval_ns, cause);
+}
+
 /* Wait up to timeout_ms for the tick timer, then collect a tick. */
 static int live_read(struct source *s, struct tick *out, int timeout_ms, char **cause)
 {
@@ -125,6 +142,8 @@ static int live_read(struct source *s, struct tick *out, int timeout_ms, char **
 	uint64_t expirations;
 	int n;
 
+	if (!l->attached && attach_probes(l, cause))
+		return -1;
 	n = poll(&pfd, 1, timeout_ms);
 	if (n < 0 && errno == EINTR)
 		return 0;

@@ -26,9 +26,12 @@ struct probe_ops {
 	const char *help;
 	size_t ntables;
 	const struct schema *const *tables;	/* the tables it fills */
-	/* Open, load and attach.  0, or -1 with *cause (names the missing
+	/* Open and load, not yet attached: filters can be set before the
+	 * first event counts.  0, or -1 with *cause (names the missing
 	 * privilege or kernel feature). */
 	int (*open)(struct probe *p, char **cause);
+	/* Attach the loaded programs: events count from here on. */
+	int (*attach)(struct probe *p, char **cause);
 	/* Install a pushdown filter for one of its tables. */
 	int (*set_filter)(struct probe *p, const struct filter_prog *f, char **cause);
 	/* Read and reset the kernel state; append one frame per table to t. */
@@ -60,6 +63,8 @@ size_t probe_schemas(const struct schema **out, size_t max);
  * The live source: opens the probes that own the given tables (NULL: all),
  * ticking every interval_ns.  A probe that fails to open is reported in
  * info()->status and the others run on; if none opens, NULL with *cause.
+ * The probes attach at the first read, so a filter set before it applies
+ * to every event counted.
  */
 struct source *live_open(const char *const *tables, size_t ntables,
 			 uint64_t interval_ns, char **cause);

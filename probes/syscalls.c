@@ -604,7 +604,7 @@ static void syscalls_close(struct probe *p)
 	p->priv = NULL;
 }
 
-/* Choose hooks, load, attach and start counting. */
+/* Choose hooks and load; syscalls_attach starts counting. */
 static int syscalls_open(struct probe *p, char **cause)
 {
 	struct syscalls_priv *sp = xcalloc(1, sizeof(*sp));
@@ -650,11 +650,6 @@ static int syscalls_open(struct probe *p, char **cause)
 		if (sp->ctr[k] && perf_counters_to_map(sp->ctr[k],
 				bpf_map__fd(counter_map(sp->skel, k)), cause))
 			goto fail;
-	err = syscalls_bpf__attach(sp->skel);
-	if (err) {
-		*cause = xasprintf("syscalls: attaching the BPF programs: %s", strerror(-err));
-		goto fail;
-	}
 	sp->rb = ring_buffer__new(bpf_map__fd(sp->skel->maps.events), on_event, sp, NULL);
 	if (!sp->rb) {
 		*cause = xasprintf("syscalls: opening the events ring buffer: %s", strerror(errno));
@@ -670,6 +665,19 @@ static int syscalls_open(struct probe *p, char **cause)
 fail:
 	syscalls_close(p);
 	return -1;
+}
+
+/* Attach the loaded programs. */
+static int syscalls_attach(struct probe *p, char **cause)
+{
+	struct syscalls_priv *sp = p->priv;
+	int err = syscalls_bpf__attach(sp->skel);
+
+	if (err) {
+		*cause = xasprintf("syscalls: attaching the BPF programs: %s", strerror(-err));
+		return -1;
+	}
+	return 0;
 }
 
 /* List the hooks of each stage: the ones in use when open, else what would be. */
@@ -721,6 +729,7 @@ const struct probe_ops syscalls_probe_ops = {
 	.ntables = 2,
 	.tables = syscalls_tables,
 	.open = syscalls_open,
+	.attach = syscalls_attach,
 	.set_filter = syscalls_set_filter,
 	.collect = syscalls_collect,
 	.hooks = syscalls_hooks,

@@ -10,7 +10,8 @@ L=${LATOP_BIN:?}
 W=$LATOP_HELPERS/workload
 [ -x "$W" ] || skip_all "no workload helper at $W (make tests-build)"
 tmp=$(mktemp -d); rec_pid=
-trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+spin_pid=
+trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; [ -n "$spin_pid" ] && kill -9 $spin_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # Wait until a recorder has its probes attached (its .tmp file exists).
 wait_recording() {
@@ -21,12 +22,16 @@ wait_recording() {
 # json QUERY: report the main recording as JSON.
 json() { "$L" report "$tmp/run.snap" -q "$1" --json; }
 
+# A busy process of another name runs throughout: the kernel filter must
+# keep it out from the first event on.
+cp "$W" "$tmp/spinner"; "$tmp/spinner" spin 1000000000 >/dev/null & spin_pid=$!
 "$L" record -o "$tmp/run.snap" -d 6s --quiet \
 	-q "from syscalls where comm == 'workload' threshold 100ms" & rec_pid=$!
 wait_recording "$tmp/run.snap"; ok $? "the recorder attaches and writes run.snap.tmp"
 echo g | "$W" sysload 3000 >/dev/null
 echo g | "$W" pipewait 300 >/dev/null
 wait $rec_pid; ok $? "record -d 6s exits 0"; rec_pid=
+kill $spin_pid; wait $spin_pid 2>/dev/null
 [ -e "$tmp/run.snap" ] && [ ! -e "$tmp/run.snap.tmp" ]; ok $? "the finished file is renamed from .tmp"
 [ "$(stat -c %a "$tmp/run.snap")" = 600 ]; ok $? "the recording is mode 0600"
 
