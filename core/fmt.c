@@ -28,7 +28,7 @@ char *fmt_dur(uint64_t ns, char *buf, size_t n)
 	else if (ns < 59950000000ULL)
 		fmt_sig3((double)ns / 1e9, "s", buf, n);
 	else {
-		s = (ns + 500000000ULL) / 1000000000ULL;
+		s = ns / 1000000000ULL + (ns % 1000000000ULL >= 500000000ULL);
 		m = s / 60;
 		h = m / 60;
 		if (h == 0)

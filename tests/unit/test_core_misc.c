@@ -56,6 +56,7 @@ static void test_fmt_dur(void)
 		{86399000000000ULL, "23h59m"},
 		{86400000000000ULL, "1d00h"},
 		{(3 * 86400ULL + 2 * 3600ULL) * 1000000000ULL, "3d02h"},
+		{UINT64_MAX, "213503d23h"},
 	};
 	size_t i;
 
