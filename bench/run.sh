@@ -201,8 +201,11 @@ start_config() {
 	latop)
 		rm -f "$WORK/x.snap" "$WORK/x.snap.tmp"
 		launch latop ./latop record -o "$WORK/x.snap" -q 'from syscalls'
-		# Recording has begun once the file exists; a second lets it settle.
-		wait_for '[ -e "$WORK/x.snap.tmp" ]' 200 && sleep 1 && kill -0 "$TRACER_PID" 2>/dev/null ;;
+		# Recording has begun once the file exists and the syscall hooks are
+		# attached (latop attaches at its first read); a second lets it settle.
+		wait_for '[ -e "$WORK/x.snap.tmp" ]' 200 &&
+			wait_for '[ "$(syscall_links)" -ge 2 ]' 200 &&
+			sleep 1 && kill -0 "$TRACER_PID" 2>/dev/null ;;
 	syscount)
 		launch syscount env BCC_KERNEL_SOURCE="$SC_SRC" syscount-bpfcc -L
 		wait_for 'grep -q "^Tracing" "$WORK/syscount.log"' 900 ;;
