@@ -204,6 +204,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
 	return optind < argc ? -1 : 0;
 }
 
+/* Load and attach the floor, then wait for a signal or the time limit. */
 int main(int argc, char **argv)
 {
 	struct sigaction sa = {0};

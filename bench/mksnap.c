@@ -187,6 +187,7 @@ fail:
 	return -1;
 }
 
+/* Parse the options and write the recording. */
 int main(int argc, char **argv)
 {
 	struct opts o;

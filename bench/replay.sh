@@ -49,6 +49,7 @@ time_report() {
 	fi
 }
 
+# Build, write the recording, time the reports and print the rates.
 main() {
 	local sec kb bytes
 	if ! make --no-print-directory -s latop "$MKSNAP" >"$WORK/make.log" 2>&1; then

@@ -35,7 +35,7 @@ SECS=${BENCH_SECONDS:-1}
 MODE=${BENCH_MODE:-getppid}
 LOOP_CPU=${BENCH_CPU:-1}
 TRACER_CPU=${BENCH_TRACER_CPU-0}
-CONFIGS=(${BENCH_CONFIGS:-none floor latop syscount perf perf-a})
+read -r -a CONFIGS <<<"${BENCH_CONFIGS:-none floor latop syscount perf perf-a}"
 CACHE=${BENCH_CACHE:-/var/tmp/latop-bench}
 STAT=${BENCH_STAT:-ns_median_batch}
 MAX_WAIT_S=${BENCH_MAX_WAIT:-300}
@@ -309,7 +309,7 @@ samples() {
 
 # Print the table of medians and ratios (and write BENCH_JSON if asked).
 report() {
-	local base= floor_add= med add ratio vs_floor spread f ndirty json="" sep=""
+	local base="" floor_add="" med add ratio vs_floor spread f ndirty json="" sep=""
 	f=$(samples none) && base=$(median "$f")
 	if [ -n "$base" ] && f=$(samples floor); then
 		floor_add=$(awk -v m="$(median "$f")" -v b="$base" 'BEGIN {printf "%.1f", m - b}')
@@ -325,7 +325,8 @@ report() {
 			printf '%-9s skipped: %s\n' "$cfg" "${SKIP[$cfg]:-no measurement}"
 			continue
 		fi
-		ndirty=$(cat "$WORK/$cfg.dirty" 2>/dev/null | wc -l)
+		ndirty=0
+		[ -f "$WORK/$cfg.dirty" ] && ndirty=$(wc -l <"$WORK/$cfg.dirty")
 		[ "$f" = "$WORK/$cfg.dirty" ] && ndirty="$ndirty(used)"
 		med=$(median "$f")
 		spread=$(sort -g "$f" | awk 'NR == 1 {a = $1} {b = $1} END {printf "%.0f..%.0f", a, b}')
@@ -353,6 +354,7 @@ report() {
 	fi
 }
 
+# Build, run every configuration in rotated rounds, print the table, run replay.sh.
 main() {
 	local n=${#CONFIGS[@]} r i cfg try
 	if [ "$(id -u)" -ne 0 ]; then

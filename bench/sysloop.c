@@ -199,6 +199,7 @@ static int measure(const struct opts *o, const int *pfd, struct result *r)
 	return 0;
 }
 
+/* Pin, wait for the go file, time the loop and print ns per syscall. */
 int main(int argc, char **argv)
 {
 	struct opts o;
