@@ -1,6 +1,9 @@
 /*
  * Run a bound query over a window: filter rows, group them, aggregate,
- * order and limit.
+ * order and limit.  The run is incremental (query_run_*): ticks are folded in
+ * one at a time and only the groups are kept, so memory follows the number
+ * of groups, not of rows (scalar pNN keeps each row's value: 8 bytes).
+ * query_exec is that loop over a window's ticks.
  *
  * Rows are pre-aggregated cells: each stands for `count` events.  FF_SUM
  * fields are per-event sums; histogram fields are per-event distributions.
@@ -74,7 +77,8 @@ struct rowview {
 	double fcount, fdur;	/* kept share of events and of time */
 };
 
-struct exec {
+/* An execution in progress: the groups so far and what the result reports. */
+struct query_run {
 	const struct query *q;
 	const struct schema *s;
 	size_t ngroups, cap;
@@ -83,11 +87,16 @@ struct exec {
 	size_t *hash;		/* open addressing: group index + 1, 0 = empty */
 	struct hist clip;	/* scratch for a clipped row */
 	union cell *pnames;	/* PART_KEY's value for each part */
+	int *map;		/* query schema index -> current frame's schema index */
 	const union cell zero;
+	uint64_t t_ns;		/* the newest tick added */
+	uint64_t span_ns;	/* summed dt of the ticks holding the table */
+	struct frame_stats stats;	/* summed over those ticks */
+	size_t bytes;		/* held by groups, hash and accumulators */
 };
 
 /* Return the cell of query-schema field idx in a row (a zero cell if absent). */
-static const union cell *exec_cell(const struct exec *x, const struct rowview *rv, int idx)
+static const union cell *exec_cell(const struct query_run *x, const struct rowview *rv, int idx)
 {
 	int fi;
 
@@ -98,7 +107,7 @@ static const union cell *exec_cell(const struct exec *x, const struct rowview *r
 }
 
 /* Return a numeric field's value as recorded, scaled when the row was clipped. */
-static uint64_t exec_raw(const struct exec *x, const struct rowview *rv, int idx)
+static uint64_t exec_raw(const struct query_run *x, const struct rowview *rv, int idx)
 {
 	const struct field *f = &x->s->fields[idx];
 	uint64_t u = exec_cell(x, rv, idx)->u;
@@ -116,7 +125,7 @@ static uint64_t exec_raw(const struct exec *x, const struct rowview *rv, int idx
  * part), so the shares add up to v; all of v when no part has a value and
  * the current part is the last.
  */
-static uint64_t exec_share(const struct exec *x, const struct rowview *rv, uint64_t v)
+static uint64_t exec_share(const struct query_run *x, const struct rowview *rv, uint64_t v)
 {
 	const struct plan *pl = &x->q->plan;
 	unsigned __int128 total = 0, sum_floor = 0, rem_p, rem_i;
@@ -142,7 +151,7 @@ static uint64_t exec_share(const struct exec *x, const struct rowview *rv, uint6
 }
 
 /* Return a numeric field's value in the row, unpivoted when rv is one part's row. */
-static uint64_t exec_u(const struct exec *x, const struct rowview *rv, int idx)
+static uint64_t exec_u(const struct query_run *x, const struct rowview *rv, int idx)
 {
 	const struct plan *pl = &x->q->plan;
 	const struct field *f = &x->s->fields[idx];
@@ -159,7 +168,7 @@ static uint64_t exec_u(const struct exec *x, const struct rowview *rv, int idx)
 }
 
 /* Return how many events the row stands for (its share when unpivoted). */
-static uint64_t exec_events(const struct exec *x, const struct rowview *rv)
+static uint64_t exec_events(const struct query_run *x, const struct rowview *rv)
 {
 	const struct plan *pl = &x->q->plan;
 
@@ -170,7 +179,7 @@ static uint64_t exec_events(const struct exec *x, const struct rowview *rv)
 
 /* Return whether the current part's row exists: the part has a value, or no
  * part has one and it is the last. */
-static bool exec_part_kept(const struct exec *x, const struct rowview *rv)
+static bool exec_part_kept(const struct query_run *x, const struct rowview *rv)
 {
 	const struct plan *pl = &x->q->plan;
 	size_t i;
@@ -215,7 +224,7 @@ static bool exec_cmp(uint64_t x, enum cmp op, uint64_t v)
 }
 
 /* Return whether a leaf holds for one value of its field. */
-static bool exec_leaf(const struct exec *x, const struct pred *p, const struct rowview *rv,
+static bool exec_leaf(const struct query_run *x, const struct pred *p, const struct rowview *rv,
 		      uint64_t bucket_v)
 {
 	const struct field *f = &x->s->fields[p->f.idx];
@@ -247,7 +256,7 @@ static bool exec_leaf(const struct exec *x, const struct pred *p, const struct r
 }
 
 /* Evaluate a predicate on a row, reading the histogram field as bucket_v. */
-static bool exec_pred(const struct exec *x, const struct pred *p, const struct rowview *rv,
+static bool exec_pred(const struct query_run *x, const struct pred *p, const struct rowview *rv,
 		      uint64_t bucket_v)
 {
 	switch (p->kind) {
@@ -274,7 +283,7 @@ static uint64_t exec_bucket_value(const struct hist *h, uint32_t i)
  * Apply WHERE to a row; false drops it.  With a histogram predicate, keep
  * the buckets that pass, recomputing count/sum/min/max as hist_clip does.
  */
-static bool exec_where(struct exec *x, struct rowview *rv)
+static bool exec_where(struct query_run *x, struct rowview *rv)
 {
 	const struct query *q = x->q;
 	const struct hist *h;
@@ -331,7 +340,7 @@ static uint64_t exec_hash(const char *p, size_t n)
 }
 
 /* Serialize the row's key tuple into a new buffer. */
-static char *exec_key(const struct exec *x, const struct rowview *rv, size_t *len)
+static char *exec_key(const struct query_run *x, const struct rowview *rv, size_t *len)
 {
 	const struct plan *pl = &x->q->plan;
 	size_t i, n = 0, cap = 64;
@@ -368,13 +377,15 @@ static char *exec_key(const struct exec *x, const struct rowview *rv, size_t *le
 }
 
 /* Grow the hash table and reinsert every group. */
-static void exec_rehash(struct exec *x)
+static void exec_rehash(struct query_run *x)
 {
 	size_t i, j;
 
 	free(x->hash);
+	x->bytes -= x->hcap * sizeof(*x->hash);
 	x->hcap = x->hcap ? x->hcap * 2 : 64;
 	x->hash = xcalloc(x->hcap, sizeof(*x->hash));
+	x->bytes += x->hcap * sizeof(*x->hash);
 	for (i = 0; i < x->ngroups; i++) {
 		j = exec_hash(x->groups[i].key, x->groups[i].keylen) & (x->hcap - 1);
 		while (x->hash[j])
@@ -384,7 +395,7 @@ static void exec_rehash(struct exec *x)
 }
 
 /* Return the row's group, creating it on first sight. */
-static struct group *exec_group(struct exec *x, const struct rowview *rv)
+static struct group *exec_group(struct query_run *x, const struct rowview *rv)
 {
 	const struct plan *pl = &x->q->plan;
 	size_t len, j, i;
@@ -402,38 +413,46 @@ static struct group *exec_group(struct exec *x, const struct rowview *rv)
 		}
 	}
 	if (x->ngroups == x->cap) {
+		x->bytes -= x->cap * sizeof(*x->groups);
 		x->cap = x->cap ? x->cap * 2 : 16;
 		x->groups = xreallocarray(x->groups, x->cap, sizeof(*x->groups));
+		x->bytes += x->cap * sizeof(*x->groups);
 	}
 	x->hash[j] = x->ngroups + 1;
 	g = &x->groups[x->ngroups++];
-	g->key = key;
+	g->key = xrealloc(key, len + 1);
 	g->keylen = len;
 	g->kcells = xcalloc(pl->nkeys + 1, sizeof(*g->kcells));
+	x->bytes += len + 1 + (pl->nkeys + 1) * sizeof(*g->kcells);
 	for (i = 0; i < pl->nkeys; i++) {
 		const union cell *c = exec_cell(x, rv, pl->keys[i]);
 		enum ftype t = x->s->fields[pl->keys[i]].type;
 
-		if (t == FT_STR)
+		if (t == FT_STR) {
 			g->kcells[i].s = xstrdup(c->s ? c->s : "");
-		else if (t == FT_IP)
-			g->kcells[i].ip = c->ip ? memcpy(xmalloc(sizeof(*c->ip)), c->ip,
-							 sizeof(*c->ip)) : NULL;
-		else
+			x->bytes += strlen(g->kcells[i].s) + 1;
+		} else if (t == FT_IP && c->ip) {
+			g->kcells[i].ip = memcpy(xmalloc(sizeof(*c->ip)), c->ip, sizeof(*c->ip));
+			x->bytes += sizeof(*c->ip);
+		} else if (t != FT_IP) {
 			g->kcells[i].u = c->u;
+		}
 	}
 	g->acc = xcalloc(pl->ncols, sizeof(*g->acc));
+	x->bytes += pl->ncols * sizeof(*g->acc);
 	for (i = 0; i < pl->ncols; i++) {
 		g->acc[i].min = UINT64_MAX;
 		if (!pl->cols[i].key && pl->cols[i].field >= 0 &&
-		    x->s->fields[pl->cols[i].field].type == FT_HIST)
+		    x->s->fields[pl->cols[i].field].type == FT_HIST) {
 			g->acc[i].h = hist_new();
+			x->bytes += sizeof(*g->acc[i].h);
+		}
 	}
 	return g;
 }
 
 /* Add one row to a column's accumulator. */
-static void exec_add(const struct exec *x, const struct pcol *c, struct acc *a,
+static void exec_add(struct query_run *x, const struct pcol *c, struct acc *a,
 		     const struct rowview *rv)
 {
 	const struct plan *pl = &x->q->plan;
@@ -461,8 +480,10 @@ static void exec_add(const struct exec *x, const struct pcol *c, struct acc *a,
 	a->m2 += d * ((double)v - a->mean);
 	if (c->agg == AGG_PCT) {
 		if (a->nvals == a->cap) {
+			x->bytes -= a->cap * sizeof(*a->vals);
 			a->cap = a->cap ? a->cap * 2 : 16;
 			a->vals = xreallocarray(a->vals, a->cap, sizeof(*a->vals));
+			x->bytes += a->cap * sizeof(*a->vals);
 		}
 		a->vals[a->nvals++] = v;
 	}
@@ -490,7 +511,7 @@ static char *exec_ip_text(const struct ipaddr *ip)
 }
 
 /* Compute a column's final value for a group. */
-static void exec_final(const struct exec *x, const struct pcol *c, struct group *g,
+static void exec_final(const struct query_run *x, const struct pcol *c, struct group *g,
 		       struct acc *a, double span_s, struct result_val *out)
 {
 	const struct field *f = c->field >= 0 ? &x->s->fields[c->field] : NULL;
@@ -625,7 +646,7 @@ static void exec_map(const struct schema *qs, const struct schema *fs, int *map)
 }
 
 /* Build the result from the groups: final values, order, limit. */
-static struct result *exec_result(struct exec *x, double span_s)
+static struct result *exec_result(struct query_run *x, double span_s)
 {
 	const struct plan *pl = &x->q->plan;
 	struct result *r = xcalloc(1, sizeof(*r));
@@ -667,40 +688,8 @@ static struct result *exec_result(struct exec *x, double span_s)
 	return r;
 }
 
-/* Free the groups. */
-static void exec_done(struct exec *x)
-{
-	const struct plan *pl = &x->q->plan;
-	size_t i, j;
-
-	for (i = 0; i < x->ngroups; i++) {
-		struct group *g = &x->groups[i];
-
-		for (j = 0; j < pl->nkeys; j++) {
-			enum ftype t = x->s->fields[pl->keys[j]].type;
-
-			if (t == FT_STR)
-				free(g->kcells[j].s);
-			else if (t == FT_IP)
-				free(g->kcells[j].ip);
-		}
-		for (j = 0; j < pl->ncols; j++) {
-			hist_free(g->acc[j].h);
-			free(g->acc[j].vals);
-		}
-		free(g->acc);
-		free(g->kcells);
-		free(g->key);
-	}
-	free(x->groups);
-	free(x->hash);
-	for (i = 0; i < pl->nparts; i++)
-		free(x->pnames[i].s);
-	free(x->pnames);
-}
-
 /* Filter one row (or one part's row) and add it to its group. */
-static void exec_row(struct exec *x, struct rowview *rv)
+static void exec_row(struct query_run *x, struct rowview *rv)
 {
 	const struct plan *pl = &x->q->plan;
 	struct group *g;
@@ -715,13 +704,13 @@ static void exec_row(struct exec *x, struct rowview *rv)
 }
 
 /* Add one frame's rows, each unpivoted into its parts when the plan says so. */
-static void exec_frame(struct exec *x, const struct frame *f, int *map)
+static void exec_frame(struct query_run *x, const struct frame *f)
 {
 	const struct plan *pl = &x->q->plan;
-	struct rowview rv = {.map = map, .part = -1};
+	struct rowview rv = {.map = x->map, .part = -1};
 	size_t r, p;
 
-	exec_map(x->s, f->schema, map);
+	exec_map(x->s, f->schema, x->map);
 	for (r = 0; r < f->nrows; r++) {
 		rv.cells = frame_row(f, r);
 		if (!pl->expand) {
@@ -746,16 +735,11 @@ static void exec_stats(struct frame_stats *st, const struct frame_stats *f)
 	st->bpf_runs += f->bpf_runs;
 }
 
-/* Run a bound query over every tick of the window. */
-struct result *query_exec(const struct query *q, const struct window *w,
-			  struct query_error *err)
+/* Start running a bound query with no groups yet; NULL with *err if unbound. */
+struct query_run *query_run_new(const struct query *q, struct query_error *err)
 {
-	struct exec *x;
-	struct result *r;
-	struct frame_stats st = {0};
-	uint64_t span = 0;
-	size_t t;
-	int *map;
+	struct query_run *x;
+	size_t i;
 
 	memset(err, 0, sizeof(*err));
 	if (!q->schema) {
@@ -766,32 +750,102 @@ struct result *query_exec(const struct query *q, const struct window *w,
 	x->q = q;
 	x->s = q->schema;
 	x->pnames = xcalloc(q->plan.nparts + 1, sizeof(*x->pnames));
-	for (t = 0; t < q->plan.nparts; t++)
-		x->pnames[t].s = xstrdup(x->s->fields[q->plan.parts[t]].name);
-	map = xcalloc(x->s->nfields + 1, sizeof(*map));
-	for (t = 0; t < w->nticks; t++) {
-		const struct frame *f = tick_frame(&w->ticks[t], x->s->table);
+	for (i = 0; i < q->plan.nparts; i++)
+		x->pnames[i].s = xstrdup(x->s->fields[q->plan.parts[i]].name);
+	x->map = xcalloc(x->s->nfields + 1, sizeof(*x->map));
+	return x;
+}
 
-		if (!f)
-			continue;
-		span += f->dt_ns;
-		exec_stats(&st, &f->stats);
-		exec_frame(x, f, map);
-	}
-	if (!x->q->plan.nkeys && !x->ngroups) {
-		struct rowview rv = {.cells = NULL, .map = map, .part = -1};
+/* Fold one tick's frame of the FROM table into the groups, copying what they keep. */
+void query_run_add(struct query_run *r, const struct tick *t)
+{
+	const struct frame *f = tick_frame(t, r->s->table);
 
-		for (t = 0; t < x->s->nfields; t++)
-			map[t] = -1;
-		exec_group(x, &rv);
+	r->t_ns = t->t_ns;
+	if (!f)
+		return;
+	r->span_ns += f->dt_ns;
+	exec_stats(&r->stats, &f->stats);
+	exec_frame(r, f);
+}
+
+/* Build the result of the ticks added so far: final values, order, limit. */
+struct result *query_run_result(struct query_run *r)
+{
+	struct result *res;
+	size_t i;
+
+	if (!r->q->plan.nkeys && !r->ngroups) {
+		struct rowview rv = {.cells = NULL, .map = r->map, .part = -1};
+
+		for (i = 0; i < r->s->nfields; i++)
+			r->map[i] = -1;
+		exec_group(r, &rv);
 	}
-	r = exec_result(x, (double)span / 1e9);
-	r->table = xstrdup(x->s->table);
-	r->t_ns = w->nticks ? w->ticks[w->nticks - 1].t_ns : 0;
-	r->span_ns = span;
-	r->stats = st;
-	exec_done(x);
-	free(map);
-	free(x);
+	res = exec_result(r, (double)r->span_ns / 1e9);
+	res->table = xstrdup(r->s->table);
+	res->t_ns = r->t_ns;
+	res->span_ns = r->span_ns;
+	res->stats = r->stats;
+	return res;
+}
+
+/* Return the bytes the run holds for its groups (keys, accumulators, hash). */
+size_t query_run_bytes(const struct query_run *r)
+{
+	return r->bytes;
+}
+
+/* Free the groups and the run. */
+void query_run_free(struct query_run *r)
+{
+	const struct plan *pl;
+	size_t i, j;
+
+	if (!r)
+		return;
+	pl = &r->q->plan;
+	for (i = 0; i < r->ngroups; i++) {
+		struct group *g = &r->groups[i];
+
+		for (j = 0; j < pl->nkeys; j++) {
+			enum ftype t = r->s->fields[pl->keys[j]].type;
+
+			if (t == FT_STR)
+				free(g->kcells[j].s);
+			else if (t == FT_IP)
+				free(g->kcells[j].ip);
+		}
+		for (j = 0; j < pl->ncols; j++) {
+			hist_free(g->acc[j].h);
+			free(g->acc[j].vals);
+		}
+		free(g->acc);
+		free(g->kcells);
+		free(g->key);
+	}
+	free(r->groups);
+	free(r->hash);
+	for (i = 0; i < pl->nparts; i++)
+		free(r->pnames[i].s);
+	free(r->pnames);
+	free(r->map);
+	free(r);
+}
+
+/* Run a bound query over every tick of the window. */
+struct result *query_exec(const struct query *q, const struct window *w,
+			  struct query_error *err)
+{
+	struct query_run *x = query_run_new(q, err);
+	struct result *r;
+	size_t t;
+
+	if (!x)
+		return NULL;
+	for (t = 0; t < w->nticks; t++)
+		query_run_add(x, &w->ticks[t]);
+	r = query_run_result(x);
+	query_run_free(x);
 	return r;
 }

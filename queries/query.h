@@ -78,6 +78,24 @@ struct result {
 /* Run a bound query over the window.  NULL with *err on a runtime error. */
 struct result *query_exec(const struct query *q, const struct window *w,
 			  struct query_error *err);
+
+/*
+ * The same execution, one tick at a time (query_exec is a loop over these):
+ * memory grows with the result's groups, not with the rows added.  The run
+ * copies what it keeps, so a tick can be freed right after query_run_add.
+ * q must outlive the run.
+ */
+struct query_run;
+/* Start a run of bound query q; NULL with *err if q is not bound. */
+struct query_run *query_run_new(const struct query *q, struct query_error *err);
+/* Fold in tick t's frame of the FROM table (WHERE, grouping, aggregates);
+ * t is the newest tick so far: the result's t_ns. */
+void query_run_add(struct query_run *r, const struct tick *t);
+/* The result over every tick added so far (order, limit); the run goes on. */
+struct result *query_run_result(struct query_run *r);
+/* Bytes the run holds for its groups and accumulators. */
+size_t query_run_bytes(const struct query_run *r);
+void query_run_free(struct query_run *r);
 void result_free(struct result *r);
 static inline struct result_val *result_row(const struct result *r, size_t i)
 {
