@@ -487,15 +487,19 @@ static int cmd_replay(int argc, char **argv)
 	return rc;
 }
 
-/* Push every tick of src into w (a window as long as the recording). */
-static int load_ticks(struct source *src, struct window *w, const char *path)
+/* Fold every tick of src from t_from on into run, freeing each as it goes. */
+static int report_ticks(struct source *src, struct query_run *run, uint64_t t_from,
+			const char *path)
 {
 	char *cause = NULL;
 	struct tick t;
 	int r;
 
-	while ((r = source_read(src, &t, 0, &cause)) == 1)
-		window_push(w, &t);
+	while ((r = source_read(src, &t, 0, &cause)) == 1) {
+		if (t.t_ns >= t_from)
+			query_run_add(run, &t);
+		tick_done(&t);
+	}
 	if (r < 0) {
 		fprintf(stderr, "latop report: %s: %s\n", path, cause);
 		free(cause);
@@ -520,7 +524,8 @@ static int cmd_report(int argc, char **argv)
 	struct query *q;
 	struct query_error err;
 	struct result *res;
-	struct window w;
+	struct query_run *run = NULL;
+	uint64_t t_from = 0;
 	int c, nsrc, rc = 0;
 
 	optind = 1;
@@ -559,28 +564,37 @@ static int cmd_report(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
-	/* The whole recording, unless the query asks for a WINDOW: then its end. */
-	window_init(&w, query_window_given(q) ? query_options(q)->window_ns : UINT64_MAX);
-	for (int i = 0; i < nsrc; i++) {
-		if (load_ticks(srcs[i], &w, argv[optind + i]) < 0) {
-			rc = 1;
-			goto out_window;
-		}
+	/* The whole recording, unless the query asks for a WINDOW: then its end,
+	 * the ticks of every file no older than the newest tick minus WINDOW (what
+	 * a window holds after the newest tick when the files follow each other). */
+	for (int i = 0; i < nsrc && query_window_given(q); i++) {
+		const struct source_info *info = srcs[i]->ops->info(srcs[i]);
+		uint64_t window_ns = query_options(q)->window_ns;
+
+		if (info->nticks && info->t_last_ns >= window_ns &&
+		    info->t_last_ns - window_ns > t_from)
+			t_from = info->t_last_ns - window_ns;
 	}
-	res = query_exec(q, &w, &err);
-	if (!res) {
+	run = query_run_new(q, &err);
+	if (!run) {
 		char buf[1024];
 
 		query_error_format(text, &err, buf, sizeof(buf));
 		fprintf(stderr, "latop report: %s\n", buf);
 		rc = 1;
-		goto out_window;
+		goto out;
 	}
+	for (int i = 0; i < nsrc; i++) {
+		if (report_ticks(srcs[i], run, t_from, argv[optind + i]) < 0) {
+			rc = 1;
+			goto out;
+		}
+	}
+	res = query_run_result(run);
 	result_print(stdout, res, fmt);
 	result_free(res);
-out_window:
-	window_done(&w);
 out:
+	query_run_free(run);
 	for (int i = 0; i < nsrc; i++)
 		source_close(srcs[i]);
 	free(srcs);
