@@ -38,7 +38,6 @@ EMPTY("tp_btf/page_fault_kernel", fault_kernel)
 /* Optional, where fentry/fexit load (refused on some hosts). */
 EMPTY("fentry/sock_recvmsg", sock_recv_begin)
 EMPTY("fexit/sock_recvmsg", sock_recv_end)
-EMPTY("fentry/sock_sendmsg", sock_send_begin)
-EMPTY("fexit/sock_sendmsg", sock_send_end)
+EMPTY("fentry/security_socket_sendmsg", sock_send_begin)
 EMPTY("fentry/handle_mm_fault", mm_fault_begin)
 EMPTY("fexit/handle_mm_fault", mm_fault_end)
