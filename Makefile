@@ -197,6 +197,7 @@ $(OUTPUT)/bench/floor: bench/floor.c $(OUTPUT)/bench/floor.skel.h
 
 $(OUTPUT)/bench/mksnap: bench/mksnap.c $(OUTPUT)/liblatop.a
 	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $< $(OUTPUT)/liblatop.a $(LIBS) -o $@
 
 # ---- static builds for the VM tests (tests/vm/) ------------------------------
