@@ -105,7 +105,7 @@ $(OUTPUT)/san/latop: $(OUTPUT)/san/latop.o $(OUTPUT)/san/liblatop.a
 
 san: $(OUTPUT)/san/latop
 
-$(OUTPUT)/tests/%: tests/unit/%.c tests/unit/tap.h $(OUTPUT)/san/liblatop.a
+$(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(OUTPUT)/san/liblatop.a
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $< $(OUTPUT)/san/liblatop.a $(LIBS) -o $@

@@ -4,6 +4,7 @@
 #include "probes/syscalls_schema.h"
 #include "queries/query.h"
 #include "tap.h"
+#include "complete.h"
 
 static const char *const examples[] = {
 	"from flows where dport == 11211 and lat > 100us group by flow show count, p50(lat), "
@@ -112,21 +113,6 @@ static char *refine(const char *base, const char *frag)
 	t = query_text(r);
 	query_free(r);
 	return t;
-}
-
-/* Complete text at its end and return the candidates joined by spaces. */
-static char *complete(const char *text)
-{
-	const struct schema *schemas[] = {&syscalls_schema, &syscall_events_schema};
-	char *out[64], buf[2048] = "";
-	size_t n = query_complete(text, strlen(text), schemas, 2, out, 64), i;
-
-	for (i = 0; i < n; i++) {
-		strcat(buf, i ? " " : "");
-		strncat(buf, out[i], sizeof(buf) - strlen(buf) - 1);
-		free(out[i]);
-	}
-	return strdup(buf);
 }
 
 /* Return whether the space-separated list holds word. */

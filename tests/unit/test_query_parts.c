@@ -11,6 +11,7 @@
 #include "probes/syscalls_schema.h"
 #include "queries/query.h"
 #include "tap.h"
+#include "complete.h"
 
 /* Add one syscall_events row: lat = the sum of the given parts. */
 static void event(struct frame *f, uint64_t ts, const char *sc, uint64_t runq, uint64_t block,
@@ -128,21 +129,6 @@ static void snapshot_flags(void)
 		source_close(src);
 	}
 	unlink(path);
-}
-
-/* Complete text at its end against both syscalls tables; return the words. */
-static char *complete(const char *text)
-{
-	const struct schema *schemas[] = {&syscalls_schema, &syscall_events_schema};
-	char *out[64], buf[2048] = "";
-	size_t n = query_complete(text, strlen(text), schemas, 2, out, 64), i;
-
-	for (i = 0; i < n; i++) {
-		strcat(buf, i ? " " : "");
-		strncat(buf, out[i], sizeof(buf) - strlen(buf) - 1);
-		free(out[i]);
-	}
-	return strdup(buf);
 }
 
 int main(void)
