@@ -167,6 +167,9 @@ void query_free(struct query *q)
 	for (i = 0; i < OPT_COUNT; i++)
 		free(q->optraw[i]);
 	free(q->opts.baseline);
+	if (q->base)
+		baseline_reset(q->base);
+	free(q->base);
 	ast_plan_done(&q->plan);
 	free(q);
 }
@@ -274,7 +277,7 @@ static void ast_print_item(struct sbuf *b, const struct item *it)
 {
 	char *t = ast_item_text(it);
 
-	sb_printf(b, "%s", t);
+	sb_printf(b, "%s%s", t, it->base ? "/base" : "");
 	free(t);
 	if (it->as)
 		sb_printf(b, " as %s", it->as);

@@ -57,6 +57,7 @@ struct item {
 	char *func;		/* lower-case function name, NULL when bare */
 	struct fref f;		/* f.name NULL for count() */
 	char *as;
+	bool base;		/* ORDER BY only: "ITEM/base", the item's BASELINE ratio */
 	int pos, len;		/* the whole item */
 };
 
@@ -77,8 +78,9 @@ struct pcol {
 	bool real;
 	int keyslot;		/* key: index into plan.keys */
 	int field;		/* schema index, -1 for count of events */
-	enum agg agg;		/* effective aggregate (never AGG_NONE unless key) */
+	enum agg agg;		/* effective aggregate (never AGG_NONE unless key or ratio) */
 	double pct;
+	int ratio_of;		/* BASELINE: this column is cols[ratio_of] / the baseline's; else -1 */
 };
 
 /* The pseudo-key that unpivots a schema's FF_PART fields into one row per part. */
@@ -120,6 +122,8 @@ struct query {
 	unsigned optset;		/* enum opt_bit: options written */
 	char *optraw[OPT_COUNT];	/* their values as written */
 	struct query_opts opts;
+	int bpos, blen;			/* BASELINE's value as written */
+	struct baseline *base;		/* BASELINE's rows, loaded on first use (NULL without it) */
 	const struct schema *schema;	/* bound (plan.xs when the table has parts) */
 	struct plan plan;
 };
@@ -138,6 +142,30 @@ enum agg ast_func(const char *name, double *pct);
 /* The function names, NULL-terminated (completion and suggestions). */
 extern const char *const ast_funcs[];
 extern const char *const ast_cmp_text[];
+
+/*
+ * BASELINE's recording run through the query (minus BASELINE, ORDER BY and
+ * LIMIT) once, the first time a run of the bound query starts.  Loading
+ * fails at most once: the error is kept, so the TUI does not retry it every
+ * tick.  Binding again drops what was loaded.
+ */
+struct baseline {
+	struct query_error err;	/* msg[0] != 0: loading failed */
+	struct result *res;	/* the baseline's rows, NULL until loaded */
+	int *bcol;		/* plan column -> res column of the same name, or -1 */
+	size_t nkeys;		/* plan key columns, in plan order */
+	size_t *kcols;
+	size_t nidx;
+	struct base_row *idx;	/* res rows sorted by key tuple */
+};
+
+/* baseline.c */
+/* Load q's baseline if it is not yet (q bound); -1 with *err naming the BASELINE value. */
+int baseline_load(const struct query *q, struct query_error *err);
+/* Fill the ratio columns of nrows rows laid out as q's plan columns. */
+void baseline_ratios(const struct query *q, struct result_val *vals, size_t nrows);
+/* Forget what was loaded (or why it failed). */
+void baseline_reset(struct baseline *b);
 
 /* bind.c */
 /* Return PART_KEY if schema s has FF_PART fields and no field of that name, else NULL. */

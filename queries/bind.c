@@ -15,7 +15,10 @@
  *  - A table whose schema has FF_PART fields gets the hidden key PART_KEY
  *    ("subsystem"), appended after its fields; a query that names it anywhere
  *    has its rows unpivoted by query_exec (one row per part, see exec.c).
- *  - ORDER BY matches a column by its name or text ("p99(lat)"); otherwise it
+ *  - With BASELINE, every visible number that is not a key (not dist(),
+ *    not text) is followed by its ratio column "C/base" (baseline.c).
+ *  - ORDER BY matches a column by its name or text ("p99(lat)", or
+ *    "p99(lat)/base" for a ratio, which must exist); otherwise it
  *    is computed as a hidden column.  Default direction: ascending for key
  *    columns, descending for aggregates.  Without ORDER BY: the first
  *    aggregate column descending, else the first column ascending.
@@ -272,6 +275,7 @@ static struct pcol *bind_col(struct plan *pl, const char *name, const char *text
 	c->text = xstrdup(text);
 	c->field = -1;
 	c->keyslot = -1;
+	c->ratio_of = -1;
 	return c;
 }
 
@@ -470,6 +474,39 @@ static int bind_columns(const struct schema *s, struct query *q, struct query_er
 	return 0;
 }
 
+/* Return whether column c gets a BASELINE ratio: a number that is not a key. */
+static bool bind_has_ratio(const struct pcol *c)
+{
+	return !c->key && c->type != FT_HIST && c->type != FT_STR && c->type != FT_IP;
+}
+
+/* With BASELINE, put a column "C/base" (C / the baseline's C) right after
+ * every visible number C. */
+static void bind_ratios(struct plan *pl)
+{
+	struct pcol *old = pl->cols, *c;
+	size_t i, n = 0;
+
+	for (i = 0; i < pl->ncols; i++)
+		n += bind_has_ratio(&old[i]);
+	pl->cols = xcalloc(pl->ncols + n + 1, sizeof(*pl->cols));
+	for (i = 0, n = 0; i < pl->ncols; i++) {
+		pl->cols[n++] = old[i];
+		if (!bind_has_ratio(&old[i]))
+			continue;
+		c = &pl->cols[n++];
+		c->name = xasprintf("%s/base", old[i].name);
+		c->text = xasprintf("%s/base", old[i].text);
+		c->type = FT_U64;
+		c->real = true;
+		c->field = -1;
+		c->keyslot = -1;
+		c->ratio_of = (int)n - 2;
+	}
+	free(old);
+	pl->ncols = pl->nvisible = n;
+}
+
 /* Find or add the ORDER BY column and pick the direction. */
 static int bind_order(const struct schema *s, struct query *q, struct query_error *err)
 {
@@ -486,10 +523,27 @@ static int bind_order(const struct schema *s, struct query *q, struct query_erro
 		return 0;
 	}
 	text = ast_item_text(&q->order);
+	if (q->order.base) {
+		char *t = xasprintf("%s/base", text);
+
+		free(text);
+		text = t;
+	}
 	for (i = 0; i < pl->nvisible; i++)
 		if (!strcmp(pl->cols[i].text, text) ||
 		    (!q->order.func && !strcmp(pl->cols[i].name, text)))
 			break;
+	if (i == pl->nvisible && q->order.base) {
+		if (q->opts.baseline)
+			error_set(err, q->order.pos, q->order.len,
+				  "no column '%.60s': ORDER BY can name the ratio of a number in SHOW",
+				  text);
+		else
+			error_set(err, q->order.pos, q->order.len,
+				  "'%.60s' needs a recording to compare with: add BASELINE 'file'", text);
+		free(text);
+		return -1;
+	}
 	free(text);
 	if (i == pl->nvisible) {
 		if (bind_item(s, q, &q->order, true, err))
@@ -604,6 +658,8 @@ int query_bind(struct query *q, const struct schema *s, struct query_error *err)
 	memset(err, 0, sizeof(*err));
 	q->schema = NULL;
 	ast_plan_done(&q->plan);
+	if (q->base)
+		baseline_reset(q->base);
 	if (bind_table(q, s, err))
 		return -1;
 	s = bind_parts(q, s);
@@ -612,7 +668,13 @@ int query_bind(struct query *q, const struct schema *s, struct query_error *err)
 					 !(s->fields[q->plan.count_field].flags & FF_SUM)))
 		q->plan.count_field = -1;
 	if (bind_pred(q, s, q->where, err) || bind_keys(s, q, err) ||
-	    bind_columns(s, q, err) || bind_order(s, q, err)) {
+	    bind_columns(s, q, err)) {
+		ast_plan_done(&q->plan);
+		return -1;
+	}
+	if (q->opts.baseline)
+		bind_ratios(&q->plan);
+	if (bind_order(s, q, err)) {
 		ast_plan_done(&q->plan);
 		return -1;
 	}

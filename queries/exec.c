@@ -31,6 +31,9 @@
  *             seconds are the dt of every tick holding the table
  * min, max, avg, stddev and pNN of nothing are null.
  *
+ * With BASELINE, the ratio columns take no rows: once the final values are
+ * known, baseline.c fills them from the baseline's rows before ordering.
+ *
  * Unpivoting (plan.expand: the query names PART_KEY): each row becomes one
  * row per FF_PART field p with a nonzero value, where PART_KEY reads p's
  * name, the FF_TOTAL field reads p's value, the other FF_PART fields read 0,
@@ -520,6 +523,10 @@ static void exec_final(const struct query_run *x, const struct pcol *c, struct g
 	uint64_t events = hist ? h->count : a->events;
 
 	memset(out, 0, sizeof(*out));
+	if (c->ratio_of >= 0) {
+		out->null = true;
+		return;
+	}
 	if (c->key) {
 		if (f->type == FT_STR)
 			out->s = xstrdup(g->kcells[c->keyslot].s);
@@ -658,6 +665,8 @@ static struct result *exec_result(struct query_run *x, double span_s)
 		for (j = 0; j < pl->ncols; j++)
 			exec_final(x, &pl->cols[j], &x->groups[i], &x->groups[i].acc[j], span_s,
 				   &all[i * pl->ncols + j]);
+	if (x->q->base)
+		baseline_ratios(x->q, all, x->ngroups);
 	for (i = 0; i < x->ngroups; i++)
 		idx[i] = i;
 	struct exec_sort es = {pl, all};
@@ -674,6 +683,7 @@ static struct result *exec_result(struct query_run *x, double span_s)
 		r->cols[j].type = pl->cols[j].type;
 		r->cols[j].key = pl->cols[j].key;
 		r->cols[j].real = pl->cols[j].real;
+		r->cols[j].ratio = pl->cols[j].ratio_of >= 0;
 	}
 	r->vals = xcalloc(n * r->ncols + 1, sizeof(*r->vals));
 	for (i = 0; i < n; i++)
@@ -699,7 +709,7 @@ static void exec_row(struct query_run *x, struct rowview *rv)
 		return;
 	g = exec_group(x, rv);
 	for (j = 0; j < pl->ncols; j++)
-		if (!pl->cols[j].key)
+		if (!pl->cols[j].key && pl->cols[j].ratio_of < 0)
 			exec_add(x, &pl->cols[j], &g->acc[j], rv);
 }
 
@@ -746,6 +756,8 @@ struct query_run *query_run_new(const struct query *q, struct query_error *err)
 		error_set(err, 0, 0, "the query is not bound to a table (query_bind first)");
 		return NULL;
 	}
+	if (q->base && baseline_load(q, err))
+		return NULL;
 	x = xcalloc(1, sizeof(*x));
 	x->q = q;
 	x->s = q->schema;

@@ -370,8 +370,9 @@ static struct pred *parse_or(struct parser *p)
 	return l;
 }
 
-/* Parse a SHOW / ORDER BY item: field | agg(field) [AS name]. */
-static int parse_item(struct parser *p, struct item *it, const char *what)
+/* Parse a SHOW / ORDER BY item: field | agg(field) [/base] [AS name], where
+ * only ORDER BY (ratio_ok) may name a BASELINE ratio. */
+static int parse_item(struct parser *p, struct item *it, const char *what, bool ratio_ok)
 {
 	struct token *t = peek(p);
 	const char *sug;
@@ -411,6 +412,17 @@ static int parse_item(struct parser *p, struct item *it, const char *what)
 			return expected(p, "')'");
 		next(p);
 	}
+	if (peek(p)->kind == TK_SLASH && lexer_is(&p->lx.tok[p->i + 1], "base")) {
+		if (!ratio_ok) {
+			error_set(p->err, peek(p)->pos,
+				  p->lx.tok[p->i + 1].pos + p->lx.tok[p->i + 1].len - peek(p)->pos,
+				  "BASELINE adds the '/base' columns by itself; only ORDER BY names one");
+			return -1;
+		}
+		next(p);
+		next(p);
+		it->base = true;
+	}
 	it->len = prev(p)->pos + prev(p)->len - it->pos;
 	if (take_kw(p, "as")) {
 		t = peek(p);
@@ -427,7 +439,7 @@ static int parse_show(struct parser *p, struct query *q)
 	q->has_show = true;
 	for (;;) {
 		q->show = xreallocarray(q->show, q->nshow + 1, sizeof(*q->show));
-		if (parse_item(p, &q->show[q->nshow], "a field or function")) {
+		if (parse_item(p, &q->show[q->nshow], "a field or function", false)) {
 			ast_item_done(&q->show[q->nshow]);
 			return -1;
 		}
@@ -462,7 +474,7 @@ static int parse_order(struct parser *p, struct query *q)
 	if (!take_kw(p, "by"))
 		return expected(p, "'by'");
 	q->has_order = true;
-	if (parse_item(p, &q->order, "a field or function"))
+	if (parse_item(p, &q->order, "a field or function", true))
 		return -1;
 	if (take_kw(p, "asc"))
 		q->dir = DIR_ASC;
@@ -573,7 +585,10 @@ static int parse_option(struct parser *p, struct query *q, int o)
 	default:
 		if (peek(p)->kind != TK_STRING)
 			return expected(p, "a quoted file name");
+		q->bpos = peek(p)->pos;
+		q->blen = peek(p)->len;
 		q->opts.baseline = xstrdup(next(p)->text);
+		q->base = xcalloc(1, sizeof(*q->base));
 		return 0;
 	}
 }

@@ -26,7 +26,7 @@ struct query_opts {
 	uint64_t threshold_ns;	/* THRESHOLD, 0 = off */
 	uint32_t sample_n;	/* SAMPLE 1/N, 1 = all */
 	uint64_t buffer;	/* BUFFER n, 0 = default */
-	char *baseline;		/* BASELINE 'file', or NULL */
+	char *baseline;		/* BASELINE 'file', or NULL: see baseline.c */
 };
 
 struct query *query_parse(const char *text, struct query_error *err);
@@ -54,7 +54,8 @@ struct result_col {
 	char *name;		/* as written: "p99(lat)", or the AS name */
 	enum ftype type;	/* FT_U64/FT_DUR/FT_SIZE/FT_STR/FT_IP/FT_HIST */
 	bool key;		/* a GROUP BY field */
-	bool real;		/* value is in .d (avg, stddev, rate) */
+	bool real;		/* value is in .d (avg, stddev, rate, ratios) */
+	bool ratio;		/* BASELINE's "C/base": C's value / the baseline's (real) */
 };
 
 struct result_val {
@@ -86,7 +87,9 @@ struct result *query_exec(const struct query *q, const struct window *w,
  * q must outlive the run.
  */
 struct query_run;
-/* Start a run of bound query q; NULL with *err if q is not bound. */
+/* Start a run of bound query q; NULL with *err if q is not bound or its
+ * BASELINE recording cannot be read (loaded here the first time, then kept
+ * in q). */
 struct query_run *query_run_new(const struct query *q, struct query_error *err);
 /* Fold in tick t's frame of the FROM table (WHERE, grouping, aggregates);
  * t is the newest tick so far: the result's t_ns. */

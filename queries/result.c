@@ -4,7 +4,8 @@
  * JSON is one object per line (JSON Lines), keyed by column name: integers
  * as numbers (durations in ns, sizes in bytes), real durations and sizes
  * rounded to integers, other reals with up to 3 decimals, null for no
- * value, dist() as {"count":N,"buckets":[[low,count],...]}.  CSV has a
+ * value, dist() as {"count":N,"buckets":[[low,count],...]}.  BASELINE ratios
+ * are reals ("p99(lat)/base": 3.52); text shows them as 3.52x.  CSV has a
  * header row, the same numbers, RFC 4180 quoting, and empty fields for null.
  */
 #include <math.h>
@@ -232,6 +233,10 @@ void result_format_val(const struct result *r, size_t col, const struct result_v
 		return;
 	if (v->null) {
 		snprintf(buf, n, "-");
+		return;
+	}
+	if (c->ratio) {
+		snprintf(buf, n, v->d < 10 ? "%.2fx" : v->d < 1000 ? "%.1fx" : "%.0fx", v->d);
 		return;
 	}
 	switch (c->type) {
