@@ -9,9 +9,13 @@
  *
  * separated by blank lines; lines starting with # are comments.  Every query
  * runs over tests/unit/fixture.h written with the snapshot writer and read
- * back through the replay source, as `latop report` would.
+ * back through the replay source, as `latop report` would.  The queries run
+ * in a temporary directory that also holds recordings for BASELINE:
+ * base.snap (fixture_base_tick), other.snap (a table that is not syscalls)
+ * and junk.snap (not a recording).
  */
 #include <dirent.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,13 +25,33 @@
 #include "fixture.h"
 #include "tap.h"
 
-/* Write the fixture to a snapshot file and read it back into a window. */
-static struct source *load_window(const char *path, struct window *w)
+/* A table that is not syscalls, for a baseline without it. */
+static const struct field other_fields[] = {
+	{"pid", FT_U64, FF_KEY, "", "the process"},
+	{"count", FT_U64, FF_SUM, "", "events"},
+};
+static const struct schema other_schema = {"locks", "not syscalls", 2, other_fields};
+
+/* Build tick k of other.snap: one row of other_schema. */
+static void other_tick(struct tick *t, unsigned k)
+{
+	uint64_t t_ns = FIXTURE_T0 + (k + 1) * FIXTURE_DT;
+	struct frame *f = frame_new(&other_schema, t_ns, FIXTURE_DT);
+	union cell *r = frame_add_row(f);
+
+	tick_init(t, t_ns);
+	r[0].u = 1;
+	r[1].u = 1;
+	tick_add(t, f);
+}
+
+/* Record nticks ticks of table s, built by make_tick, into path; 0 or -1. */
+static int write_snap(const char *path, const struct schema *s, unsigned nticks,
+		      void (*make_tick)(struct tick *, unsigned))
 {
 	struct source_info info = {.host = "golden", .kernel = "test"};
-	const struct schema *schemas[] = {&syscalls_schema};
+	const struct schema *schemas[] = {s};
 	struct snap_writer *sw;
-	struct source *src;
 	struct tick t;
 	char *cause = NULL;
 	unsigned k;
@@ -37,18 +61,30 @@ static struct source *load_window(const char *path, struct window *w)
 	sw = snap_create(path, &info, &cause);
 	if (!sw) {
 		printf("# snap_create: %s\n", cause);
-		return NULL;
+		return -1;
 	}
-	for (k = 0; k < FIXTURE_TICKS; k++) {
-		fixture_tick(&t, k);
+	for (k = 0; k < nticks; k++) {
+		make_tick(&t, k);
 		if (snap_write_tick(sw, &t, &cause))
 			printf("# snap_write_tick: %s\n", cause);
 		tick_done(&t);
 	}
 	if (snap_close(sw, &cause)) {
 		printf("# snap_close: %s\n", cause);
-		return NULL;
+		return -1;
 	}
+	return 0;
+}
+
+/* Write the fixture to a snapshot file and read it back into a window. */
+static struct source *load_window(const char *path, struct window *w)
+{
+	struct source *src;
+	struct tick t;
+	char *cause = NULL;
+
+	if (write_snap(path, &syscalls_schema, FIXTURE_TICKS, fixture_tick))
+		return NULL;
 	src = replay_open(path, &cause);
 	if (!src) {
 		printf("# replay_open: %s\n", cause);
@@ -58,6 +94,20 @@ static struct source *load_window(const char *path, struct window *w)
 	while (source_read(src, &t, 0, &cause) == 1)
 		window_push(w, &t);
 	return src;
+}
+
+/* Write the recordings BASELINE refers to into the current directory. */
+static bool write_baselines(void)
+{
+	FILE *junk = fopen("junk.snap", "w");
+
+	if (junk) {
+		fputs("this is not a recording\n", junk);
+		fclose(junk);
+	}
+	return junk && !write_snap("base.snap", &syscalls_schema, FIXTURE_BASE_TICKS,
+				   fixture_base_tick) &&
+	       !write_snap("other.snap", &other_schema, 1, other_tick);
 }
 
 /* Return the schema of table name among the source's, or the first. */
@@ -190,21 +240,26 @@ static int by_name(const struct dirent **a, const struct dirent **b)
 int main(void)
 {
 	const char *top = getenv("LATOP_TOP");
-	char dir[1024], path[1400], snap[] = "/tmp/latop-golden-XXXXXX";
+	char dir[PATH_MAX + 16], path[PATH_MAX + 300], root[PATH_MAX];
+	char tmp[] = "/tmp/latop-golden-XXXXXX";
+	static const char *const files[] = {"fixture.snap", "base.snap", "other.snap", "junk.snap"};
 	struct dirent **ents;
 	struct window w;
 	struct source *src;
-	int i, n, fd;
+	size_t f;
+	int i, n;
 
-	snprintf(dir, sizeof(dir), "%s/tests/golden", top ? top : ".");
-	fd = mkstemp(snap);
-	if (fd >= 0)
-		close(fd);
-	src = load_window(snap, &w);
+	if (!realpath(top ? top : ".", root) || !mkdtemp(tmp) || chdir(tmp)) {
+		printf("Bail out! cannot set up a directory for the recordings\n");
+		return 1;
+	}
+	snprintf(dir, sizeof(dir), "%s/tests/golden", root);
+	src = load_window("fixture.snap", &w);
 	ok(src != NULL, "the fixture survives a snapshot round trip");
 	if (!src)
 		tap_done();
 	ok(w.nticks == FIXTURE_TICKS, "the window holds %d ticks (got %zu)", FIXTURE_TICKS, w.nticks);
+	ok(write_baselines(), "the baseline recordings are written");
 	n = scandir(dir, &ents, NULL, by_name);
 	ok(n > 0, "golden files in %s", dir);
 	for (i = 0; i < n; i++) {
@@ -220,6 +275,9 @@ int main(void)
 		free(ents);
 	window_done(&w);
 	source_close(src);
-	unlink(snap);
+	for (f = 0; f < sizeof(files) / sizeof(files[0]); f++)
+		unlink(files[f]);
+	if (chdir("/") || rmdir(tmp))
+		printf("# cannot remove %s\n", tmp);
 	tap_done();
 }
