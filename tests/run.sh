@@ -20,9 +20,11 @@ failures=()
 
 run_one() {
 	local name=$1; shift
-	local out rc np nf ns
+	local out rc np nf ns limit=${TEST_TIMEOUT:-300}
+	# A VM test may first install qemu and a kernel (minutes on a new machine).
+	case $name in vm/*) limit=${VM_TEST_TIMEOUT:-1200} ;; esac
 	echo "# $name"
-	out=$(timeout "${TEST_TIMEOUT:-300}" "$@" 2>&1)
+	out=$(timeout "$limit" "$@" 2>&1)
 	rc=$?
 	printf '%s\n' "$out" | sed 's/^/  /'
 	np=$(printf '%s\n' "$out" | grep -cE '^ok [0-9]+' )
@@ -31,7 +33,8 @@ run_one() {
 	np=$((np - ns))
 	if [ "$rc" -ne 0 ] && [ "$nf" -eq 0 ]; then
 		nf=1
-		echo "  not ok - $name exited with status $rc"
+		[ "$rc" -eq 124 ] && echo "  not ok - $name ran out of time ($limit s)" ||
+			echo "  not ok - $name exited with status $rc"
 	fi
 	passed=$((passed + np)); failed=$((failed + nf)); skipped=$((skipped + ns))
 	[ "$nf" -gt 0 ] && failures+=("$name")
