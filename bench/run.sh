@@ -238,7 +238,7 @@ syscall_links() {
 }
 
 # Wait up to BENCH_WAIT_CLEAN seconds until no one else's BPF program is on the
-# syscall tracepoints (other sessions' tests); print how many are left.
+# syscall tracepoints (another tracer or test run); print how many are left.
 wait_clean() {
 	local n=0 i
 	for ((i = 0; i < ${BENCH_WAIT_CLEAN:-30} * 2; i++)); do
