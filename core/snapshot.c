@@ -54,6 +54,7 @@ struct snap_index_ent {
 	uint64_t t_ns;
 	uint64_t off;		/* of the chunk header */
 	uint32_t len;		/* payload bytes */
+	uint32_t nschemas;	/* SCHEMA chunks before it (reader only) */
 };
 
 struct snap_writer {
@@ -350,7 +351,8 @@ int snap_write_tick(struct snap_writer *w, const struct tick *t, char **cause)
 		w->capindex = w->capindex ? 2 * w->capindex : 64;
 		w->index = xreallocarray(w->index, w->capindex, sizeof(*w->index));
 	}
-	w->index[w->nindex++] = (struct snap_index_ent){t->t_ns, off, (uint32_t)out->len};
+	w->index[w->nindex++] = (struct snap_index_ent){.t_ns = t->t_ns, .off = off,
+							.len = (uint32_t)out->len};
 	return 0;
 }
 
@@ -646,7 +648,8 @@ static int snap_get_cell(struct rbuf *rb, union cell *c, enum ftype t, uint64_t 
 }
 
 /* Decode the decompressed body of a FRAMES chunk into out; -1 with rb->err. */
-static int snap_decode_tick(struct snap_reader *r, struct rbuf *rb, struct tick *out)
+static int snap_decode_tick(struct snap_reader *r, struct rbuf *rb, size_t nschemas,
+			    struct tick *out)
 {
 	uint64_t nframes, i, id, nrows, row, hist_bytes = 0;
 	size_t k;
@@ -660,7 +663,7 @@ static int snap_decode_tick(struct snap_reader *r, struct rbuf *rb, struct tick 
 
 		if (rbuf_varint(rb, &id, "table id"))
 			return -1;
-		if (id >= r->nschemas)
+		if (id >= nschemas)
 			return rbuf_fail(rb, "table id %llu has no SCHEMA chunk before it",
 					 (unsigned long long)id);
 		s = r->schemas[id];
@@ -693,53 +696,77 @@ static int snap_decode_tick(struct snap_reader *r, struct rbuf *rb, struct tick 
 	return 0;
 }
 
-/*
- * Check the CRC of a chunk payload (already in r->payload) and, for FRAMES,
- * decompress and decode it into out.  Return 0, or -1 with *why (no path).
- */
-static int snap_load_frames(struct snap_reader *r, uint64_t off, uint32_t crc, struct tick *out,
-			    uint64_t *t_ns, char **why)
-{
-	struct rbuf rb;
-	uint32_t raw_len;
-	unsigned long long content;
-	size_t zn;
-	const uint8_t *z;
+/* What the uncompressed head of a FRAMES payload says. */
+struct snap_frames_head {
+	uint64_t t_ns;
+	uint32_t raw_len;	/* decompressed bytes */
+	const uint8_t *z;	/* the zstd frame */
 	size_t zlen;
+};
+
+/*
+ * Check a FRAMES payload (in r->payload) without decompressing it: its CRC,
+ * the tick time and length, and the zstd frame's header and block walk.
+ * Return 0 with *h, or -1 with *why (neither path nor offset).
+ */
+static int snap_frames_head(struct snap_reader *r, uint32_t crc, struct snap_frames_head *h,
+			    char **why)
+{
+	unsigned long long content;
+	size_t zsize;
+	struct rbuf rb;
 
 	if (snap_crc(r->payload.p, r->payload.len) != crc) {
-		*why = xasprintf("bad CRC in FRAMES chunk at offset %llu", (unsigned long long)off);
+		*why = xstrdup("bad CRC");
 		return -1;
 	}
 	rbuf_init(&rb, r->payload.p, r->payload.len);
-	if (rbuf_u64(&rb, t_ns, "tick time") || rbuf_u32(&rb, &raw_len, "tick length")) {
-		*why = xasprintf("corrupt FRAMES chunk at offset %llu: %s", (unsigned long long)off,
-				 rb.err);
+	if (rbuf_u64(&rb, &h->t_ns, "tick time") || rbuf_u32(&rb, &h->raw_len, "tick length")) {
+		*why = xasprintf("corrupt head (%s)", rb.err);
 		rbuf_done(&rb);
 		return -1;
 	}
-	z = rb.p + rb.pos;
-	zlen = rbuf_left(&rb);
-	content = ZSTD_getFrameContentSize(z, zlen);
-	if (raw_len > SNAP_MAX_RAW || content != raw_len) {
-		*why = xasprintf("bad zstd frame in FRAMES chunk at offset %llu (%u bytes declared, "
-				 "frame says %lld)", (unsigned long long)off, raw_len,
-				 (long long)content);
+	h->z = rb.p + rb.pos;
+	h->zlen = rbuf_left(&rb);
+	content = ZSTD_getFrameContentSize(h->z, h->zlen);
+	if (h->raw_len > SNAP_MAX_RAW || content != h->raw_len) {
+		*why = xasprintf("bad zstd frame (%u bytes declared, frame says %lld, limit %u)",
+				 h->raw_len, (long long)content, SNAP_MAX_RAW);
 		return -1;
 	}
+	zsize = ZSTD_findFrameCompressedSize(h->z, h->zlen);
+	if (ZSTD_isError(zsize) || zsize != h->zlen) {
+		*why = xasprintf("bad zstd frame (%s in %zu bytes)",
+				 ZSTD_isError(zsize) ? ZSTD_getErrorName(zsize) : "trailing bytes",
+				 h->zlen);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Decompress and decode the FRAMES payload h points into (in r->payload),
+ * resolving table ids among the first nschemas schemas.  Return 0 with out
+ * filled, or -1 with *why (neither path nor offset) and out empty.
+ */
+static int snap_decode_frames(struct snap_reader *r, const struct snap_frames_head *h,
+			      size_t nschemas, struct tick *out, char **why)
+{
+	struct rbuf rb;
+	size_t zn;
+
 	wbuf_reset(&r->raw);
-	zn = ZSTD_decompressDCtx(r->zd, wbuf_room(&r->raw, raw_len), raw_len, z, zlen);
-	if (ZSTD_isError(zn) || zn != raw_len) {
-		*why = xasprintf("bad zstd frame in FRAMES chunk at offset %llu: %s",
-				 (unsigned long long)off,
+	zn = ZSTD_decompressDCtx(r->zd, wbuf_room(&r->raw, h->raw_len), h->raw_len, h->z, h->zlen);
+	if (ZSTD_isError(zn) || zn != h->raw_len) {
+		*why = xasprintf("bad zstd frame: %s",
 				 ZSTD_isError(zn) ? ZSTD_getErrorName(zn) : "short output");
 		return -1;
 	}
-	rbuf_init(&rb, r->raw.p, raw_len);
-	tick_init(out, *t_ns);
-	if (snap_decode_tick(r, &rb, out)) {
-		*why = xasprintf("corrupt FRAMES chunk at offset %llu: %s of its %u decompressed "
-				 "bytes", (unsigned long long)off, rb.err, raw_len);
+	rbuf_init(&rb, r->raw.p, h->raw_len);
+	tick_init(out, h->t_ns);
+	if (snap_decode_tick(r, &rb, nschemas, out)) {
+		*why = xasprintf("corrupt FRAMES payload: %s of its %u decompressed bytes", rb.err,
+				 h->raw_len);
 		rbuf_done(&rb);
 		tick_done(out);
 		return -1;
@@ -786,9 +813,10 @@ static void snap_scan(struct snap_reader *r, uint64_t off, uint64_t file_bytes, 
 	while (off < file_bytes) {
 		uint8_t hdr[SNAP_CHUNK_HDR];
 		uint32_t type, len, crc;
-		uint64_t left = file_bytes - off, t_ns = 0;
+		uint64_t left = file_bytes - off;
+		struct snap_frames_head h;
 		struct rbuf rb;
-		struct tick t;
+		char *hwhy = NULL;
 
 		if (left < SNAP_CHUNK_HDR || snap_pread(r, off, hdr, sizeof(hdr)) != sizeof(hdr)) {
 			*why = xasprintf("truncated chunk header at offset %llu (expected %d bytes, "
@@ -812,14 +840,19 @@ static void snap_scan(struct snap_reader *r, uint64_t off, uint64_t file_bytes, 
 			return;
 		}
 		if (type == SNAP_FRAMES) {
-			if (snap_load_frames(r, off, crc, &t, &t_ns, why))
+			if (snap_frames_head(r, crc, &h, &hwhy)) {
+				*why = xasprintf("%s in FRAMES chunk at offset %llu", hwhy,
+						 (unsigned long long)off);
+				free(hwhy);
 				return;
-			tick_done(&t);
+			}
 			if (r->nticks == cap) {
 				cap = cap ? 2 * cap : 64;
 				r->ticks = xreallocarray(r->ticks, cap, sizeof(*r->ticks));
 			}
-			r->ticks[r->nticks++] = (struct snap_index_ent){t_ns, off, len};
+			r->ticks[r->nticks++] = (struct snap_index_ent){
+				.t_ns = h.t_ns, .off = off, .len = len,
+				.nschemas = (uint32_t)r->nschemas};
 		} else if (snap_load_other(r, off, type, crc, why)) {
 			return;
 		}
@@ -827,7 +860,11 @@ static void snap_scan(struct snap_reader *r, uint64_t off, uint64_t file_bytes, 
 	}
 }
 
-/* Open a snapshot, keeping every tick before any damage. */
+/*
+ * Open a snapshot, keeping every tick before any damage.  Chunks are checked
+ * for structure and CRC, SCHEMA chunks parsed, and FRAMES chunks only up to
+ * their zstd frame header; ticks are decoded by snap_read_tick.
+ */
 struct snap_reader *snap_open(const char *path, char **cause, char **warning)
 {
 	struct snap_reader *r = xcalloc(1, sizeof(*r));
@@ -885,14 +922,16 @@ size_t snap_nticks(struct snap_reader *r)
 	return r->nticks;
 }
 
-/* Read and decode tick idx into out. */
+/* Read and decode tick idx into out; a failure names the tick and its offset. */
 int snap_read_tick(struct snap_reader *r, size_t idx, struct tick *out, char **cause)
 {
 	const struct snap_index_ent *e;
-	uint8_t hdr[SNAP_CHUNK_HDR];
-	uint32_t crc;
-	uint64_t t_ns;
+	struct snap_frames_head h;
+	uint8_t hdr[SNAP_CHUNK_HDR] = {0};
+	uint32_t type, len, crc;
+	struct rbuf rb;
 	char *why = NULL;
+	size_t got;
 
 	if (idx >= r->nticks) {
 		*cause = xasprintf("%s: tick %zu out of range (the file has %zu)", r->path, idx,
@@ -900,16 +939,20 @@ int snap_read_tick(struct snap_reader *r, size_t idx, struct tick *out, char **c
 		return -1;
 	}
 	e = &r->ticks[idx];
-	if (snap_pread(r, e->off, hdr, sizeof(hdr)) != sizeof(hdr) ||
-	    snap_read_payload(r, e->off, e->len) != e->len) {
-		*cause = xasprintf("%s: chunk at offset %llu can no longer be read (file changed?)",
-				   r->path, (unsigned long long)e->off);
+	got = snap_pread(r, e->off, hdr, sizeof(hdr));
+	rbuf_init(&rb, hdr, sizeof(hdr));
+	rbuf_u32(&rb, &type, "type");
+	rbuf_u32(&rb, &len, "length");
+	rbuf_u32(&rb, &crc, "crc");
+	if (got != sizeof(hdr) || type != SNAP_FRAMES || len != e->len || snap_read_payload(r, e->off, len) != len) {
+		*cause = xasprintf("%s: tick %zu at offset %llu: chunk can no longer be read "
+				   "(file changed?)", r->path, idx, (unsigned long long)e->off);
 		return -1;
 	}
-	crc = (uint32_t)hdr[8] | (uint32_t)hdr[9] << 8 | (uint32_t)hdr[10] << 16 |
-	      (uint32_t)hdr[11] << 24;
-	if (snap_load_frames(r, e->off, crc, out, &t_ns, &why)) {
-		*cause = xasprintf("%s: %s", r->path, why);
+	if (snap_frames_head(r, crc, &h, &why) ||
+	    snap_decode_frames(r, &h, e->nschemas, out, &why)) {
+		*cause = xasprintf("%s: tick %zu at offset %llu: %s", r->path, idx,
+				   (unsigned long long)e->off, why);
 		free(why);
 		return -1;
 	}
