@@ -158,7 +158,9 @@ fuzz: $(FUZZ_BINS)
 		mkdir -p $(OUTPUT)/fuzz/corpus/$$n; \
 		$$f -max_total_time=$${FUZZ_SECONDS:-30} $(OUTPUT)/fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; done
 
-bench: latop $(BENCH_BINS)
+bench:
+	$(Q)./scripts/install-deps.sh --bench
+	$(Q)$(MAKE) --no-print-directory latop $(BENCH_BINS)
 	$(Q)./bench/run.sh
 
 install: latop
