@@ -730,8 +730,8 @@ static int snap_frames_head(struct snap_reader *r, uint32_t crc, struct snap_fra
 	h->zlen = rbuf_left(&rb);
 	content = ZSTD_getFrameContentSize(h->z, h->zlen);
 	if (h->raw_len > SNAP_MAX_RAW || content != h->raw_len) {
-		*why = xasprintf("bad zstd frame (%u bytes declared, frame says %lld, limit %u)",
-				 h->raw_len, (long long)content, SNAP_MAX_RAW);
+		*why = xasprintf("bad zstd frame (%u bytes declared, frame says %lld, limit %u MiB)",
+				 h->raw_len, (long long)content, SNAP_MAX_RAW >> 20);
 		return -1;
 	}
 	zsize = ZSTD_findFrameCompressedSize(h->z, h->zlen);
@@ -756,7 +756,9 @@ static int snap_decode_frames(struct snap_reader *r, const struct snap_frames_he
 	size_t zn;
 
 	wbuf_reset(&r->raw);
-	zn = ZSTD_decompressDCtx(r->zd, wbuf_room(&r->raw, h->raw_len), h->raw_len, h->z, h->zlen);
+	/* One spare byte, so an empty tick still points into a buffer, not NULL. */
+	zn = ZSTD_decompressDCtx(r->zd, wbuf_room(&r->raw, (size_t)h->raw_len + 1), h->raw_len,
+				 h->z, h->zlen);
 	if (ZSTD_isError(zn) || zn != h->raw_len) {
 		*why = xasprintf("bad zstd frame: %s",
 				 ZSTD_isError(zn) ? ZSTD_getErrorName(zn) : "short output");
@@ -778,7 +780,9 @@ static int snap_decode_frames(struct snap_reader *r, const struct snap_frames_he
 static size_t snap_read_payload(struct snap_reader *r, uint64_t off, uint32_t len)
 {
 	wbuf_reset(&r->payload);
-	r->payload.len = snap_pread(r, off + SNAP_CHUNK_HDR, wbuf_room(&r->payload, len), len);
+	/* One spare byte, so an empty payload still points into a buffer, not NULL. */
+	r->payload.len = snap_pread(r, off + SNAP_CHUNK_HDR, wbuf_room(&r->payload, (size_t)len + 1),
+				    len);
 	return r->payload.len;
 }
 
