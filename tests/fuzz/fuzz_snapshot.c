@@ -1,7 +1,10 @@
 /*
  * libFuzzer target for the snapshot reader: open the input as a file, read
  * every tick, free.  When the first byte is odd, the rest is used with every
- * chunk's CRC recomputed first, so mutations reach the decoders behind it.
+ * chunk's CRC recomputed first, so mutations get past snap_open's checks to
+ * the decoders snap_read_tick runs.  seed-undecodable holds two such FRAMES
+ * chunks: a zstd block that does not decompress, and a table id whose
+ * SCHEMA chunk comes only after it.
  */
 #include <stdint.h>
 #include <stdio.h>
