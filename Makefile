@@ -16,6 +16,7 @@ VERSION := 0.1.0
 WARN := -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers
 CFLAGS ?= -O2 -g
 ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) -D_GNU_SOURCE -DLATOP_VERSION='"$(VERSION)"' \
+	-DLATOP_DATADIR='"$(PREFIX)/share/latop"' \
 	-I$(OUTPUT) -I. $(shell pkg-config --cflags ncursesw 2>/dev/null)
 LIBS := -lbpf -lelf -lz -lzstd $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw) \
 	-lreadline -lm -lpthread
