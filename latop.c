@@ -489,8 +489,7 @@ static int cmd_replay(int argc, char **argv)
 }
 
 /* Fold every tick of src from t_from on into run, freeing each as it goes. */
-static int report_ticks(struct source *src, struct query_run *run, uint64_t t_from,
-			const char *path)
+static int report_ticks(struct source *src, struct query_run *run, uint64_t t_from)
 {
 	char *cause = NULL;
 	struct tick t;
@@ -502,7 +501,7 @@ static int report_ticks(struct source *src, struct query_run *run, uint64_t t_fr
 		tick_done(&t);
 	}
 	if (r < 0) {
-		fprintf(stderr, "latop report: %s: %s\n", path, cause);
+		fprintf(stderr, "latop report: %s\n", cause);
 		free(cause);
 		return -1;
 	}
@@ -590,7 +589,7 @@ static int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	for (int i = 0; i < nsrc; i++) {
-		if (report_ticks(srcs[i], run, t_from, argv[optind + i]) < 0) {
+		if (report_ticks(srcs[i], run, t_from) < 0) {
 			rc = 1;
 			goto out;
 		}

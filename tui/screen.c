@@ -719,7 +719,10 @@ static int poll_source(struct screen *s, int wait_ms)
 		if (s->opts->replay) {
 			s->at_end = true;
 			s->playing = false;
-			screen_status(s, ROLE_STATUS, "end of the recording: g or Space to start over");
+			if (r < 0)
+				screen_status(s, ROLE_ERROR, "%s; g or Space to start over", cause);
+			else
+				screen_status(s, ROLE_STATUS, "end of the recording: g or Space to start over");
 		} else {
 			s->src_done = true;
 			screen_status(s, ROLE_ERROR, "the source stopped: %s", cause ? cause : "end of data");
