@@ -7,13 +7,14 @@
 
 static int tap_n, tap_failed;
 
-/* Report one check; name says what a user would notice. */
+/* Report one check; cond is evaluated once. */
 #define ok(cond, ...) do { \
+	int tap_pass_ = !!(cond); \
 	tap_n++; \
-	if (cond) { printf("ok %d - ", tap_n); } \
+	if (tap_pass_) { printf("ok %d - ", tap_n); } \
 	else { tap_failed++; printf("not ok %d - ", tap_n); } \
 	printf(__VA_ARGS__); printf("\n"); \
-	if (!(cond)) printf("#   failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
+	if (!tap_pass_) printf("#   failed at %s:%d: %s\n", __FILE__, __LINE__, #cond); \
 	fflush(stdout); \
 } while (0)
 
