@@ -21,7 +21,8 @@ const struct view views[] = {
 	 "max(hold) order by p9999(wait) desc"},
 	{'6', "syscalls", "syscalls",
 	 "from syscalls group by pid, comm, syscall show count, rate(count), errors, p50(lat), "
-	 "p99(lat), max(lat), sum(time), sum(oncpu), sum(offcpu) order by sum(time) desc"},
+	 "p99(lat), max(lat), sum(time), sum(oncpu), sum(offcpu) order by sum(time) desc "
+	 "threshold 10ms"},
 };
 
 const size_t views_len = sizeof(views) / sizeof(views[0]);
