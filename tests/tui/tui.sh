@@ -174,6 +174,26 @@ check $? "q quits with status 0 (got $st)"
 check $? "no sanitizer report on exit"
 [ -s "$tmp/stderr" ] && sed 's/^/# /' "$tmp/stderr" | head -20
 
+# ---- themes ----------------------------------------------------------------
+start replay -t light "$tmp/rec.snap"
+wait_for 'theme light' 20
+check $? "-t light: the tab line names the light theme"
+keys t
+wait_gone 'theme light' 5 && wait_for 'theme [a-z-]+' 5
+check $? "t switches to the next theme ($(cap | grep -oE 'theme [a-z-]+' | head -1))"
+keys q; exit_status >/dev/null
+start replay --no-color "$tmp/rec.snap"
+wait_for 'theme mono' 20
+check $? "--no-color: monochrome"
+keys q; exit_status >/dev/null
+mkdir -p "$tmp/config/latop"
+echo "theme = solarized-dark" >"$tmp/config/latop/latoprc"
+start replay "$tmp/rec.snap"
+wait_for 'theme solarized-dark' 20
+check $? "the rc file's theme = solarized-dark applies"
+keys q; exit_status >/dev/null
+rm -f "$tmp/config/latop/latoprc"
+
 # ---- live ----------------------------------------------------------------
 start -q "\"where comm == 'latoptuiwl'\""
 wait_for '^ latop +LIVE ' 30 && wait_for '^[0-9]+ +latoptuiwl ' 20
