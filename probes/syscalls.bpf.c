@@ -11,6 +11,13 @@
  * thread is doing charges the time since the last change to the current
  * state and switches state, so the components of a call telescope from entry
  * to exit and sum to its latency exactly.
+ *
+ * A key's totals live in a slot of the mmapable stats_arr array; the
+ * stats_idx hash maps the key to its slot and is read only when the small
+ * per-thread cache in struct sys_task misses.  User space hands out free slot
+ * indices through the stats_free queue and takes them back when it evicts a
+ * key.  A slot carries its key, so a cached index whose key was evicted (and
+ * whose slot may serve another key now) is seen as stale and not used.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -79,6 +86,8 @@
 #endif
 #define NR_FUTEX_WAITV 449
 
+#define SYS_CACHE 4	/* (nr, slot) pairs each thread remembers, a power of 2 */
+
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 self_tgid = 0;
@@ -113,6 +122,12 @@ struct sys_task {
 	__u8 irq_saved;		/* state before the running softirq */
 	__u8 lock_saved, mm_saved, net_saved;
 	__u8 lock_depth, mm_depth, net_depth;
+	__u8 cache_next;	/* cache entry to replace next */
+	__u64 cache_owner;	/* the thread whose slots cache holds */
+	struct {
+		__u32 nr;
+		__u32 idx;
+	} cache[SYS_CACHE];
 };
 
 struct {
@@ -130,11 +145,25 @@ struct {
 } tasks SEC(".maps");
 
 struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, SYS_MAX_KEYS);
+	__type(key, __u32);
+	__type(value, struct sys_stats);
+} stats_arr SEC(".maps");
+
+struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, SYS_MAX_KEYS);
 	__type(key, struct sys_key);
-	__type(value, struct sys_stats);
-} stats SEC(".maps");
+	__type(value, __u32);
+} stats_idx SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, SYS_MAX_KEYS);
+	__type(value, __u32);
+} stats_free SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -397,30 +426,104 @@ static __always_inline void emit_event(const struct sys_task *t, __u64 now, __u6
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
-/* Add one finished call to its key's totals, inserting the key if new. */
-static __always_inline void account_call(const struct sys_task *t, __u64 lat, long ret)
+/* Return stats slot idx when it holds key, else NULL. */
+static __always_inline struct sys_stats *slot_of(__u32 idx, const struct sys_key *key)
+{
+	struct sys_stats *v;
+
+	idx &= SYS_MAX_KEYS - 1;
+	v = bpf_map_lookup_elem(&stats_arr, &idx);
+	if (!v || v->key.tid != key->tid || v->key.nr != key->nr || v->key.tgid != key->tgid)
+		return NULL;
+	return v;
+}
+
+/* Take a free slot for key, zero its totals and record it in stats_idx. */
+static __always_inline struct sys_stats *slot_new(const struct sys_key *key, __u32 *idxp)
+{
+	struct sys_stats *v;
+	__u32 idx;
+
+	if (bpf_map_pop_elem(&stats_free, &idx)) {
+		health_inc(H_EVICTED);
+		return NULL;
+	}
+	idx &= SYS_MAX_KEYS - 1;
+	if (bpf_map_update_elem(&stats_arr, &idx, &zero_stats, BPF_ANY) ||
+	    bpf_map_update_elem(&stats_idx, key, &idx, BPF_NOEXIST)) {
+		bpf_map_push_elem(&stats_free, &idx, 0);
+		health_inc(H_EVICTED);
+		return NULL;
+	}
+	v = bpf_map_lookup_elem(&stats_arr, &idx);
+	if (!v)
+		return NULL;
+	bpf_get_current_comm(v->comm, sizeof(v->comm));
+	/* The key last: a reader never sees it over the slot's old totals. */
+	v->key = *key;
+	*idxp = idx;
+	return v;
+}
+
+/*
+ * Return key's stats slot: through t's cache, else through stats_idx (taking
+ * a new slot for a new key) and remember it in the cache.  *fresh is set for
+ * a new slot.
+ */
+static __always_inline struct sys_stats *slot_get(struct sys_task *t, const struct sys_key *key,
+						  bool *fresh)
+{
+	__u32 i, idx, way = SYS_CACHE;
+	struct sys_stats *v;
+	__u32 *pidx;
+
+	if (t->cache_owner != t->pid_tgid) {
+		__builtin_memset(t->cache, 0, sizeof(t->cache));
+		t->cache_owner = t->pid_tgid;
+	} else {
+		for (i = 0; i < SYS_CACHE; i++) {
+			if (t->cache[i].nr != key->nr)
+				continue;
+			v = slot_of(t->cache[i].idx, key);
+			if (v)
+				return v;
+			way = i;	/* stale: refill this entry */
+			break;
+		}
+	}
+	pidx = bpf_map_lookup_elem(&stats_idx, key);
+	if (pidx) {
+		idx = *pidx;
+		v = slot_of(idx, key);
+	} else {
+		v = slot_new(key, &idx);
+		*fresh = true;
+	}
+	if (!v)
+		return NULL;
+	if (way >= SYS_CACHE)
+		way = t->cache_next++;
+	way &= SYS_CACHE - 1;
+	t->cache[way].nr = key->nr;
+	t->cache[way].idx = idx;
+	return v;
+}
+
+/* Add one finished call to its key's totals, taking a slot if the key is new. */
+static __always_inline void account_call(struct sys_task *t, __u64 lat, long ret)
 {
 	struct sys_key key = {
 		.tgid = t->pid_tgid >> 32, .tid = (__u32)t->pid_tgid, .nr = t->nr,
 	};
+	bool fresh = false;
 	struct sys_stats *v;
 	__u32 k, i;
 
-	v = bpf_map_lookup_elem(&stats, &key);
-	if (!v) {
-		long err = bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
-
-		if (err && err != -17 /* EEXIST */) {
-			health_inc(H_EVICTED);
-			return;
-		}
-		v = bpf_map_lookup_elem(&stats, &key);
-		if (!v)
-			return;
+	v = slot_get(t, &key, &fresh);
+	if (!v)
+		return;
+	if (!fresh && (t->nr == NR_EXECVE || t->nr == NR_EXECVEAT || t->nr == NR_PRCTL))
 		bpf_get_current_comm(v->comm, sizeof(v->comm));
-	} else if (t->nr == NR_EXECVE || t->nr == NR_EXECVEAT || t->nr == NR_PRCTL) {
-		bpf_get_current_comm(v->comm, sizeof(v->comm));
-	}
 	/* One thread owns a key, so plain adds cannot race. */
 	if (v->count == 0 || lat < v->lat_min)
 		v->lat_min = lat;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -21,9 +22,7 @@
 #include "syscalls_schema.h"
 #include "syscalls.skel.h"
 
-#define BATCH_KEYS 256		/* keys read per bpf_map_lookup_batch call */
 #define IDLE_TICKS 10		/* a key idle this many ticks leaves the map */
-#define PREV_BUCKETS 4096	/* buckets of the previous-totals hash */
 
 /* One stage and the programs that serve it, in order of preference. */
 struct hook_spec {
@@ -80,13 +79,10 @@ static const struct {
 };
 #define NCHOICES (NSPECS + CTR_N)
 
-/* What this tick's user side remembers of one key: its totals last tick. */
+/* What the user side remembers of one slot's key: its totals last tick. */
 struct prev_ent {
-	struct prev_ent *next;
-	struct sys_key key;
-	struct sys_stats st;
+	struct sys_stats st;	/* st.key is the key they belong to */
 	uint32_t idle;		/* ticks in a row without a new call */
-	uint32_t gen;		/* the collect that last saw it in the map */
 };
 
 struct syscalls_priv {
@@ -95,15 +91,15 @@ struct syscalls_priv {
 	struct perf_counters *ctr[CTR_N];
 	struct hook_choice choices[NCHOICES];
 	size_t nchoices;
-	struct prev_ent *prev[PREV_BUCKETS];
-	uint32_t gen;
+	struct prev_ent *prev[SYS_MAX_KEYS];	/* by stats slot */
+	struct sys_stats *slots;	/* the mmapped stats array */
+	size_t slots_len;
 	uint32_t sample_n;	/* SAMPLE 1/N in effect: counts scale by it */
 	int ncpus;
 	uint64_t health_prev[H_N];
 	uint64_t boot_offset_ns;
 	struct frame *ev_frame;	/* the events frame being filled by the ring callback */
-	struct sys_key *keys;	/* BATCH_KEYS */
-	struct sys_stats *vals;	/* BATCH_KEYS */
+	struct sys_stats cur;	/* one slot's totals, copied out */
 	struct hist *h;		/* scratch for one row's histogram */
 };
 
@@ -243,54 +239,39 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Return the previous-totals bucket of key. */
-static struct prev_ent **prev_bucket(struct syscalls_priv *sp, const struct sys_key *k)
+/* Return true when a and b name the same (tgid, tid, nr). */
+static bool key_eq(const struct sys_key *a, const struct sys_key *b)
 {
-	uint64_t h = ((uint64_t)k->tgid * 0x9E3779B97F4A7C15ULL) ^
-		     ((uint64_t)k->tid * 0xC2B2AE3D27D4EB4FULL) ^ (k->nr * 0x165667B1ULL);
-
-	return &sp->prev[(h >> 17) % PREV_BUCKETS];
+	return a->tgid == b->tgid && a->tid == b->tid && a->nr == b->nr;
 }
 
-/* Find the previous totals of key, adding zeroed ones when new. */
-static struct prev_ent *prev_get(struct syscalls_priv *sp, const struct sys_key *k)
+/* Read the key of stats slot s; tid 0 means the slot is free. */
+static void slot_key(const struct sys_stats *s, struct sys_key *k)
 {
-	struct prev_ent **b = prev_bucket(sp, k), *e;
-
-	for (e = *b; e; e = e->next)
-		if (e->key.tgid == k->tgid && e->key.tid == k->tid && e->key.nr == k->nr)
-			return e;
-	e = xcalloc(1, sizeof(*e));
-	e->key = *k;
-	e->next = *b;
-	*b = e;
-	return e;
+	k->tgid = __atomic_load_n(&s->key.tgid, __ATOMIC_ACQUIRE);
+	k->tid = __atomic_load_n(&s->key.tid, __ATOMIC_ACQUIRE);
+	k->nr = __atomic_load_n(&s->key.nr, __ATOMIC_ACQUIRE);
+	k->pad = 0;
 }
 
-/* Drop keys gone from the map, and delete keys idle too long from both. */
-static void prev_sweep(struct syscalls_priv *sp)
+/*
+ * Evict idle key k from slot i: forget it in stats_idx, clear the slot's key
+ * so indices threads cached miss, and hand the slot back to BPF.  A call
+ * that passed its key check just before may still add to the slot: that one
+ * call is lost, or counted to the slot's next key (as deleting a hash entry
+ * under a running update lost it before).
+ */
+static void slot_evict(struct syscalls_priv *sp, uint32_t i, const struct sys_key *k)
 {
-	int fd = bpf_map__fd(sp->skel->maps.stats);
-	size_t i;
+	struct sys_stats *s = &sp->slots[i];
 
-	for (i = 0; i < PREV_BUCKETS; i++) {
-		struct prev_ent **pp = &sp->prev[i], *e;
-
-		while ((e = *pp)) {
-			bool gone = e->gen != sp->gen;
-
-			if (!gone && e->idle >= IDLE_TICKS) {
-				bpf_map_delete_elem(fd, &e->key);
-				gone = true;
-			}
-			if (gone) {
-				*pp = e->next;
-				free(e);
-			} else {
-				pp = &e->next;
-			}
-		}
-	}
+	bpf_map_delete_elem(bpf_map__fd(sp->skel->maps.stats_idx), k);
+	__atomic_store_n(&s->key.tid, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->key.tgid, 0, __ATOMIC_RELEASE);
+	__atomic_store_n(&s->key.nr, 0, __ATOMIC_RELEASE);
+	bpf_map_update_elem(bpf_map__fd(sp->skel->maps.stats_free), NULL, &i, BPF_ANY);
+	free(sp->prev[i]);
+	sp->prev[i] = NULL;
 }
 
 /* Return cur - prev for a monotonic total (cur when the key restarted). */
@@ -366,50 +347,43 @@ static uint64_t add_row(struct syscalls_priv *sp, struct frame *f, const struct 
 	return count;
 }
 
-/* Fold one batch of map entries into f; return the calls counted. */
-static uint64_t fold_batch(struct syscalls_priv *sp, struct frame *f, uint32_t n)
+/* Fold every used slot of the stats array into f; return the calls counted. */
+static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
 {
+	struct sys_stats *cur = &sp->cur;
 	uint64_t events = 0;
+	struct sys_key k, again;
 	uint32_t i;
 
-	for (i = 0; i < n; i++) {
-		struct prev_ent *p = prev_get(sp, &sp->keys[i]);
+	for (i = 0; i < SYS_MAX_KEYS; i++) {
+		const struct sys_stats *s = &sp->slots[i];
+		struct prev_ent *p = sp->prev[i];
 
-		p->gen = sp->gen;
-		if (sp->vals[i].count == p->st.count) {
-			p->idle++;
+		slot_key(s, &k);
+		if (p && (!k.tid || !key_eq(&k, &p->st.key))) {
+			free(p);
+			sp->prev[i] = p = NULL;
+		}
+		if (!k.tid)
+			continue;
+		memcpy(cur, s, sizeof(*cur));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		slot_key(s, &again);
+		if (!key_eq(&k, &again))
+			continue;	/* the slot changed hands while read */
+		cur->key = k;
+		if (!p) {
+			p = sp->prev[i] = xcalloc(1, sizeof(*p));
+			p->st.key = k;
+		}
+		if (cur->count == p->st.count) {
+			if (++p->idle >= IDLE_TICKS)
+				slot_evict(sp, i, &k);
 			continue;
 		}
-		events += add_row(sp, f, &sp->keys[i], &sp->vals[i], &p->st);
-		p->st = sp->vals[i];
+		events += add_row(sp, f, &k, cur, &p->st);
+		p->st = *cur;
 		p->idle = 0;
-	}
-	return events;
-}
-
-/* Read every key of the stats map in batches into f; return calls or -1. */
-static int64_t read_stats(struct syscalls_priv *sp, struct frame *f, char **cause)
-{
-	int fd = bpf_map__fd(sp->skel->maps.stats);
-	struct sys_key in_batch, out_batch;
-	bool first = true;
-	uint64_t events = 0;
-
-	for (;;) {
-		__u32 n = BATCH_KEYS;
-		int err;
-
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in_batch, &out_batch,
-					   sp->keys, sp->vals, &n, NULL);
-		if (err && errno != ENOENT) {
-			*cause = xasprintf("syscalls: reading the stats map: %s", strerror(errno));
-			return -1;
-		}
-		events += fold_batch(sp, f, n);
-		if (err)
-			break;
-		in_batch = out_batch;
-		first = false;
 	}
 	return events;
 }
@@ -440,7 +414,6 @@ static int syscalls_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, stru
 	struct frame *f = frame_new(&syscalls_schema, t_ns, dt_ns);
 	struct frame *ev = frame_new(&syscall_events_schema, t_ns, dt_ns);
 	uint64_t health[H_N];
-	int64_t events;
 	int err;
 
 	sp->ev_frame = ev;
@@ -451,13 +424,8 @@ static int syscalls_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, stru
 		*cause = xasprintf("syscalls: reading the events ring buffer: %s", strerror(-err));
 		goto fail;
 	}
-	sp->gen++;
-	events = read_stats(sp, f, cause);
-	if (events < 0)
-		goto fail;
-	prev_sweep(sp);
+	f->stats.events = read_stats(sp, f);
 	read_health(sp, health);
-	f->stats.events = events;
 	f->stats.dropped = delta(health[H_DROPPED], sp->health_prev[H_DROPPED]);
 	f->stats.lost = delta(health[H_LOST], sp->health_prev[H_LOST]) +
 			delta(health[H_BUDGET], sp->health_prev[H_BUDGET]);
@@ -586,22 +554,46 @@ static void syscalls_close(struct probe *p)
 	if (!sp)
 		return;
 	ring_buffer__free(sp->rb);
+	if (sp->slots)
+		munmap(sp->slots, sp->slots_len);
 	syscalls_bpf__destroy(sp->skel);
 	for (k = 0; k < CTR_N; k++)
 		perf_counters_free(sp->ctr[k]);
-	for (i = 0; i < PREV_BUCKETS; i++) {
-		struct prev_ent *e, *next;
-
-		for (e = sp->prev[i]; e; e = next) {
-			next = e->next;
-			free(e);
-		}
-	}
+	for (i = 0; i < SYS_MAX_KEYS; i++)
+		free(sp->prev[i]);
 	hist_free(sp->h);
-	free(sp->keys);
-	free(sp->vals);
 	free(sp);
 	p->priv = NULL;
+}
+
+/* Map the stats array and give BPF every slot through the free queue. */
+static int map_slots(struct syscalls_priv *sp, char **cause)
+{
+	int fd = bpf_map__fd(sp->skel->maps.stats_arr);
+	int free_fd = bpf_map__fd(sp->skel->maps.stats_free);
+	size_t len = (size_t)bpf_map__value_size(sp->skel->maps.stats_arr) * SYS_MAX_KEYS;
+	void *m;
+	uint32_t i;
+
+	if (bpf_map__value_size(sp->skel->maps.stats_arr) != sizeof(struct sys_stats)) {
+		*cause = xasprintf("syscalls: the stats array's values are not struct sys_stats");
+		return -1;
+	}
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		*cause = xasprintf("syscalls: mapping the stats array: %s", strerror(errno));
+		return -1;
+	}
+	sp->slots = m;
+	sp->slots_len = len;
+	for (i = 0; i < SYS_MAX_KEYS; i++) {
+		if (bpf_map_update_elem(free_fd, NULL, &i, BPF_ANY)) {
+			*cause = xasprintf("syscalls: filling the free slot queue: %s",
+					   strerror(errno));
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /* Choose hooks and load; syscalls_attach starts counting. */
@@ -657,8 +649,8 @@ static int syscalls_open(struct probe *p, char **cause)
 	}
 	sp->ncpus = libbpf_num_possible_cpus();
 	sp->boot_offset_ns = boot_offset_ns();
-	sp->keys = xcalloc(BATCH_KEYS, sizeof(*sp->keys));
-	sp->vals = xcalloc(BATCH_KEYS, sizeof(*sp->vals));
+	if (map_slots(sp, cause))
+		goto fail;
 	sp->h = hist_new();
 	read_health(sp, sp->health_prev);
 	return 0;

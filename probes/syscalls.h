@@ -10,7 +10,7 @@
 #include "../core/lhist.h"
 
 #define SYS_COMM_LEN 16
-#define SYS_MAX_KEYS 8192	/* (tgid, tid, nr) keys the stats map holds */
+#define SYS_MAX_KEYS 8192	/* (tgid, tid, nr) keys the stats array holds (a power of 2) */
 #define SYS_RINGBUF_BYTES (1 << 20)
 #define SYS_DEFAULT_MAX_EVENTS 4096	/* single events per tick when BUFFER is 0 */
 
@@ -59,8 +59,13 @@ struct sys_key {
 	__u32 pad;
 };
 
-/* Monotonic per-key totals; user space computes per-tick deltas. */
+/*
+ * Monotonic per-key totals, one slot of the stats array; user space computes
+ * per-tick deltas.  key is the slot's owner: tid 0 marks a free slot (the
+ * idle task makes no syscalls), and BPF writes it last when it takes a slot.
+ */
 struct sys_stats {
+	struct sys_key key;
 	__u64 count;
 	__u64 errors;
 	__u64 lat_sum;
