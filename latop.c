@@ -386,8 +386,14 @@ static int cmd_record(int argc, char **argv)
 			source_close(src);
 			return 2;
 		}
-		if (query_options(q)->every_ns && src->ops->set_interval)
-			src->ops->set_interval(src, query_options(q)->every_ns, &cause);
+		if (query_option_given(q, "every") && src->ops->set_interval &&
+		    src->ops->set_interval(src, query_options(q)->every_ns, &cause) < 0) {
+			fprintf(stderr, "latop record: %s\n", cause);
+			free(cause);
+			query_free(q);
+			source_close(src);
+			return 2;
+		}
 	}
 	w = snap_create(out, src->ops->info(src), &cause);
 	if (!w) {
@@ -571,7 +577,7 @@ static int cmd_report(int argc, char **argv)
 	/* The whole recording, unless the query asks for a WINDOW: then its end,
 	 * the ticks of every file no older than the newest tick minus WINDOW (what
 	 * a window holds after the newest tick when the files follow each other). */
-	for (int i = 0; i < nsrc && query_window_given(q); i++) {
+	for (int i = 0; i < nsrc && query_option_given(q, "window"); i++) {
 		const struct source_info *info = srcs[i]->ops->info(srcs[i]);
 		uint64_t window_ns = query_options(q)->window_ns;
 

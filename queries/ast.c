@@ -335,10 +335,15 @@ const char *query_table(const struct query *q)
 	return q->table;
 }
 
-/* Say whether the query wrote WINDOW. */
-bool query_window_given(const struct query *q)
+/* Say whether the query wrote option name. */
+bool query_option_given(const struct query *q, const char *name)
 {
-	return q->optset & OPT_WINDOW;
+	int i;
+
+	for (i = 0; i < OPT_COUNT; i++)
+		if (!strcmp(ast_opt_names[i], name))
+			return q->optset & (1u << i);
+	return false;
 }
 
 /* Return the options (defaults where not written). */

@@ -40,8 +40,10 @@ struct query *query_refine(const struct query *base, const char *text,
 char *query_text(const struct query *q);
 const char *query_table(const struct query *q);	/* FROM, or NULL */
 const struct query_opts *query_options(const struct query *q);
-/* Whether the query wrote WINDOW (reports then use its end, not the whole file). */
-bool query_window_given(const struct query *q);
+/* Whether the query wrote option name ("window", "every", ...), rather than
+ * leaving its default: a report without WINDOW covers the whole file, a
+ * query without EVERY keeps the interval given on the command line. */
+bool query_option_given(const struct query *q, const char *name);
 
 /* Resolve field names and check types against the table's schema. */
 int query_bind(struct query *q, const struct schema *s, struct query_error *err);

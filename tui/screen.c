@@ -96,19 +96,8 @@ static const struct schema *schema_of(const struct source_info *info, const char
 	return NULL;
 }
 
-/* Whether the canonical text writes option word (options come last, unquoted). */
-static bool option_written(const char *text, const char *word)
-{
-	const char *q = strrchr(text, '\''), *p;
-	char pat[32];
-
-	snprintf(pat, sizeof(pat), " %s ", word);
-	p = strstr(q ? q : text, pat);
-	return p != NULL;
-}
-
 /* Push q's kernel filter and tick interval into a live source. */
-static void source_configure(struct screen *s, const struct query *q, const char *text)
+static void source_configure(struct screen *s, const struct query *q)
 {
 	struct filter_prog f;
 	char *cause = NULL;
@@ -122,7 +111,7 @@ static void source_configure(struct screen *s, const struct query *q, const char
 			cause = NULL;
 		}
 	}
-	if (s->src->ops->set_interval && option_written(text, "every") &&
+	if (s->src->ops->set_interval && query_option_given(q, "every") &&
 	    s->src->ops->set_interval(s->src, query_options(q)->every_ns, &cause) < 0) {
 		screen_status(s, ROLE_ERROR, "tick interval not changed: %s", cause);
 		free(cause);
@@ -153,7 +142,7 @@ static int query_install(struct screen *s, struct query *q, struct query_error *
 	s->query_text = query_text(q);
 	s->schema = sch;
 	s->win.window_ns = query_options(q)->window_ns;
-	source_configure(s, q, s->query_text);
+	source_configure(s, q);
 	v = views_find(table);
 	if (v >= 0) {
 		s->view = (size_t)v;

@@ -65,6 +65,11 @@ assert len(rows) == 1 and 290e6 <= rows[0]["lat"] <= 360e6, rows
 "$L" report "$tmp/run.snap" -q "from syscalls group by comm show count" --csv | grep -v '^comm,' | cut -d, -f1 | sort -u > "$tmp/comms"
 [ "$(cat "$tmp/comms")" = workload ]; ok $? "the pushed-down comm filter kept only workload ($(tr '\n' ' ' < "$tmp/comms"))"
 
+# -i sets the tick interval even when a query is given (one without EVERY).
+msg=$("$L" record -o "$tmp/tick.snap" -i 250ms -d 2s -q "from syscalls where comm == 'workload'" 2>&1)
+n=$(echo "$msg" | sed -n 's/.*recorded \([0-9]*\) ticks.*/\1/p')
+[ "${n:-0}" -ge 7 ] && [ "${n:-0}" -le 9 ]; ok $? "-i 250ms with a query: about 8 ticks in 2 s ($msg)"
+
 # SIGTERM finishes a recording cleanly; SIGKILL leaves a readable .tmp.
 "$L" record -o "$tmp/term.snap" --quiet & rec_pid=$!
 wait_recording "$tmp/term.snap"; sleep 1.5
