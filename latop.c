@@ -150,15 +150,6 @@ static struct query *parse_query_or_say(const char *text)
 	return q;
 }
 
-/* Find the schema for table in a source's info, or NULL. */
-static const struct schema *find_schema(const struct source_info *info, const char *table)
-{
-	for (size_t i = 0; i < info->nschemas; i++)
-		if (strcmp(info->schemas[i]->table, table) == 0)
-			return info->schemas[i];
-	return NULL;
-}
-
 /* Bind q to its FROM table (default: the first the source has); say why not. */
 static const struct schema *bind_or_say(struct query *q, const char *text,
 					const struct source_info *info)
@@ -174,7 +165,7 @@ static const struct schema *bind_or_say(struct query *q, const char *text,
 			return NULL;
 		}
 		s = info->schemas[0];
-	} else if (!(s = find_schema(info, table))) {
+	} else if (!(s = source_schema(info, table))) {
 		fprintf(stderr, "latop: no table '%s' here; tables:", table);
 		for (size_t i = 0; i < info->nschemas; i++)
 			fprintf(stderr, " %s", info->schemas[i]->table);

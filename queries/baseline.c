@@ -173,7 +173,7 @@ static void base_read(const struct query *q)
 {
 	const char *path = q->opts.baseline, *table = q->schema->table;
 	const struct source_info *info;
-	const struct schema *s = NULL;
+	const struct schema *s;
 	struct query *bq = NULL;
 	struct query_run *run = NULL;
 	struct query_error e;
@@ -181,7 +181,6 @@ static void base_read(const struct query *q)
 	char *cause = NULL, *kept;
 	struct source *src;
 	struct tick t;
-	size_t i;
 	int r;
 
 	src = replay_open(path, &cause);
@@ -191,9 +190,7 @@ static void base_read(const struct query *q)
 		return;
 	}
 	info = src->ops->info(src);
-	for (i = 0; i < info->nschemas && !s; i++)
-		if (!strcmp(info->schemas[i]->table, table))
-			s = info->schemas[i];
+	s = source_schema(info, table);
 	if (info->warning) {
 		cause = xstrdup(base_cause(path, info->warning));
 		if ((kept = strstr(cause, "; kept ")))

@@ -171,14 +171,11 @@ static char *event_line(const struct schema *es, const union cell *cells)
 /* The events schema of table: "syscalls" -> "syscall_events". */
 static const struct schema *events_schema(const struct source_info *info, const char *table)
 {
-	size_t i, n = strlen(table);
+	size_t n = strlen(table);
 	char name[128];
 
 	snprintf(name, sizeof(name), "%.*s_events", (int)(n && table[n - 1] == 's' ? n - 1 : n), table);
-	for (i = 0; i < info->nschemas; i++)
-		if (!strcmp(info->schemas[i]->table, name))
-			return info->schemas[i];
-	return NULL;
+	return source_schema(info, name);
 }
 
 /* Collect the newest single events of row i of r from the window. */

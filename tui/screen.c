@@ -85,17 +85,6 @@ void screen_status(struct screen *s, enum role r, const char *fmt, ...)
 	s->status_ms = now_ms();
 }
 
-/* The schema the source gives for table, or NULL. */
-static const struct schema *schema_of(const struct source_info *info, const char *table)
-{
-	size_t i;
-
-	for (i = 0; table && i < info->nschemas; i++)
-		if (!strcmp(info->schemas[i]->table, table))
-			return info->schemas[i];
-	return NULL;
-}
-
 /* Push q's kernel filter and tick interval into a live source. */
 static void source_configure(struct screen *s, const struct query *q)
 {
@@ -122,7 +111,7 @@ static void source_configure(struct screen *s, const struct query *q)
 static int query_install(struct screen *s, struct query *q, struct query_error *err)
 {
 	const char *table = query_table(q);
-	const struct schema *sch = schema_of(s->info, table);
+	const struct schema *sch = source_schema(s->info, table);
 	int v;
 
 	if (!sch) {

@@ -41,12 +41,7 @@ int views_find(const char *table)
 /* The schema info gives for view v's table, or NULL. */
 const struct schema *views_schema(const struct source_info *info, size_t v)
 {
-	size_t i;
-
-	for (i = 0; i < info->nschemas; i++)
-		if (!strcmp(info->schemas[i]->table, views[v].table))
-			return info->schemas[i];
-	return NULL;
+	return source_schema(info, views[v].table);
 }
 
 /* The first view whose table the source provides, or -1. */
