@@ -32,6 +32,7 @@ endif
 
 BPF_SRCS := $(wildcard probes/*.bpf.c)
 SKELS := $(patsubst probes/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
+PROBE_NAMES := $(sort $(patsubst probes/%.bpf.c,%,$(BPF_SRCS)))
 LIB_SRCS := $(wildcard core/*.c) $(filter-out %.bpf.c,$(wildcard probes/*.c)) \
 	$(wildcard queries/*.c) $(wildcard tui/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUTPUT)/obj/%.o,$(LIB_SRCS))
@@ -76,13 +77,21 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
+# The probe registry's list: one PROBE(name) per probes/NAME.bpf.c.  Rewritten
+# only when the list changes, so adding a probe rebuilds just what includes it.
+$(OUTPUT)/probe_list.h: FORCE | $(OUTPUT)
+	$(Q)printf 'PROBE(%s)\n' $(PROBE_NAMES) > $@.new; \
+		if cmp -s $@.new $@; then rm $@.new; else mv $@.new $@; fi
+.PHONY: FORCE
+FORCE:
+
 # ---- user space -------------------------------------------------------------
-$(OUTPUT)/obj/%.o: %.c $(HDRS) $(SKELS)
+$(OUTPUT)/obj/%.o: %.c $(HDRS) $(SKELS) $(OUTPUT)/probe_list.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
-$(OUTPUT)/san/%.o: %.c $(HDRS) $(SKELS)
+$(OUTPUT)/san/%.o: %.c $(HDRS) $(SKELS) $(OUTPUT)/probe_list.h
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) -c $< -o $@

@@ -24,11 +24,15 @@ enum filter_term {
 	FTERM_SYSCALL,		/* syscall number */
 	FTERM_LAT,		/* the event's latency in ns (known at its end) */
 	FTERM_UID,
-	FTERM_LPORT,		/* later probes: flows */
-	FTERM_RPORT,
-	FTERM_DEV,
-	FTERM_OP,
-	FTERM_SIZE,
+	FTERM_LPORT,		/* flows, paths: local port */
+	FTERM_RPORT,		/* remote port */
+	FTERM_DEV,		/* block, nvme: device number (dev_t as the kernel keeps it) */
+	FTERM_OP,		/* block, nvme: operation code */
+	FTERM_SIZE,		/* block, nvme: bytes */
+	FTERM_LADDR,		/* flows, paths: local address (the flows probe defines the value) */
+	FTERM_RADDR,		/* remote address */
+	FTERM_KIND,		/* locks: lock kind */
+	FTERM_QID,		/* nvme: queue id */
 	FTERM_MAX,
 };
 
