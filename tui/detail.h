@@ -1,4 +1,20 @@
-/* The detail pane: histogram, time breakdown and slow calls of one row. */
+/*
+ * The detail pane: histogram, time breakdown and slow calls of one row.
+ *
+ * Tables it reads besides the row's own, by name (T = the table name minus
+ * a trailing 's': syscalls -> syscall, locks -> lock, block -> block):
+ *   T_events  single events (THRESHOLD / SAMPLE): rows whose key fields
+ *             equal the selected row's are listed, newest first.  A field
+ *             "id" (FT_U64) names the event for T_spans.
+ *   T_spans   an event's timeline, one row per span:
+ *               id    FT_U64 FF_KEY  the event (T_events.id)
+ *               row   FT_STR FF_KEY  the line it is drawn on ("holder 4242 bgsnap")
+ *               start FT_U64  "ns"   CLOCK_REALTIME ns, as T_events.ts
+ *               dur   FT_DUR  "ns"
+ *               kind  FT_STR         wait, hold, oncpu, offcpu, runq, call, request, ...
+ *               label FT_STR         drawn on the span ("snapshot_state", "10.0.0.5:3306")
+ *             The pane draws the selected event's spans on one time axis.
+ */
 #ifndef LATOP_TUI_DETAIL_H
 #define LATOP_TUI_DETAIL_H
 

@@ -1,0 +1,48 @@
+/*
+ * Joining recordings from several hosts (`latop report A B ...`).
+ *
+ * Clocks of different hosts are not synchronised, so a join never compares
+ * times across recordings: it matches records by what both sides saw (a
+ * connection's 4-tuple seen from either end, a queue and command id) and by
+ * order, and derives durations within one recording only.
+ *
+ * A joiner reads every tick of every recording, keeps what it joins (single
+ * events, usually), and at the end gives the frames of the tables it derives.
+ * merge_open() wraps the recordings as one source: their ticks one file
+ * after the other (as a plain multi-file report reads them), then one more
+ * tick holding the derived frames, whose dt_ns spans everything read.  A
+ * query FROM a derived table therefore sees exactly the joined rows.
+ */
+#ifndef LATOP_MERGE_H
+#define LATOP_MERGE_H
+
+#include <stddef.h>
+#include "source.h"
+#include "table.h"
+
+struct joiner {
+	const char *name;		/* "paths" */
+	const char *help;		/* one line for `latop report --help` and the man page */
+	size_t ntables;
+	const struct schema *const *tables;	/* the tables it derives */
+	/* A join over nsrc recordings; NULL if they hold nothing it joins. */
+	void *(*begin)(const struct source_info *const *infos, size_t nsrc);
+	/* Every tick of recording src, in file order; copy what is kept. */
+	void (*add)(void *st, size_t src, const struct tick *t);
+	/* Append one frame per derived table to out (stamped out->t_ns). */
+	void (*finish)(void *st, struct tick *out);
+	void (*free)(void *st);
+};
+
+/* Every joiner (core/merge.c holds the list). */
+extern const struct joiner *const joiners[];
+extern const size_t joiners_len;
+
+/*
+ * One source over recordings srcs[0..n) (taken over: closing it closes
+ * them): their ticks in order, then the joined tick.  Its info lists every
+ * recording's tables and the derived ones.  NULL and *cause on error.
+ */
+struct source *merge_open(struct source **srcs, size_t n, char **cause);
+
+#endif
