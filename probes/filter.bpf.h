@@ -20,6 +20,8 @@ struct filter_input {
 	__u64 dev;
 	__u64 op;
 	__u64 size;
+	__u64 laddr[2];		/* the filter.h address form */
+	__u64 raddr[2];
 	const char *comm;	/* SYS_COMM_LEN bytes, or NULL */
 };
 
@@ -70,6 +72,13 @@ static __always_inline bool filter_eval_term(const struct filter_prog *f,
 
 	if (e->term == FTERM_COMM) {
 		bool m = filter_comm_match(f, in->comm, e->value, e->op == FOP_PREFIX);
+
+		return e->op == FOP_NE ? !m : m;
+	}
+	if (e->term == FTERM_LADDR || e->term == FTERM_RADDR) {
+		bool m = filter_addr_match(e->term == FTERM_LADDR ? in->laddr : in->raddr,
+					   f->addrs[FILTER_ADDR_IDX(e->value)],
+					   FILTER_ADDR_BITS(e->value));
 
 		return e->op == FOP_NE ? !m : m;
 	}

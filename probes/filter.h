@@ -15,6 +15,7 @@
 #define FILTER_MAX_ENTRIES 32
 #define FILTER_MAX_STRS 4
 #define FILTER_STR_LEN 16
+#define FILTER_MAX_ADDRS 4
 
 enum filter_term {
 	FTERM_NONE = 0,
@@ -29,8 +30,8 @@ enum filter_term {
 	FTERM_DEV,		/* block, nvme: device number (dev_t as the kernel keeps it) */
 	FTERM_OP,		/* block, nvme: operation code */
 	FTERM_SIZE,		/* block, nvme: bytes */
-	FTERM_LADDR,		/* flows, paths: local address (the flows probe defines the value) */
-	FTERM_RADDR,		/* remote address */
+	FTERM_LADDR,		/* flows, paths: local address in a prefix (FILTER_ADDR_VALUE) */
+	FTERM_RADDR,		/* remote address in a prefix */
 	FTERM_KIND,		/* locks: lock kind */
 	FTERM_QID,		/* nvme: queue id */
 	FTERM_MAX,
@@ -44,6 +45,7 @@ enum filter_opcode {
 	FOP_GT,
 	FOP_GE,
 	FOP_PREFIX,		/* FTERM_COMM only: comm starts with strs[value] */
+				/* FTERM_LADDR/RADDR take EQ (in the prefix) and NE only */
 	FOP_AND,
 	FOP_OR,
 	FOP_NOT,
@@ -63,6 +65,30 @@ struct filter_prog {
 	__u64 threshold_ns;	/* THRESHOLD: events at least this long go to the ring buffer; 0 = off */
 	struct filter_entry e[FILTER_MAX_ENTRIES];
 	char strs[FILTER_MAX_STRS][FILTER_STR_LEN];
+	__u64 addrs[FILTER_MAX_ADDRS][2];	/* prefixes of FTERM_LADDR/RADDR tests */
 };
+
+/*
+ * Addresses: the 16 bytes of an IPv6 address, IPv4 as ::ffff:a.b.c.d, read
+ * as two big-endian u64 halves and kept in host order, so a prefix test is
+ * two masked compares.  An entry's value holds the index of the prefix in
+ * addrs[] and its length in bits over those 16 bytes (an IPv4 /8 is 104).
+ */
+#define FILTER_ADDR_VALUE(idx, bits) ((__u64)(idx) | ((__u64)(bits) << 8))
+#define FILTER_ADDR_IDX(value) ((__u32)(value) & (FILTER_MAX_ADDRS - 1))
+#define FILTER_ADDR_BITS(value) ((__u32)((value) >> 8) & 0xff)
+
+/* Return true when the first bits of have and want agree. */
+static __always_inline int filter_addr_match(const __u64 have[2], const __u64 want[2],
+					     __u32 bits)
+{
+	__u64 mhi, mlo;
+
+	if (bits > 128)
+		bits = 128;
+	mhi = bits >= 64 ? ~0ULL : bits == 0 ? 0 : ~0ULL << (64 - bits);
+	mlo = bits <= 64 ? 0 : bits >= 128 ? ~0ULL : ~0ULL << (128 - bits);
+	return ((have[0] ^ want[0]) & mhi) == 0 && ((have[1] ^ want[1]) & mlo) == 0;
+}
 
 #endif

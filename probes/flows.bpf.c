@@ -1,0 +1,445 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The flows probe: per TCP flow, the time from a request entering the host
+ * to the response leaving it (Torp's host latency), matched per flow by
+ * sequence and ack numbers (probes/flowq.h), every request counted in the
+ * flow's log-linear histogram.
+ *
+ * A flow is keyed by the socket that serves it, seen from that socket:
+ * (local address, local port, remote address, remote port, netns).  The
+ * flows map holds only passively opened (accepted) connections:
+ * inet_sock_set_state adds one when SYN_RECV becomes ESTABLISHED, user
+ * space adds the ones open before latop started (from /proc/net/tcp*).  So
+ * on loopback, where each packet passes the egress hook as it leaves the
+ * client and the ingress hook as it reaches the server, only the server's
+ * view is counted: inbound data to an accepted socket is a request,
+ * outbound data from it a response.  The client's socket is never in the
+ * map, its packets miss the lookup.
+ *
+ * Ingress: tp_btf/netif_receive_skb (or fentry on ip_rcv/ipv6_rcv), where
+ * skb->data is the network header.  Egress: tp_btf/net_dev_queue (or
+ * fentry on __dev_queue_xmit), where skb->network_header is set.
+ * The owner (pid, comm) comes from sock_recv_length: the process that
+ * reads the requests.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
+#include "flows.h"
+#include "filter.bpf.h"
+#include "bits.bpf.h"
+
+#define AF_INET 2
+#define AF_INET6 10
+#define ETH_P_IP 0x0800
+#define ETH_P_IPV6 0x86DD
+#define IPPROTO_TCP 6
+#define TCP_ESTABLISHED 1
+#define TCP_SYN_RECV 3
+#define TCP_CLOSE 7
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile __u64 timeout_ns = FLOW_DEFAULT_TIMEOUT_NS;
+
+/* Two filter slots: user space writes the idle one, then flips filter_idx. */
+struct filter_prog filters[2] = {};
+volatile __u32 filter_idx = 0;
+/* Single events sent this tick; user space zeroes it every tick. */
+volatile __u64 events_used = 0;
+volatile __u64 next_id = 0;
+
+static const struct fl_stats zero_stats;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FLOW_MAX_KEYS);
+	__type(key, struct fl_key);
+	__type(value, struct fl_stats);
+} flows SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, FH_N);
+	__type(key, __u32);
+	__type(value, __u64);
+} health SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, FLOW_RINGBUF_BYTES);
+} events SEC(".maps");
+
+/* What one TCP segment says, parsed from its headers. */
+struct seg {
+	struct fl_key key;	/* as the receiver (ingress) or sender (egress) sees it */
+	__u32 seq, ack, len;
+	__u8 syn, fin, psh, rst;
+};
+
+/* Count one health event. */
+static __always_inline void health_inc(__u32 what, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&health, &what);
+
+	if (v)
+		*v += n;
+}
+
+/* Store an IPv4 address (network order) in the filter.h form. */
+static __always_inline void addr4(__u64 out[2], __u32 be)
+{
+	out[0] = 0;
+	out[1] = 0x0000ffff00000000ULL | bpf_ntohl(be);
+}
+
+/* Store 16 bytes of an IPv6 address in the filter.h form. */
+static __always_inline void addr6(__u64 out[2], const __u8 *a)
+{
+	__u64 hi, lo;
+
+	__builtin_memcpy(&hi, a, 8);
+	__builtin_memcpy(&lo, a + 8, 8);
+	out[0] = bpf_be64_to_cpu(hi);
+	out[1] = bpf_be64_to_cpu(lo);
+}
+
+/*
+ * Parse the IPv4/IPv6 + TCP headers of skb at network offset nh.  l3len is
+ * the bytes from the network header on (0: take it from the IP header).
+ * The key is oriented as the receiver sees it when ingress, else as the
+ * sender.  Return false for anything but TCP.
+ */
+static __always_inline bool parse(struct sk_buff *skb, bool ingress, struct seg *s)
+{
+	unsigned char *head = BPF_CORE_READ(skb, head);
+	__u16 proto = bpf_ntohs(BPF_CORE_READ(skb, protocol));
+	__u32 skb_len = BPF_CORE_READ(skb, len);
+	__u32 data_off = BPF_CORE_READ(skb, data) - head;
+	__u32 nh = ingress ? data_off : BPF_CORE_READ(skb, network_header);
+	__u32 l3len, l3hdr, ipid_len, sport, dport;
+	__u64 src[2], dst[2];
+	struct tcphdr th;
+	__u8 flags;
+
+	/* Bytes from the network header to the end of the skb. */
+	l3len = skb_len - (nh - data_off);
+	if (proto == ETH_P_IP) {
+		struct iphdr ip;
+
+		if (bpf_probe_read_kernel(&ip, sizeof(ip), head + nh))
+			return false;
+		if (ip.protocol != IPPROTO_TCP || ip.version != 4)
+			return false;
+		l3hdr = ip.ihl * 4;
+		ipid_len = bpf_ntohs(ip.tot_len);
+		addr4(src, ip.saddr);
+		addr4(dst, ip.daddr);
+	} else if (proto == ETH_P_IPV6) {
+		struct ipv6hdr ip6;
+
+		if (bpf_probe_read_kernel(&ip6, sizeof(ip6), head + nh))
+			return false;
+		if (ip6.nexthdr != IPPROTO_TCP)
+			return false;
+		l3hdr = sizeof(ip6);
+		ipid_len = bpf_ntohs(ip6.payload_len);
+		ipid_len = ipid_len ? ipid_len + sizeof(ip6) : 0;
+		addr6(src, (const __u8 *)&ip6.saddr);
+		addr6(dst, (const __u8 *)&ip6.daddr);
+	} else {
+		return false;
+	}
+	/* Ingress frames may carry link padding past the IP length (trimmed
+	 * later by ip_rcv); GSO packets may exceed what the IP header says. */
+	if (ingress && ipid_len && ipid_len < l3len)
+		l3len = ipid_len;
+	if (bpf_probe_read_kernel(&th, sizeof(th), head + nh + l3hdr))
+		return false;
+	flags = ((__u8 *)&th)[13];
+	s->fin = flags & 0x01;
+	s->syn = flags & 0x02;
+	s->rst = flags & 0x04;
+	s->psh = flags & 0x08;
+	s->seq = bpf_ntohl(th.seq);
+	s->ack = bpf_ntohl(th.ack_seq);
+	if (l3len < l3hdr + th.doff * 4)
+		return false;
+	s->len = l3len - l3hdr - th.doff * 4;
+	sport = bpf_ntohs(th.source);
+	dport = bpf_ntohs(th.dest);
+	if (ingress) {
+		__builtin_memcpy(s->key.laddr, dst, 16);
+		__builtin_memcpy(s->key.raddr, src, 16);
+		s->key.lport = dport;
+		s->key.rport = sport;
+	} else {
+		__builtin_memcpy(s->key.laddr, src, 16);
+		__builtin_memcpy(s->key.raddr, dst, 16);
+		s->key.lport = sport;
+		s->key.rport = dport;
+	}
+	s->key.netns = BPF_CORE_READ(skb, dev, nd_net.net, ns.inum);
+	s->key.pad = 0;
+	return true;
+}
+
+/* Build the key of socket sk as it sees itself; false if not TCP. */
+static __always_inline bool sock_key(const struct sock *sk, struct fl_key *k)
+{
+	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+
+	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return false;
+	if (family == AF_INET) {
+		addr4(k->laddr, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr));
+		addr4(k->raddr, BPF_CORE_READ(sk, __sk_common.skc_daddr));
+	} else if (family == AF_INET6) {
+		struct in6_addr a;
+
+		BPF_CORE_READ_INTO(&a, sk, __sk_common.skc_v6_rcv_saddr);
+		addr6(k->laddr, (const __u8 *)&a);
+		BPF_CORE_READ_INTO(&a, sk, __sk_common.skc_v6_daddr);
+		addr6(k->raddr, (const __u8 *)&a);
+	} else {
+		return false;
+	}
+	k->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	k->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	k->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	k->pad = 0;
+	return true;
+}
+
+/* Return true when the installed filter keeps a request of flow st. */
+static __always_inline bool keep(const struct fl_key *k, const struct fl_stats *st,
+				 __u64 lat)
+{
+	const struct filter_prog *f = &filters[filter_idx & 1];
+	struct filter_input in = {};
+
+	if (f->n == 0)
+		return true;
+	in.pid = st->pid;
+	in.lport = k->lport;
+	in.rport = k->rport;
+	in.laddr[0] = k->laddr[0];
+	in.laddr[1] = k->laddr[1];
+	in.raddr[0] = k->raddr[0];
+	in.raddr[1] = k->raddr[1];
+	in.lat = lat;
+	in.comm = st->comm;
+	return filter_match(f, &in);
+}
+
+/* Send one single event, within the per-tick budget. */
+static __always_inline void emit(const struct fl_key *k, const struct fl_stats *st,
+				 __u32 kind, __u64 lat, __u32 count, __u64 now)
+{
+	const struct filter_prog *f = &filters[filter_idx & 1];
+	__u64 budget = f->max_events ? f->max_events : FLOW_DEFAULT_MAX_EVENTS;
+	struct fl_event *e;
+
+	if (events_used >= budget) {
+		health_inc(FH_BUDGET, 1);
+		return;
+	}
+	__sync_fetch_and_add(&events_used, 1);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		health_inc(FH_LOST, 1);
+		return;
+	}
+	e->ts_ns = now;
+	e->id = __sync_fetch_and_add(&next_id, 1);
+	e->key = *k;
+	e->lat = lat;
+	e->pid = st->pid;
+	e->kind = kind;
+	e->count = count;
+	e->pad = 0;
+	__builtin_memcpy(e->comm, st->comm, FLOW_COMM_LEN);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/* An answered request: count it in the flow, send it if slow or sampled. */
+static __always_inline void count_request(const struct fl_key *k, struct fl_stats *st,
+					  __u64 lat, __u64 now)
+{
+	const struct filter_prog *f = &filters[filter_idx & 1];
+
+	if (!keep(k, st, lat)) {
+		health_inc(FH_DROPPED, 1);
+		return;
+	}
+	st->count++;
+	st->lat_sum += lat;
+	if (st->count == 1 || lat < st->lat_min)
+		st->lat_min = lat;
+	if (lat > st->lat_max)
+		st->lat_max = lat;
+	lh_add(st->hist, lat);
+	if (f->threshold_ns && lat >= f->threshold_ns)
+		emit(k, st, FE_SLOW, lat, 1, now);
+	else if (f->sample_n > 1 && bpf_get_prandom_u32() % f->sample_n == 0)
+		emit(k, st, FE_SAMPLED, lat, 1, now);
+}
+
+/* A segment entering the host. */
+static __always_inline void on_ingress(struct sk_buff *skb)
+{
+	struct fl_stats *st;
+	struct seg s;
+	__u32 nb;
+
+	if (!parse(skb, true, &s) || s.syn || s.len == 0)
+		return;
+	st = bpf_map_lookup_elem(&flows, &s.key);
+	if (!st || st->closed)
+		return;
+	switch (fq_request(&st->q, s.seq, s.len, s.psh && !s.fin, bpf_ktime_get_ns(), &nb)) {
+	case FQ_FULL:
+		health_inc(FH_FULL, 1);
+		break;
+	default:
+		break;
+	}
+	st->bytes_in += nb;
+}
+
+/* A segment leaving the host. */
+static __always_inline void on_egress(struct sk_buff *skb)
+{
+	struct fl_stats *st;
+	__u64 now, lat, age;
+	__u32 nb, nev;
+	struct seg s;
+
+	if (!parse(skb, false, &s) || s.syn || s.len == 0)
+		return;
+	st = bpf_map_lookup_elem(&flows, &s.key);
+	if (!st || st->closed)
+		return;
+	now = bpf_ktime_get_ns();
+	switch (fq_response(&st->q, s.seq, s.len, s.ack, s.psh || s.fin, now, timeout_ns,
+			    &nb, &nev, &age, &lat)) {
+	case FQ_MATCHED:
+		count_request(&s.key, st, lat, now);
+		break;
+	case FQ_UNSOLICITED:
+		st->unsolicited++;
+		break;
+	default:
+		break;
+	}
+	st->bytes_out += nb;
+	if (nev) {
+		st->evicted += nev;
+		health_inc(FH_EVICTED, nev);
+		if (keep(&s.key, st, age))
+			emit(&s.key, st, FE_EVICTED, age, nev, now);
+	}
+}
+
+SEC("tp_btf/netif_receive_skb")
+int BPF_PROG(rx_tp, struct sk_buff *skb)
+{
+	on_ingress(skb);
+	return 0;
+}
+
+SEC("tp_btf/net_dev_queue")
+int BPF_PROG(tx_tp, struct sk_buff *skb)
+{
+	on_egress(skb);
+	return 0;
+}
+
+SEC("fentry/ip_rcv")
+int BPF_PROG(rx_ip, struct sk_buff *skb)
+{
+	on_ingress(skb);
+	return 0;
+}
+
+SEC("fentry/ipv6_rcv")
+int BPF_PROG(rx_ip6, struct sk_buff *skb)
+{
+	on_ingress(skb);
+	return 0;
+}
+
+SEC("fentry/__dev_queue_xmit")
+int BPF_PROG(tx_dev, struct sk_buff *skb)
+{
+	on_egress(skb);
+	return 0;
+}
+
+/* Track accepted connections from establishment to close. */
+SEC("tp_btf/inet_sock_set_state")
+int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int newstate)
+{
+	struct fl_stats *st;
+	struct fl_key k;
+	__u32 n;
+
+	if (!sock_key(sk, &k))
+		return 0;
+	if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
+		if (bpf_map_update_elem(&flows, &k, &zero_stats, BPF_NOEXIST)) {
+			st = bpf_map_lookup_elem(&flows, &k);
+			if (!st) {
+				health_inc(FH_UNTRACKED, 1);
+				return 0;
+			}
+			/* The same 4-tuple again before user space removed the
+			 * old connection: start over (born_ns tells it apart). */
+			bpf_map_update_elem(&flows, &k, &zero_stats, BPF_EXIST);
+		}
+		st = bpf_map_lookup_elem(&flows, &k);
+		if (st)
+			st->born_ns = bpf_ktime_get_ns();
+		return 0;
+	}
+	if (newstate != TCP_CLOSE)
+		return 0;
+	st = bpf_map_lookup_elem(&flows, &k);
+	if (!st || st->closed)
+		return 0;
+	n = fq_pending(&st->q);
+	if (n) {
+		__u64 now = bpf_ktime_get_ns();
+		__u64 t0 = st->q.e[st->q.head & (FQ_LEN - 1)].t_ns;
+
+		st->evicted += n;
+		health_inc(FH_EVICTED, n);
+		if (keep(&k, st, now - t0))
+			emit(&k, st, FE_EVICTED, now - t0, n, now);
+	}
+	st->closed = 1;
+	return 0;
+}
+
+/* Learn the process serving a flow: the one reading its requests. */
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(recv_len, struct sock *sk, int ret, int flags)
+{
+	struct fl_stats *st;
+	struct fl_key k;
+	__u32 tgid;
+
+	if (ret <= 0 || !sock_key(sk, &k))
+		return 0;
+	st = bpf_map_lookup_elem(&flows, &k);
+	if (!st)
+		return 0;
+	tgid = bpf_get_current_pid_tgid() >> 32;
+	if (st->pid != tgid) {
+		st->pid = tgid;
+		bpf_get_current_comm(st->comm, sizeof(st->comm));
+	}
+	return 0;
+}

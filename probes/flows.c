@@ -1,0 +1,804 @@
+/*
+ * The flows probe, user side: choose hooks, load and attach flows.bpf.c,
+ * add the connections accepted before latop started, and turn the flows
+ * map's monotonic per-flow totals into one frame of flows and one of
+ * flow_events per tick.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/stat.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "../core/xalloc.h"
+#include "../core/hist.h"
+#include "../core/config.h"
+#include "probe.h"
+#include "feature.h"
+#include "flows.h"
+#include "flows_schema.h"
+#include "flows.skel.h"
+
+#define PREV_BUCKETS 4096	/* user-side table of last tick's totals (a power of 2) */
+
+/* One stage and the programs that serve it, in order of preference. */
+struct hook_spec {
+	const char *stage;
+	const char *kind;		/* "tp_btf" or "fentry" */
+	const char *label;		/* the hook as `latop probes` names it */
+	const char *targets[2];
+	const char *progs[2];
+	bool required;			/* the probe cannot run without this stage */
+};
+
+/* Each stage's alternatives, preferred first; a stage uses the first that loads. */
+static const struct hook_spec hook_specs[] = {
+	{"ingress (request in)", "fentry", "fentry/ip_rcv+ipv6_rcv",
+	 {"ip_rcv", "ipv6_rcv"}, {"rx_ip", "rx_ip6"}, false},
+	{"ingress (request in)", "tp_btf", "tp_btf/netif_receive_skb",
+	 {"netif_receive_skb"}, {"rx_tp"}, true},
+	{"egress (response out)", "fentry", "fentry/__dev_queue_xmit",
+	 {"__dev_queue_xmit"}, {"tx_dev"}, false},
+	{"egress (response out)", "tp_btf", "tp_btf/net_dev_queue",
+	 {"net_dev_queue"}, {"tx_tp"}, true},
+	{"accepted connections", "tp_btf", "tp_btf/inet_sock_set_state",
+	 {"inet_sock_set_state"}, {"set_state"}, true},
+	{"serving process (pid, comm)", "tp_btf", "tp_btf/sock_recv_length",
+	 {"sock_recv_length"}, {"recv_len"}, false},
+};
+#define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
+
+/* Last tick's totals of one flow. */
+struct prev_ent {
+	struct prev_ent *next;
+	struct fl_key key;
+	struct fl_stats st;
+	uint64_t seen;		/* the collect round that last saw it */
+};
+
+struct flows_priv {
+	struct flows_bpf *skel;
+	struct ring_buffer *rb;
+	struct hook_choice choices[NSPECS];
+	size_t nchoices;
+	struct prev_ent *prev[PREV_BUCKETS];
+	uint64_t round;
+	int ncpus;
+	uint64_t timeout_ns;
+	uint64_t health_prev[FH_N];
+	uint64_t boot_offset_ns;
+	struct frame *ev_frame;	/* the events frame being filled by the ring callback */
+	struct fl_stats cur;	/* one flow's totals, copied out */
+	struct hist *h;
+};
+
+/* Return true when every target of spec loads here; fill why otherwise. */
+static bool spec_works(const struct hook_spec *spec, char *why, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < 2 && spec->targets[i]; i++) {
+		bool ok = !strcmp(spec->kind, "fentry") ?
+			  feature_fentry(spec->targets[i], why, len) :
+			  feature_tp_btf(spec->targets[i], why, len);
+
+		if (!ok)
+			return false;
+	}
+	why[0] = 0;
+	return true;
+}
+
+/*
+ * Choose a hook for every stage into choices (one line per stage, naming a
+ * refused preference in why); when skel is given, switch off the programs
+ * not chosen.  0, or -1 with *cause when a stage has no hook that loads.
+ */
+static int choose_hooks(struct flows_bpf *skel, struct hook_choice *choices, size_t *n,
+			char **cause)
+{
+	size_t i, j;
+
+	*n = 0;
+	for (i = 0; i < NSPECS; i++) {
+		const struct hook_spec *sp = &hook_specs[i];
+		struct hook_choice *c;
+		char why[140];
+		bool first = !*n || strcmp(choices[*n - 1].stage, sp->stage);
+		bool ok;
+
+		if (first) {
+			c = &choices[(*n)++];
+			c->stage = sp->stage;
+			c->hook = NULL;
+			c->why[0] = 0;
+		} else {
+			c = &choices[*n - 1];
+		}
+		ok = !c->hook && spec_works(sp, why, sizeof(why));
+		if (ok) {
+			c->hook = sp->label;
+		} else if (!c->hook) {
+			size_t l = strlen(c->why);
+
+			snprintf(c->why + l, sizeof(c->why) - l, "%s%s refused: %.100s",
+				 l ? "; " : "", sp->label, why);
+		}
+		if (skel && !ok)
+			for (j = 0; j < 2 && sp->progs[j]; j++) {
+				struct bpf_program *p =
+					bpf_object__find_program_by_name(skel->obj, sp->progs[j]);
+
+				if (p)
+					bpf_program__set_autoload(p, false);
+			}
+		if (!c->hook && sp->required && cause) {
+			if (strstr(c->why, "EPERM") && geteuid() != 0)
+				*cause = xasprintf("loading BPF programs needs root or "
+						   "CAP_BPF+CAP_PERFMON (flows: %s)", c->why);
+			else
+				*cause = xasprintf("flows: %s: %s", c->stage, c->why);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+/* Return CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns. */
+static uint64_t boot_offset_ns(void)
+{
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return (rt.tv_sec - mono.tv_sec) * 1000000000ULL + rt.tv_nsec - mono.tv_nsec;
+}
+
+/* Return CLOCK_MONOTONIC now, in ns (bpf_ktime_get_ns's clock). */
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Convert a key address to the table's struct ipaddr. */
+static void key_ip(const __u64 a[2], struct ipaddr *ip)
+{
+	uint64_t hi = htobe64(a[0]), lo = htobe64(a[1]);
+
+	memcpy(ip->a, &hi, 8);
+	memcpy(ip->a + 8, &lo, 8);
+	ip->v4 = a[0] == 0 && (a[1] >> 32) == 0xffff;
+	ip->prefix = ip->v4 ? 32 : 128;
+}
+
+/* The remote network of ip: /24 of IPv4, /64 of IPv6. */
+static void net_of(const struct ipaddr *ip, struct ipaddr *net)
+{
+	*net = *ip;
+	if (ip->v4) {
+		net->a[15] = 0;
+		net->prefix = 24;
+	} else {
+		memset(net->a + 8, 0, 8);
+		net->prefix = 64;
+	}
+}
+
+/* Format one end as a.b.c.d:port or [v6]:port. */
+static void fmt_end(const struct ipaddr *ip, uint32_t port, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN];
+
+	if (ip->v4) {
+		inet_ntop(AF_INET, ip->a + 12, a, sizeof(a));
+		snprintf(buf, len, "%s:%u", a, port);
+	} else {
+		inet_ntop(AF_INET6, ip->a, a, sizeof(a));
+		snprintf(buf, len, "[%s]:%u", a, port);
+	}
+}
+
+/* Fill the key columns shared by both tables, starting at the given indexes. */
+static void key_cells(union cell *r, const struct fl_key *k, int flow, int laddr, int lport,
+		      int raddr, int rport, int rnet, int netns)
+{
+	struct ipaddr l, rem, net;
+	char le[64], re[64], fl[136];
+
+	key_ip(k->laddr, &l);
+	key_ip(k->raddr, &rem);
+	net_of(&rem, &net);
+	fmt_end(&l, k->lport, le, sizeof(le));
+	fmt_end(&rem, k->rport, re, sizeof(re));
+	snprintf(fl, sizeof(fl), "%s<%s", le, re);
+	cell_set_str(&r[flow], fl);
+	cell_set_ip(&r[laddr], &l);
+	r[lport].u = k->lport;
+	cell_set_ip(&r[raddr], &rem);
+	r[rport].u = k->rport;
+	cell_set_ip(&r[rnet], &net);
+	r[netns].u = k->netns;
+}
+
+/* Copy a kernel comm into a terminated string. */
+static void comm_str(const char *src, char out[FLOW_COMM_LEN + 1])
+{
+	memcpy(out, src, FLOW_COMM_LEN);
+	out[FLOW_COMM_LEN] = 0;
+}
+
+/* Append one ring buffer record to the events frame of this tick. */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	static const char *const kinds[] = {"slow", "sampled", "evicted"};
+	struct flows_priv *fp = ctx;
+	const struct fl_event *e = data;
+	char comm[FLOW_COMM_LEN + 1];
+	union cell *r;
+
+	if (size < sizeof(*e) || !fp->ev_frame)
+		return 0;
+	r = frame_add_row(fp->ev_frame);
+	r[FE_COL_TS].u = e->ts_ns + fp->boot_offset_ns;
+	r[FE_COL_ID].u = e->id;
+	key_cells(r, &e->key, FE_COL_FLOW, FE_COL_LADDR, FE_COL_LPORT, FE_COL_RADDR,
+		  FE_COL_RPORT, FE_COL_RNET, FE_COL_NETNS);
+	r[FE_COL_PID].u = e->pid;
+	comm_str(e->comm, comm);
+	cell_set_str(&r[FE_COL_COMM], comm);
+	cell_set_str(&r[FE_COL_KIND], e->kind < 3 ? kinds[e->kind] : "other");
+	r[FE_COL_LAT].u = e->lat;
+	r[FE_COL_COUNT].u = e->count;
+	return 0;
+}
+
+/* Return the prev table bucket of key k. */
+static uint32_t key_hash(const struct fl_key *k)
+{
+	const uint8_t *p = (const uint8_t *)k;
+	uint32_t h = 2166136261u;
+	size_t i;
+
+	for (i = 0; i < sizeof(*k); i++)
+		h = (h ^ p[i]) * 16777619u;
+	return h & (PREV_BUCKETS - 1);
+}
+
+/* Find (or add, zeroed) the prev entry of k. */
+static struct prev_ent *prev_get(struct flows_priv *fp, const struct fl_key *k)
+{
+	struct prev_ent **b = &fp->prev[key_hash(k)], *p;
+
+	for (p = *b; p; p = p->next)
+		if (!memcmp(&p->key, k, sizeof(*k)))
+			return p;
+	p = xcalloc(1, sizeof(*p));
+	p->key = *k;
+	p->next = *b;
+	*b = p;
+	return p;
+}
+
+/* Forget prev entries not seen this round (their flows left the map). */
+static void prev_sweep(struct flows_priv *fp, bool all)
+{
+	size_t i;
+
+	for (i = 0; i < PREV_BUCKETS; i++) {
+		struct prev_ent **pp = &fp->prev[i], *p;
+
+		while ((p = *pp)) {
+			if (all || p->seen != fp->round) {
+				*pp = p->next;
+				free(p);
+			} else {
+				pp = &p->next;
+			}
+		}
+	}
+}
+
+/* Return cur - prev for a monotonic total. */
+static inline uint64_t delta(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;
+}
+
+/* Build the histogram of the requests between prev and cur into h. */
+static void hist_delta(struct hist *h, const struct fl_stats *cur, const struct fl_stats *prev)
+{
+	int i, lo = -1, hi = -1, nb = LH_NBUCKETS;
+
+	hist_init(h);
+	h->count = delta(cur->count, prev->count);
+	h->sum = delta(cur->lat_sum, prev->lat_sum);
+	for (i = 0; i < nb; i++) {
+		h->b[i] = (uint32_t)(cur->hist[i] - prev->hist[i]);
+		if (h->b[i]) {
+			if (lo < 0)
+				lo = i;
+			hi = i;
+		}
+	}
+	if (lo < 0)
+		return;
+	/* The all-time extremes are exact when they moved this tick; else the
+	 * bucket bounds, clamped to them. */
+	if (prev->count == 0 || cur->lat_min < prev->lat_min)
+		h->min = cur->lat_min;
+	else
+		h->min = lh_bucket_low(lo) > cur->lat_min ? lh_bucket_low(lo) : cur->lat_min;
+	if (cur->lat_max > prev->lat_max || prev->count == 0)
+		h->max = cur->lat_max;
+	else
+		h->max = hi + 1 < nb && lh_bucket_low(hi + 1) - 1 < cur->lat_max ?
+			 lh_bucket_low(hi + 1) - 1 : cur->lat_max;
+}
+
+/* Append a row for a flow's activity since last tick; return requests counted. */
+static uint64_t add_row(struct flows_priv *fp, struct frame *f, const struct fl_key *k,
+			const struct fl_stats *cur, const struct fl_stats *prev)
+{
+	uint64_t in = delta(cur->bytes_in, prev->bytes_in);
+	uint64_t out = delta(cur->bytes_out, prev->bytes_out);
+	char comm[FLOW_COMM_LEN + 1];
+	union cell *r = frame_add_row(f);
+
+	key_cells(r, k, FC_FLOW, FC_LADDR, FC_LPORT, FC_RADDR, FC_RPORT, FC_RNET, FC_NETNS);
+	r[FC_PID].u = cur->pid;
+	comm_str(cur->comm, comm);
+	cell_set_str(&r[FC_COMM], comm);
+	r[FC_COUNT].u = delta(cur->count, prev->count);
+	hist_delta(fp->h, cur, prev);
+	cell_set_hist(&r[FC_LAT], fp->h);
+	r[FC_BYTES].u = in + out;
+	r[FC_BYTES_IN].u = in;
+	r[FC_BYTES_OUT].u = out;
+	r[FC_EVICTED].u = delta(cur->evicted, prev->evicted);
+	r[FC_UNSOLICITED].u = delta(cur->unsolicited, prev->unsolicited);
+	return r[FC_COUNT].u;
+}
+
+/* Return true when cur moved since prev (a row is due). */
+static bool moved(const struct fl_stats *cur, const struct fl_stats *prev)
+{
+	return cur->count != prev->count || cur->bytes_in != prev->bytes_in ||
+	       cur->bytes_out != prev->bytes_out || cur->evicted != prev->evicted ||
+	       cur->unsolicited != prev->unsolicited;
+}
+
+/* Fold every flow of the map into f; remove closed ones.  Return requests counted. */
+static uint64_t read_flows(struct flows_priv *fp, struct frame *f)
+{
+	int fd = bpf_map__fd(fp->skel->maps.flows);
+	struct fl_key k, next, *cur_key = NULL;
+	struct fl_key *dead = xcalloc(FLOW_MAX_KEYS, sizeof(*dead));
+	uint64_t events = 0;
+	size_t ndead = 0, i;
+
+	fp->round++;
+	while (bpf_map_get_next_key(fd, cur_key, &next) == 0) {
+		struct prev_ent *p;
+
+		k = next;
+		cur_key = &k;
+		if (bpf_map_lookup_elem(fd, &k, &fp->cur))
+			continue;
+		p = prev_get(fp, &k);
+		p->seen = fp->round;
+		if (p->st.born_ns != fp->cur.born_ns) {
+			/* A new connection on this 4-tuple: count from zero. */
+			memset(&p->st, 0, sizeof(p->st));
+			p->st.born_ns = fp->cur.born_ns;
+		}
+		if (moved(&fp->cur, &p->st))
+			events += add_row(fp, f, &k, &fp->cur, &p->st);
+		p->st = fp->cur;
+		if (fp->cur.closed && ndead < FLOW_MAX_KEYS)
+			dead[ndead++] = k;
+	}
+	for (i = 0; i < ndead; i++)
+		bpf_map_delete_elem(fd, &dead[i]);
+	free(dead);
+	prev_sweep(fp, false);
+	return events;
+}
+
+/* Read the per-CPU health counters summed over CPUs into sum. */
+static void read_health(struct flows_priv *fp, uint64_t sum[FH_N])
+{
+	int fd = bpf_map__fd(fp->skel->maps.health);
+	uint64_t *v = xcalloc(fp->ncpus, sizeof(*v));
+	uint32_t i;
+	int c;
+
+	for (i = 0; i < FH_N; i++) {
+		sum[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, v))
+			continue;
+		for (c = 0; c < fp->ncpus; c++)
+			sum[i] += v[c];
+	}
+	free(v);
+}
+
+/* Read and fold this tick's totals and events into two frames of t. */
+static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
+			 char **cause)
+{
+	struct flows_priv *fp = p->priv;
+	struct frame *f = frame_new(&flows_schema, t_ns, dt_ns);
+	struct frame *ev = frame_new(&flow_events_schema, t_ns, dt_ns);
+	uint64_t health[FH_N];
+	int err;
+
+	fp->ev_frame = ev;
+	err = ring_buffer__consume(fp->rb);
+	fp->ev_frame = NULL;
+	fp->skel->bss->events_used = 0;
+	if (err < 0) {
+		*cause = xasprintf("flows: reading the events ring buffer: %s", strerror(-err));
+		frame_free(f);
+		frame_free(ev);
+		return -1;
+	}
+	f->stats.events = read_flows(fp, f);
+	read_health(fp, health);
+	f->stats.dropped = delta(health[FH_DROPPED], fp->health_prev[FH_DROPPED]);
+	f->stats.lost = delta(health[FH_LOST], fp->health_prev[FH_LOST]) +
+			delta(health[FH_BUDGET], fp->health_prev[FH_BUDGET]);
+	f->stats.evicted = delta(health[FH_EVICTED], fp->health_prev[FH_EVICTED]) +
+			   delta(health[FH_UNTRACKED], fp->health_prev[FH_UNTRACKED]) +
+			   delta(health[FH_FULL], fp->health_prev[FH_FULL]);
+	memcpy(fp->health_prev, health, sizeof(health));
+	ev->stats = f->stats;
+	ev->stats.events = ev->nrows;
+	tick_add(t, f);
+	tick_add(t, ev);
+	return 0;
+}
+
+/* Check that f is a well-formed postfix program over terms flows knows. */
+static int filter_check(const struct filter_prog *f, char **cause)
+{
+	int depth = 0;
+	uint32_t i;
+
+	if (f->n > FILTER_MAX_ENTRIES) {
+		*cause = xasprintf("flows: filter has %u entries, at most %d fit",
+				   f->n, FILTER_MAX_ENTRIES);
+		return -1;
+	}
+	for (i = 0; i < f->n; i++) {
+		const struct filter_entry *e = &f->e[i];
+
+		if (e->op == FOP_AND || e->op == FOP_OR) {
+			depth--;
+		} else if (e->op == FOP_NOT) {
+			if (depth < 1)
+				depth = -1;
+		} else {
+			bool addr = e->term == FTERM_LADDR || e->term == FTERM_RADDR;
+			bool comm = e->term == FTERM_COMM;
+			bool num = e->term == FTERM_PID || e->term == FTERM_LPORT ||
+				   e->term == FTERM_RPORT || e->term == FTERM_LAT;
+
+			if ((!addr && !comm && !num) || e->op < FOP_EQ || e->op > FOP_PREFIX ||
+			    ((addr || comm) && e->op != FOP_EQ && e->op != FOP_NE &&
+			     !(comm && e->op == FOP_PREFIX)) ||
+			    (num && e->op == FOP_PREFIX) ||
+			    (addr && FILTER_ADDR_BITS(e->value) > 128) ||
+			    (comm && e->value >= FILTER_MAX_STRS)) {
+				*cause = xasprintf("flows: filter entry %u: op %u on term %u "
+						   "is not one flows can test", i, e->op, e->term);
+				return -1;
+			}
+			depth++;
+		}
+		if (depth < 1 || depth > 64) {
+			*cause = xasprintf("flows: filter entry %u: stack %s", i,
+					   depth < 1 ? "underflow" : "deeper than 64");
+			return -1;
+		}
+	}
+	if (f->n && depth != 1) {
+		*cause = xasprintf("flows: filter leaves %d values, not 1", depth);
+		return -1;
+	}
+	return 0;
+}
+
+/* Install f in the idle slot, then make it current. */
+static int flows_set_filter(struct probe *p, const struct filter_prog *f, char **cause)
+{
+	struct flows_priv *fp = p->priv;
+	uint32_t next;
+
+	if (filter_check(f, cause))
+		return -1;
+	next = (fp->skel->bss->filter_idx + 1) & 1;
+	fp->skel->bss->filters[next] = *f;
+	__atomic_store_n(&fp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/*
+ * Parse a duration like 500ms, 2s, 750us or 1000000 (ns) into *ns.
+ * Return -1 for anything else.
+ */
+static int parse_dur(const char *s, uint64_t *ns)
+{
+	static const struct { const char *u; uint64_t mul; } units[] = {
+		{"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000ULL},
+	};
+	char *end;
+	double v;
+	size_t i;
+
+	v = strtod(s, &end);
+	if (end == s || v <= 0)
+		return -1;
+	while (*end == ' ')
+		end++;
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+		if (!strcmp(end, units[i].u)) {
+			*ns = (uint64_t)(v * units[i].mul);
+			return *ns ? 0 : -1;
+		}
+	return -1;
+}
+
+/* Read Φ, the unanswered-request timeout, from the rc file's flow_timeout. */
+static int read_timeout(uint64_t *ns, char **cause)
+{
+	char *err = NULL;
+	struct config *cfg = config_load(NULL, &err);
+	const char *v;
+	int rc = 0;
+
+	*ns = FLOW_DEFAULT_TIMEOUT_NS;
+	if (!cfg) {
+		*cause = xasprintf("flows: %s", err);
+		free(err);
+		return -1;
+	}
+	v = config_get(cfg, "flow_timeout");
+	if (v && parse_dur(v, ns)) {
+		*cause = xasprintf("flows: flow_timeout = %s in the rc file: not a duration "
+				   "(like 500ms or 2s)", v);
+		rc = -1;
+	}
+	config_free(cfg);
+	return rc;
+}
+
+/* Parse one /proc/net/tcp{,6} address "HEX:PORT" into the key form. */
+static bool proc_addr(const char *s, bool v6, __u64 a[2], uint32_t *port)
+{
+	uint8_t b[16];
+	size_t i, n = v6 ? 4 : 1;
+
+	for (i = 0; i < n; i++) {
+		char w[9];
+		uint32_t v;
+
+		memcpy(w, s + 8 * i, 8);
+		w[8] = 0;
+		v = (uint32_t)strtoul(w, NULL, 16);
+		memcpy(b + 4 * i, &v, 4);
+	}
+	if (s[8 * n] != ':')
+		return false;
+	*port = (uint32_t)strtoul(s + 8 * n + 1, NULL, 16);
+	if (!v6) {
+		uint32_t be;
+
+		memcpy(&be, b, 4);
+		a[0] = 0;
+		a[1] = 0x0000ffff00000000ULL | ntohl(be);
+	} else {
+		uint64_t hi, lo;
+
+		memcpy(&hi, b, 8);
+		memcpy(&lo, b + 8, 8);
+		a[0] = be64toh(hi);
+		a[1] = be64toh(lo);
+	}
+	return true;
+}
+
+struct listener {
+	__u64 a[2];
+	uint32_t port;
+};
+
+/*
+ * Add the connections accepted before latop started: established sockets
+ * of this network namespace whose local port is one a socket listens on.
+ */
+static void seed_flows(struct flows_priv *fp)
+{
+	static const char *const files[] = {"/proc/net/tcp", "/proc/net/tcp6"};
+	struct listener *ls = NULL;
+	size_t nls = 0, cap = 0, pass, i, j;
+	struct stat nst;
+	uint32_t netns = stat("/proc/self/ns/net", &nst) ? 0 : (uint32_t)nst.st_ino;
+	int fd = bpf_map__fd(fp->skel->maps.flows);
+	char line[512];
+
+	for (pass = 0; pass < 2; pass++)
+		for (i = 0; i < 2; i++) {
+			FILE *fh = fopen(files[i], "r");
+
+			if (!fh)
+				continue;
+			while (fgets(line, sizeof(line), fh)) {
+				char la[64], ra[64];
+				unsigned st;
+				struct fl_key k = {0};
+
+				if (sscanf(line, " %*s %63s %63s %x", la, ra, &st) != 3 ||
+				    !proc_addr(la, i, k.laddr, &k.lport) ||
+				    !proc_addr(ra, i, k.raddr, &k.rport))
+					continue;
+				if (pass == 0 && st == 0x0A) {
+					if (nls == cap)
+						ls = xrealloc(ls, (cap = cap * 2 + 16) * sizeof(*ls));
+					memcpy(ls[nls].a, k.laddr, 16);
+					ls[nls++].port = k.lport;
+				} else if (pass == 1 && st == 0x01) {
+					for (j = 0; j < nls; j++) {
+						bool any = (!ls[j].a[0] && !ls[j].a[1]) ||
+							   (!ls[j].a[0] && ls[j].a[1] == 0x0000ffff00000000ULL);
+
+						if (ls[j].port == k.lport &&
+						    (any || !memcmp(ls[j].a, k.laddr, 16)))
+							break;
+					}
+					if (j == nls)
+						continue;
+					k.netns = netns;
+					fp->cur = (struct fl_stats){0};
+					fp->cur.born_ns = mono_ns();
+					bpf_map_update_elem(fd, &k, &fp->cur, BPF_NOEXIST);
+				}
+			}
+			fclose(fh);
+		}
+	free(ls);
+}
+
+/* Free everything flows_open made. */
+static void flows_close(struct probe *p)
+{
+	struct flows_priv *fp = p->priv;
+
+	if (!fp)
+		return;
+	ring_buffer__free(fp->rb);
+	flows_bpf__destroy(fp->skel);
+	prev_sweep(fp, true);
+	hist_free(fp->h);
+	free(fp);
+	p->priv = NULL;
+}
+
+/* Choose hooks and load; flows_attach starts counting. */
+static int flows_open(struct probe *p, char **cause)
+{
+	struct flows_priv *fp = xcalloc(1, sizeof(*fp));
+	char why[160];
+	int err;
+
+	p->priv = fp;
+	if (!feature_btf(why, sizeof(why))) {
+		*cause = xasprintf("flows: %s", why);
+		goto fail;
+	}
+	if (read_timeout(&fp->timeout_ns, cause))
+		goto fail;
+	fp->skel = flows_bpf__open();
+	if (!fp->skel) {
+		*cause = xasprintf("flows: opening the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	if (choose_hooks(fp->skel, fp->choices, &fp->nchoices, cause))
+		goto fail;
+	fp->skel->rodata->timeout_ns = fp->timeout_ns;
+	err = flows_bpf__load(fp->skel);
+	if (err) {
+		*cause = err == -EPERM ?
+			 xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
+				   "(EPERM at load of flows)") :
+			 xasprintf("flows: loading the BPF programs: %s", strerror(-err));
+		goto fail;
+	}
+	fp->rb = ring_buffer__new(bpf_map__fd(fp->skel->maps.events), on_event, fp, NULL);
+	if (!fp->rb) {
+		*cause = xasprintf("flows: opening the events ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	fp->ncpus = libbpf_num_possible_cpus();
+	fp->boot_offset_ns = boot_offset_ns();
+	fp->h = hist_new();
+	read_health(fp, fp->health_prev);
+	return 0;
+fail:
+	flows_close(p);
+	return -1;
+}
+
+/* Attach the loaded programs, then add the connections already open. */
+static int flows_attach(struct probe *p, char **cause)
+{
+	struct flows_priv *fp = p->priv;
+	int err = flows_bpf__attach(fp->skel);
+
+	if (err) {
+		*cause = xasprintf("flows: attaching the BPF programs: %s", strerror(-err));
+		return -1;
+	}
+	seed_flows(fp);
+	return 0;
+}
+
+/* List the hooks of each stage: the ones in use when open, else what would be. */
+static size_t flows_hooks(struct probe *p, struct hook_choice *out, size_t max)
+{
+	struct flows_priv *fp = p ? p->priv : NULL;
+	struct hook_choice all[NSPECS];
+	size_t n = 0;
+
+	if (fp) {
+		memcpy(all, fp->choices, sizeof(all));
+		n = fp->nchoices;
+	} else {
+		choose_hooks(NULL, all, &n, NULL);
+	}
+	if (n > max)
+		n = max;
+	memcpy(out, all, n * sizeof(*out));
+	return n;
+}
+
+/* List the fds of the loaded programs. */
+static size_t flows_prog_fds(struct probe *p, int *out, size_t max)
+{
+	struct flows_priv *fp = p->priv;
+	struct bpf_program *prog;
+	size_t n = 0;
+
+	if (!fp)
+		return 0;
+	bpf_object__for_each_program(prog, fp->skel->obj) {
+		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
+			out[n++] = bpf_program__fd(prog);
+	}
+	return n;
+}
+
+static const struct schema *const flows_tables[] = {
+	&flows_schema, &flow_events_schema,
+};
+
+const struct probe_ops flows_probe_ops = {
+	.name = "flows",
+	.help = "per TCP flow host latency: request in to response out, matched by "
+		"sequence and ack numbers on the serving socket",
+	.ntables = 2,
+	.tables = flows_tables,
+	.open = flows_open,
+	.attach = flows_attach,
+	.set_filter = flows_set_filter,
+	.collect = flows_collect,
+	.hooks = flows_hooks,
+	.close = flows_close,
+	.prog_fds = flows_prog_fds,
+};
