@@ -12,7 +12,7 @@
 #include "../core/systbl.h"
 #include "ast.h"
 
-enum term_kind { TV_NUM, TV_COMM, TV_SYSNAME };
+enum term_kind { TV_NUM, TV_COMM, TV_SYSNAME, TV_ADDR };
 
 /* Field name -> filter term; later tables reuse the names. */
 static const struct {
@@ -31,6 +31,8 @@ static const struct {
 	{"dev", FTERM_DEV, TV_NUM},
 	{"op", FTERM_OP, TV_NUM},
 	{"size", FTERM_SIZE, TV_NUM},
+	{"laddr", FTERM_LADDR, TV_ADDR},
+	{"raddr", FTERM_RADDR, TV_ADDR},
 };
 
 /* Append one entry; false when the table is full. */
@@ -66,7 +68,51 @@ static size_t planner_prefix(const char *pat)
 	return n && pat[n] == '*' && !pat[n + 1] && n < FILTER_STR_LEN ? n : 0;
 }
 
-/* Emit one value test for a leaf; false if it cannot be pushed. */
+/* Return 8 address bytes read big-endian, as a host-order u64. */
+static uint64_t planner_half(const uint8_t *a)
+{
+	uint64_t v = 0;
+	int i;
+
+	for (i = 0; i < 8; i++)
+		v = v << 8 | a[i];
+	return v;
+}
+
+/*
+ * Emit an address-in-prefix test (EQ) or its negation (NE).  The kernel
+ * compares the 16-byte form (IPv4 as ::ffff:a.b.c.d), so an IPv4 /n is
+ * 96 + n bits of it.  An IPv6 prefix that also covers ::ffff:0:0/96 would
+ * match IPv4 addresses the residual (which never mixes families) does
+ * not: such prefixes stay in the residual.
+ */
+static bool planner_addr(struct filter_prog *f, int *naddrs, enum filter_term term,
+			 enum filter_opcode op, const struct ipaddr *ip)
+{
+	static const uint8_t mapped[16] = {[10] = 0xff, [11] = 0xff};
+	unsigned bits = ip->v4 ? 96u + ip->prefix : ip->prefix, i;
+	__u64 want[2] = {planner_half(ip->a), planner_half(ip->a + 8)};
+	__u64 m4[2] = {planner_half(mapped), planner_half(mapped + 8)};
+	int idx;
+
+	if ((op != FOP_EQ && op != FOP_NE) || bits > 128)
+		return false;
+	if (!ip->v4 && filter_addr_match(want, m4, bits < 96 ? bits : 96))
+		return false;
+	for (idx = 0; idx < *naddrs; idx++)
+		if (f->addrs[idx][0] == want[0] && f->addrs[idx][1] == want[1])
+			break;
+	if (idx == *naddrs) {
+		if (*naddrs >= FILTER_MAX_ADDRS)
+			return false;
+		for (i = 0; i < 2; i++)
+			f->addrs[idx][i] = want[i];
+		(*naddrs)++;
+	}
+	return planner_emit(f, op, term, FILTER_ADDR_VALUE(idx, bits));
+}
+
+/* Emit one value test for a leaf (nstrs: strs[], addrs[] used); false if it cannot be pushed. */
 static bool planner_test(struct filter_prog *f, int *nstrs, enum filter_term term,
 			 enum term_kind kind, enum filter_opcode op, const struct value *v)
 {
@@ -74,6 +120,8 @@ static bool planner_test(struct filter_prog *f, int *nstrs, enum filter_term ter
 
 	if (kind == TV_NUM)
 		return v->kind == V_NUM && planner_emit(f, op, term, v->u);
+	if (kind == TV_ADDR)
+		return v->kind == V_IP && planner_addr(f, nstrs + 1, term, op, &v->ip);
 	if (v->kind != V_STR || (op != FOP_EQ && op != FOP_NE))
 		return false;
 	if (kind == TV_SYSNAME) {
@@ -100,7 +148,8 @@ static bool planner_leaf(const struct schema *s, const struct pred *p, struct fi
 			break;
 	if (t == sizeof(planner_terms) / sizeof(planner_terms[0]))
 		return false;
-	if ((planner_terms[t].kind == TV_NUM) != (fd->type != FT_STR && fd->type != FT_IP))
+	if ((planner_terms[t].kind == TV_NUM) != (fd->type != FT_STR && fd->type != FT_IP) ||
+	    (planner_terms[t].kind == TV_ADDR) != (fd->type == FT_IP))
 		return false;
 	if (planner_terms[t].term == FTERM_LAT)
 		f->needs_lat = 1;
@@ -152,7 +201,7 @@ static void planner_conjuncts(const struct schema *s, const struct pred *p,
 			      struct filter_prog *f, int *nstrs)
 {
 	struct filter_prog try;
-	int ntry;
+	int ntry[2];
 
 	if (p->kind == P_AND) {
 		planner_conjuncts(s, p->l, f, nstrs);
@@ -160,24 +209,26 @@ static void planner_conjuncts(const struct schema *s, const struct pred *p,
 		return;
 	}
 	try = *f;
-	ntry = *nstrs;
-	if (!planner_pred(s, p, &try, &ntry))
+	ntry[0] = nstrs[0];
+	ntry[1] = nstrs[1];
+	if (!planner_pred(s, p, &try, ntry))
 		return;
 	if (f->n && !planner_emit(&try, FOP_AND, FTERM_NONE, 0))
 		return;
 	*f = try;
-	*nstrs = ntry;
+	nstrs[0] = ntry[0];
+	nstrs[1] = ntry[1];
 }
 
 /* Fill f with the pushable part of WHERE plus SAMPLE, THRESHOLD and BUFFER. */
 void query_pushdown(const struct query *q, struct filter_prog *f)
 {
-	int nstrs = 0;
+	int nstrs[2] = {0, 0};	/* strs[] and addrs[] entries used */
 
 	memset(f, 0, sizeof(*f));
 	f->sample_n = q->opts.sample_n;
 	f->threshold_ns = q->opts.threshold_ns;
 	f->max_events = q->opts.buffer > UINT32_MAX ? UINT32_MAX : (__u32)q->opts.buffer;
 	if (q->schema && q->where)
-		planner_conjuncts(q->schema, q->where, f, &nstrs);
+		planner_conjuncts(q->schema, q->where, f, nstrs);
 }

@@ -12,11 +12,13 @@
  *
  *   reqsrv client ADDR PORT N [-P pipeline] [-s req_bytes] [-r resp_bytes]
  *                 [-d delay_us] [-x unanswered_index] [-w wait_ms] [-g gap_us]
+ *                 [-b bind_addr]
  *       Opens one connection, sends N requests and reads their responses,
  *       P at a time (each request its own send(), gap_us apart), then
  *       closes.  The server waits delay_us before each response.  Request
  *       number X (0-based) asks the server not to answer; the client then
- *       waits wait_ms before going on.  Prints "client LPORT" at the end.
+ *       waits wait_ms before going on; -b binds the client's end to an
+ *       address first.  Prints "client LPORT" at the end.
  *
  * A request is a 16-byte header {u32 req_bytes, resp_bytes, delay_us,
  * flags} and padding up to req_bytes; a response is resp_bytes bytes.
@@ -275,6 +277,7 @@ static int run_client(int argc, char **argv)
 	socklen_t len;
 	long n, pipe = 1, req = 64, resp = 64, delay = 0, skip = -1, wait_ms = 0, gap = 0, i, j;
 	char *buf, *rbuf;
+	const char *bind_addr = NULL;
 	int fd, one = 1, opt;
 
 	if (argc < 3)
@@ -282,7 +285,7 @@ static int run_client(int argc, char **argv)
 	len = make_addr(argv[0], atoi(argv[1]), &sa);
 	n = atol(argv[2]);
 	optind = 3;
-	while ((opt = getopt(argc, argv, "P:s:r:d:x:w:g:")) != -1) {
+	while ((opt = getopt(argc, argv, "P:s:r:d:x:w:g:b:")) != -1) {
 		long v = atol(optarg);
 
 		switch (opt) {
@@ -293,6 +296,7 @@ static int run_client(int argc, char **argv)
 		case 'x': skip = v; break;
 		case 'w': wait_ms = v; break;
 		case 'g': gap = v; break;
+		case 'b': bind_addr = optarg; break;
 		default: return 2;
 		}
 	}
@@ -305,6 +309,13 @@ static int run_client(int argc, char **argv)
 	if (!buf || !rbuf || fd < 0)
 		die("socket");
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	if (bind_addr) {
+		struct sockaddr_storage ba;
+		socklen_t blen = make_addr(bind_addr, 0, &ba);
+
+		if (bind(fd, (struct sockaddr *)&ba, blen))
+			die("bind");
+	}
 	if (connect(fd, (struct sockaddr *)&sa, len))
 		die("connect");
 	for (i = 0; i < n; i += pipe) {
@@ -342,6 +353,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: reqsrv server ADDR PORT CONNS [WORKERS]\n"
 				"       reqsrv client ADDR PORT N [-P pipeline] [-s req_bytes] "
 				"[-r resp_bytes] [-d delay_us] [-x unanswered] [-w wait_ms] "
-				"[-g gap_us]\n");
+				"[-g gap_us] [-b bind_addr]\n");
 	return rc;
 }
