@@ -234,6 +234,18 @@ static __always_inline bool keep(const struct fl_key *k, const struct fl_stats *
 	return filter_match(f, &in);
 }
 
+/*
+ * Return true when the flow's bytes count under the installed filter: a
+ * filter on latency selects requests, not flows, so bytes then count; else
+ * the flow must pass it (pid and comm are known once the server reads).
+ */
+static __always_inline bool keep_bytes(const struct fl_key *k, const struct fl_stats *st)
+{
+	const struct filter_prog *f = &filters[filter_idx & 1];
+
+	return f->n == 0 || f->needs_lat || keep(k, st, 0);
+}
+
 /* Send one single event, within the per-tick budget. */
 static __always_inline void emit(const struct fl_key *k, const struct fl_stats *st,
 				 __u32 kind, __u64 lat, __u32 count, __u64 now)
@@ -306,7 +318,8 @@ static __always_inline void on_ingress(struct sk_buff *skb)
 	default:
 		break;
 	}
-	st->bytes_in += nb;
+	if (nb && keep_bytes(&s.key, st))
+		st->bytes_in += nb;
 }
 
 /* A segment leaving the host. */
@@ -334,7 +347,8 @@ static __always_inline void on_egress(struct sk_buff *skb)
 	default:
 		break;
 	}
-	st->bytes_out += nb;
+	if (nb && keep_bytes(&s.key, st))
+		st->bytes_out += nb;
 	if (nev) {
 		st->evicted += nev;
 		health_inc(FH_EVICTED, nev);

@@ -1,0 +1,150 @@
+#!/bin/bash
+# The flows view on loopback, IPv4 and IPv6, end to end through the binary:
+# record real request/response traffic (reqsrv), report it as JSON, and
+# check per flow against the server's own account of every request:
+# exact request counts, pipelined requests all matched, latencies at least
+# the server's recv->send time and close to it, an unanswered request
+# evicted after the timeout and counted, and the kernel filter keeping
+# other flows out.  Only the test's own ports are looked at.
+. "$(dirname "$0")/../lib.sh"
+need_root
+L=${LATOP_BIN:?}
+R=$LATOP_HELPERS/reqsrv
+[ -x "$R" ] || skip_all "no reqsrv helper at $R (make tests-build)"
+[ -e /proc/sys/net/ipv6/conf/lo ] || skip_all "no IPv6 on loopback"
+tmp=$(mktemp -d); rec_pid=
+trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# The unanswered-request timeout Φ, short so the test does not wait long.
+export XDG_CONFIG_HOME=$tmp/cfg
+mkdir -p "$tmp/cfg/latop"; echo "flow_timeout = 300ms" > "$tmp/cfg/latop/latoprc"
+
+base=$((20000 + RANDOM % 20000))
+P4=$base P6=$((base + 1)) PX=$((base + 2))
+
+# Wait until a recorder has its probes attached (its .tmp file exists).
+wait_recording() {
+	for _ in $(seq 100); do [ -e "$1.tmp" ] && { sleep 0.5; return 0; }; sleep 0.1; done
+	return 1
+}
+
+# Wait for a server to listen: its first line is "ready PORT".
+wait_ready() {
+	for _ in $(seq 50); do grep -q '^ready' "$1" 2>/dev/null && return 0; sleep 0.1; done
+	return 1
+}
+
+"$L" record -o "$tmp/lo.snap" -i 250ms --quiet \
+	-q "from flows where lport in ($P4, $P6) threshold 20ms" & rec_pid=$!
+wait_recording "$tmp/lo.snap"; ok $? "the recorder attaches"
+
+"$R" server 127.0.0.1 $P4 4 2 > "$tmp/srv4" & s4=$!
+"$R" server ::1 $P6 3 2 > "$tmp/srv6" & s6=$!
+# Traffic on a port outside the filter: the kernel must not count it.
+"$R" server 127.0.0.1 $PX 1 1 > "$tmp/srvx" & sx=$!
+wait_ready "$tmp/srv4" && wait_ready "$tmp/srv6" && wait_ready "$tmp/srvx"
+ok $? "three servers listen"
+
+{
+	"$R" client 127.0.0.1 $P4 300 -d 300 | sed 's/^/plain4 /'
+	"$R" client 127.0.0.1 $P4 40 -P 4 -g 300 -d 3000 | sed 's/^/pipe4 /'
+	"$R" client 127.0.0.1 $P4 5 -x 2 -w 700 | sed 's/^/evict4 /'
+	"$R" client 127.0.0.1 $P4 40 -s 20000 -r 200000 -d 25000 | sed 's/^/big4 /'
+	"$R" client ::1 $P6 300 -d 300 | sed 's/^/plain6 /'
+	"$R" client ::1 $P6 40 -P 4 -g 300 -d 3000 | sed 's/^/pipe6 /'
+	"$R" client ::1 $P6 40 -s 20000 -r 200000 -d 500 | sed 's/^/big6 /'
+	"$R" client 127.0.0.1 $PX 200 | sed 's/^/other /'
+} > "$tmp/clients"
+wait $s4 $s6 $sx
+sleep 1
+kill -TERM $rec_pid; wait $rec_pid; ok $? "the recording finishes on SIGTERM"; rec_pid=
+
+"$L" report "$tmp/lo.snap" --json -q "from flows group by lport, rport, comm, pid show count, sum(lat), \
+min(lat), p50(lat), max(lat), sum(evicted), sum(bytes_in), sum(bytes_out)" > "$tmp/flows.json"
+ok $? "report --json over the recording"
+"$L" report "$tmp/lo.snap" --json -q "from flow_events show ts, id, lport, rport, kind, lat, count" \
+	> "$tmp/events.json"
+
+# check.py NAME: one named check over the report, truth and client ports.
+check() {
+	python3 - "$1" "$tmp" $P4 $P6 $PX <<'EOF'
+import json, sys
+name, tmp, p4, p6, px = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:])
+flows = {(r["lport"], r["rport"]): r for r in map(json.loads, open(tmp + "/flows.json"))}
+events = [json.loads(l) for l in open(tmp + "/events.json")]
+clients = {}
+for line in open(tmp + "/clients"):
+    tag, _, port = line.split()
+    clients[tag] = int(port)
+truth = {}
+for f in ("srv4", "srv6", "srvx"):
+    for line in open(tmp + "/" + f):
+        if line.startswith("req "):
+            _, lp, rp, seq, ns, ans = line.split()
+            truth.setdefault((int(lp), int(rp)), []).append((int(ns), int(ans)))
+def key(tag):
+    return (p6 if tag.endswith("6") else p4, clients[tag])
+def answered(tag):
+    return [ns for ns, a in truth[key(tag)] if a]
+msg = []
+if name == "counts":
+    for tag in ("plain4", "pipe4", "big4", "plain6", "pipe6", "big6", "evict4"):
+        got, want = flows[key(tag)]["count"], len(answered(tag))
+        msg.append("%s %d/%d" % (tag, got, want))
+        assert got == want, msg
+elif name == "truth":
+    # Host latency >= the server's recv->send time, and close to it.
+    for tag in ("plain4", "plain6", "big4", "big6"):
+        r, t = flows[key(tag)], answered(tag)
+        over = (r["sum(lat)"] - sum(t)) / len(t)
+        msg.append("%s +%.0fus/req (truth p50 %.0fus, latop p50 %.0fus)" % (tag, over / 1e3,
+                   sorted(t)[len(t) // 2] / 1e3, r["p50(lat)"] / 1e3))
+        assert r["sum(lat)"] >= sum(t), msg
+        assert r["min(lat)"] >= min(t), msg
+        assert over <= 2e6, msg          # 2 ms per request: a loaded 2-vCPU box
+        assert r["p50(lat)"] >= 0.96 * sorted(t)[len(t) // 2], msg
+elif name == "pipeline":
+    for tag in ("pipe4", "pipe6"):
+        r, t = flows[key(tag)], answered(tag)
+        msg.append("%s %d matched, sum %.1fms >= truth %.1fms" % (tag, r["count"],
+                   r["sum(lat)"] / 1e6, sum(t) / 1e6))
+        assert r["count"] == 40 and r["sum(evicted)"] == 0, msg
+        # The 4th of each batch waited for 3 earlier answers of 3 ms each.
+        assert r["max(lat)"] >= 11e6 and r["sum(lat)"] >= sum(t), msg
+elif name == "evict":
+    r = flows[key("evict4")]
+    ev = [e for e in events if e["rport"] == clients["evict4"] and e["kind"] == "evicted"]
+    msg.append("count %d evicted %d events %s" % (r["count"], r["sum(evicted)"], ev))
+    assert r["count"] == 4 and r["sum(evicted)"] == 1, msg
+    assert len(ev) == 1 and ev[0]["count"] == 1 and 0.3e9 <= ev[0]["lat"] <= 2e9, msg
+elif name == "bytes":
+    r = flows[key("big4")]
+    msg.append("in %d out %d" % (r["sum(bytes_in)"], r["sum(bytes_out)"]))
+    assert r["sum(bytes_in)"] == 40 * 20000 and r["sum(bytes_out)"] == 40 * 200000, msg
+elif name == "slow":
+    slow = [e for e in events if e["kind"] == "slow"]
+    big = [e for e in slow if e["rport"] == clients["big4"]]
+    msg.append("%d slow events, %d from big4" % (len(slow), len(big)))
+    assert len(big) == 40 and all(e["lat"] >= 20e6 for e in big), msg
+    assert len({e["id"] for e in slow}) == len(slow), msg
+elif name == "owner":
+    comms = {r["comm"] for r in flows.values()}
+    msg.append("comms %s" % comms)
+    assert comms == {"reqsrv"} and all(r["pid"] > 0 for r in flows.values()), msg
+elif name == "pushdown":
+    other = [k for k in flows if k[0] == px]
+    msg.append("flows on the unfiltered port: %s" % other)
+    assert not other and px in [k[0] for k in truth], msg
+print("; ".join(msg))
+EOF
+}
+
+out=$(check counts 2>&1); ok $? "exact request counts per flow, v4 and v6 ($out)"
+out=$(check truth 2>&1); ok $? "host latency >= server truth, within 2 ms per request ($out)"
+out=$(check pipeline 2>&1); ok $? "pipelined requests (4 deep) all matched ($out)"
+out=$(check evict 2>&1); ok $? "the unanswered request is evicted after 300 ms and counted ($out)"
+out=$(check bytes 2>&1); ok $? "payload bytes in and out exact for 20 KB requests / 200 KB responses ($out)"
+out=$(check slow 2>&1); ok $? "threshold 20ms: every 25 ms request crossed as a slow event ($out)"
+out=$(check owner 2>&1); ok $? "flows belong to the serving process ($out)"
+out=$(check pushdown 2>&1); ok $? "lport pushdown: the kernel counted nothing on the other port ($out)"
+done_testing
