@@ -5,7 +5,8 @@
 
 const struct view views[] = {
 	{'1', "flows", "flows",
-	 "from flows group by flow show count, rate(count), p50(lat), p99(lat), max(lat) "
+	 "from flows group by flow, pid, comm show count, rate(count), p50(lat), p99(lat), "
+	 "p999(lat), max(lat), sum(bytes_in), sum(bytes_out), sum(evicted) "
 	 "order by p99(lat) desc"},
 	{'2', "paths", "paths",
 	 "from paths group by path show count, rate(count), p50(lat), p99(lat), max(lat), "
