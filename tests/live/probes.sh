@@ -1,5 +1,5 @@
 #!/bin/bash
-# `latop probes` names the hook of every syscalls stage and why any alternative was refused.
+# `latop probes` names the hook of every syscalls and flows stage and why any alternative was refused.
 . "$(dirname "$0")/../lib.sh"
 need_root
 out=$("$LATOP_BIN" probes 2>&1); rc=$?
@@ -12,6 +12,14 @@ else
 	echo "$out" | grep -q "refused: fentry:security_socket_sendmsg: E[A-Z]* at "; ok $? "a refused fentry says which errno and at which step"
 fi
 json=$("$LATOP_BIN" probes --json 2>&1)
-echo "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["probes"][0]["name"]=="syscalls"; assert any(c["name"]=="cpu-clock" for c in d["counters"])' 2>/dev/null
+echo "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert assert "syscalls" in [p["name"] for p in d["probes"]]; assert any(c["name"]=="cpu-clock" for c in d["counters"])' 2>/dev/null
 ok $? "latop probes --json is valid JSON with the probe and the counters"
+echo "$out" | grep -qE "ingress \(request in\) +(fentry/ip_rcv\+ipv6_rcv|tp_btf/netif_receive_skb)"
+ok $? "flows: ingress uses fentry/ip_rcv+ipv6_rcv or tp_btf/netif_receive_skb"
+echo "$out" | grep -qE "egress \(response out\) +(fentry/__dev_queue_xmit|tp_btf/net_dev_queue)"
+ok $? "flows: egress uses fentry/__dev_queue_xmit or tp_btf/net_dev_queue"
+if echo "$out" | grep -q "ingress (request in) *tp_btf"; then
+	echo "$out" | grep -q "fentry/ip_rcv+ipv6_rcv refused: fentry:ip_rcv: E[A-Z]* at "
+	ok $? "flows: the refused fentry alternative is listed with its errno"
+fi
 done_testing
