@@ -12,7 +12,7 @@ else
 	echo "$out" | grep -q "refused: fentry:security_socket_sendmsg: E[A-Z]* at "; ok $? "a refused fentry says which errno and at which step"
 fi
 json=$("$LATOP_BIN" probes --json 2>&1)
-echo "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert assert "syscalls" in [p["name"] for p in d["probes"]]; assert any(c["name"]=="cpu-clock" for c in d["counters"])' 2>/dev/null
+echo "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert "syscalls" in [p["name"] for p in d["probes"]]; assert any(c["name"]=="cpu-clock" for c in d["counters"])' 2>/dev/null
 ok $? "latop probes --json is valid JSON with the probe and the counters"
 echo "$out" | grep -qE "ingress \(request in\) +(fentry/ip_rcv\+ipv6_rcv|tp_btf/netif_receive_skb)"
 ok $? "flows: ingress uses fentry/ip_rcv+ipv6_rcv or tp_btf/netif_receive_skb"
