@@ -235,3 +235,29 @@ $(OUTPUT)/static/%: tests/helpers/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -static $< -o $@ -lpthread
+
+# ---- bench-flows: the flows probe's overhead on a 1-byte TCP ping-pong -------
+# netfloor: empty programs on the flows probe's hooks (bench/netfloor.bpf.c),
+# loaded from its object file by bench/netfloor.c.  pcapmatch: the same
+# request/response matching done on a libpcap capture (libpcap-dev).
+$(OUTPUT)/bench/netfloor.bpf: bench/netfloor.bpf.c $(OUTPUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Wall -c $< -o $@
+	$(Q)llvm-strip -g $@ 2>/dev/null || true
+
+$(OUTPUT)/bench/netfloor: bench/netfloor.c $(OUTPUT)/bench/netfloor.bpf
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE $< -lbpf -lelf -lz -o $@
+
+$(OUTPUT)/bench/pcapmatch: bench/pcapmatch.c probes/flowq.h core/lhist.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I. $< -lpcap -o $@
+
+.PHONY: bench-flows
+bench-flows:
+	$(Q)./scripts/install-deps.sh --bench
+	$(Q)$(MAKE) --no-print-directory latop $(OUTPUT)/bench/pingpong $(OUTPUT)/bench/netfloor \
+		$(OUTPUT)/bench/pcapmatch
+	$(Q)./bench/flows.sh

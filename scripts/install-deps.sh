@@ -8,9 +8,9 @@ PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
 libncurses-dev libreadline-dev pkg-config tmux"
 for arg in "$@"; do
 	case $arg in
-	--test) PKGS="$PKGS python3" ;;
+	--test) PKGS="$PKGS python3 iproute2" ;;
 	--vm) PKGS="$PKGS qemu-system-x86 linux-image-amd64 busybox-static cpio kmod" ;;
-	--bench) PKGS="$PKGS linux-perf" ;;
+	--bench) PKGS="$PKGS linux-perf libpcap-dev" ;;
 	*) echo "install-deps.sh: unknown option '$arg' (--test, --vm, --bench)" >&2; exit 2 ;;
 	esac
 done

@@ -1,0 +1,102 @@
+#!/bin/bash
+# What the flows view adds to each TCP request/response: bench/pingpong (a
+# 1-byte ping-pong over loopback, both ends pinned to one CPU) timed with
+# no tracer, with the floor (empty programs on the flows probe's hooks),
+# with `latop record -q 'from flows'`, and with bench/pcapmatch (libpcap
+# capture of the port + the same matching in user space), in interleaved
+# rounds whose order rotates.  Prints each configuration's median ns per
+# round trip, the ns it adds, and ratios; checks that latop and pcapmatch
+# counted every round trip.  `make bench-flows` runs it (as root).
+#
+# Environment (defaults in brackets):
+#   BENCH_ROUNDS [7]       rounds; each round runs every configuration once
+#   BENCH_SECONDS [1]      length of one timed ping-pong run
+#   BENCH_CPU [1]          CPU both ping-pong ends are pinned to
+#   BENCH_TRACER_CPU [0]   CPU the tracers are pinned to
+#   BENCH_CONFIGS ["none floor latop pcap"]
+set -u
+cd "$(dirname "$0")/.."
+ROUNDS=${BENCH_ROUNDS:-7} SECS=${BENCH_SECONDS:-1}
+CPU=${BENCH_CPU:-1} TCPU=${BENCH_TRACER_CPU:-0}
+read -r -a CONFIGS <<<"${BENCH_CONFIGS:-none floor latop pcap}"
+OUT=.output/bench
+[ "$(id -u)" -eq 0 ] || { echo "bench/flows.sh: needs root (BPF, packet capture)" >&2; exit 1; }
+make --no-print-directory -s latop $OUT/pingpong $OUT/netfloor $OUT/pcapmatch || exit 1
+WORK=$(mktemp -d)
+TRACER=
+trap '[ -n "$TRACER" ] && kill -9 $TRACER 2>/dev/null; rm -rf "$WORK"' EXIT
+
+# Wait up to 10 s for file $1 to exist.
+wait_file() {
+	for _ in $(seq 100); do [ -e "$1" ] && return 0; sleep 0.1; done
+	return 1
+}
+
+# Start configuration $1's tracer for a ping-pong on port $2; 1 if it failed.
+start_tracer() {
+	case $1 in
+	none) TRACER= ;;
+	floor)
+		taskset -c "$TCPU" $OUT/netfloor -o $OUT/netfloor.bpf -r "$WORK/ready" -t 120 \
+			2>"$WORK/floor.log" & TRACER=$!
+		wait_file "$WORK/ready" ;;
+	latop)
+		taskset -c "$TCPU" ./latop record -o "$WORK/run.snap" --quiet \
+			-q "from flows where lport == $2" 2>"$WORK/latop.log" & TRACER=$!
+		wait_file "$WORK/run.snap.tmp" && sleep 1 ;;
+	pcap)
+		taskset -c "$TCPU" $OUT/pcapmatch -p "$2" -r "$WORK/ready" -t 120 \
+			>"$WORK/pcap.out" 2>&1 & TRACER=$!
+		wait_file "$WORK/ready" ;;
+	esac
+}
+
+# Stop the tracer (all of them finish on SIGTERM) and wait for it.
+stop_tracer() {
+	[ -n "$TRACER" ] || return 0
+	kill -TERM "$TRACER" 2>/dev/null
+	wait "$TRACER" 2>/dev/null
+	TRACER=
+}
+
+declare -A RES
+port=$((30000 + RANDOM % 20000))
+for ((r = 0; r < ROUNDS; r++)); do
+	n=${#CONFIGS[@]}
+	for ((i = 0; i < n; i++)); do
+		c=${CONFIGS[$(((i + r) % n))]}
+		port=$((port + 1))
+		rm -f "$WORK/ready" "$WORK/run.snap" "$WORK/run.snap.tmp"
+		if ! start_tracer "$c" $port; then
+			echo "bench: $c did not start: $(tail -n 2 "$WORK"/*.log 2>/dev/null)" >&2
+			stop_tracer; continue
+		fi
+		line=$(taskset -c "$CPU" $OUT/pingpong "$CPU" "$SECS" $port)
+		[ "$c" = latop ] && sleep 1.5	# one more tick, so the last requests are recorded
+		stop_tracer
+		ns=$(echo "$line" | awk '{print $2}') rts=$(echo "$line" | awk '{print $6}')
+		seen=
+		case $c in
+		latop) seen=$(./latop report "$WORK/run.snap" -q "from flows show count" --json |
+			      python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["count"])') ;;
+		pcap) seen=$(awk '/^packets/ {print $4}' "$WORK/pcap.out") ;;
+		esac
+		[ -n "$seen" ] && [ "$seen" != "$rts" ] &&
+			echo "bench: round $r: $c counted $seen of $rts round trips" >&2
+		RES[$c]+="$ns "
+	done
+done
+
+median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+none=$(echo "${RES[none]:-}" | median)
+floor=$(echo "${RES[floor]:-}" | median)
+printf '%-8s %10s %10s %8s %9s   %s\n' config "median ns" "added ns" "x none" "x floor+" runs
+for c in "${CONFIGS[@]}"; do
+	m=$(echo "${RES[$c]:-}" | median)
+	[ -n "$m" ] || { echo "$c: no runs"; continue; }
+	awk -v c="$c" -v m="$m" -v n="${none:-0}" -v f="${floor:-0}" -v runs="${RES[$c]}" 'BEGIN {
+		add = n ? m - n : 0; fadd = (f && n) ? f - n : 0
+		ratio = n ? m / n : 0; xf = "-"
+		if (fadd > 0) xf = sprintf("%.2f", add / fadd)
+		printf "%-8s %10.0f %10.0f %8.3f %9s   %s\n", c, m, add, ratio, xf, runs }'
+done
