@@ -5,8 +5,9 @@
 # with `latop record -q 'from flows'`, and with bench/pcapmatch (libpcap
 # capture of the port + the same matching in user space), in interleaved
 # rounds whose order rotates.  Prints each configuration's median ns per
-# round trip, the ns it adds, and ratios; checks that latop and pcapmatch
-# counted every round trip.  `make bench-flows` runs it (as root).
+# round trip, the ns it adds, and ratios (to none's median, and the median of
+# each round's ratio to that round's none run); checks that latop and
+# pcapmatch counted every round trip.  `make bench-flows` runs it (as root).
 #
 # Environment (defaults in brackets):
 #   BENCH_ROUNDS [7]       rounds; each round runs every configuration once
@@ -59,7 +60,7 @@ stop_tracer() {
 	TRACER=
 }
 
-declare -A RES
+declare -A RES ROUND RATIO
 port=$((30000 + RANDOM % 20000))
 for ((r = 0; r < ROUNDS; r++)); do
 	n=${#CONFIGS[@]}
@@ -84,19 +85,29 @@ for ((r = 0; r < ROUNDS; r++)); do
 		[ -n "$seen" ] && [ "$seen" != "$rts" ] &&
 			echo "bench: round $r: $c counted $seen of $rts round trips" >&2
 		RES[$c]+="$ns "
+		ROUND[$c]=$ns
 	done
+	# This round's ratios to its own none run: drifts between rounds cancel.
+	for c in "${CONFIGS[@]}"; do
+		[ -n "${ROUND[$c]:-}" ] && [ -n "${ROUND[none]:-}" ] &&
+			RATIO[$c]+="$(awk -v a="${ROUND[$c]}" -v b="${ROUND[none]}" 'BEGIN {printf "%.4f", a / b}') "
+	done
+	ROUND=()
 done
 
-median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 none=$(echo "${RES[none]:-}" | median)
 floor=$(echo "${RES[floor]:-}" | median)
-printf '%-8s %10s %10s %8s %9s   %s\n' config "median ns" "added ns" "x none" "x floor+" runs
+printf '%-8s %10s %10s %8s %9s %9s   %s\n' config "median ns" "added ns" "x none" "x floor+" \
+	"x paired" runs
 for c in "${CONFIGS[@]}"; do
 	m=$(echo "${RES[$c]:-}" | median)
 	[ -n "$m" ] || { echo "$c: no runs"; continue; }
-	awk -v c="$c" -v m="$m" -v n="${none:-0}" -v f="${floor:-0}" -v runs="${RES[$c]}" 'BEGIN {
+	pr=$(echo "${RATIO[$c]:-}" | median)
+	awk -v c="$c" -v m="$m" -v n="${none:-0}" -v f="${floor:-0}" -v runs="${RES[$c]}" \
+		-v pr="${pr:--}" 'BEGIN {
 		add = n ? m - n : 0; fadd = (f && n) ? f - n : 0
 		ratio = n ? m / n : 0; xf = "-"
 		if (fadd > 0) xf = sprintf("%.2f", add / fadd)
-		printf "%-8s %10.0f %10.0f %8.3f %9s   %s\n", c, m, add, ratio, xf, runs }'
+		printf "%-8s %10.0f %10.0f %8.3f %9s %9s   %s\n", c, m, add, ratio, xf, pr, runs }'
 done
