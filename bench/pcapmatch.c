@@ -138,7 +138,8 @@ static void on_packet(u_char *user, const struct pcap_pkthdr *h, const u_char *p
 	}
 }
 
-/* Print one line per flow: requests, evicted, median latency. */
+/* Print one line per flow (requests, evicted, median latency), then totals
+ * with the packets the capture dropped. */
 static void report(void)
 {
 	uint64_t total = 0;
@@ -158,8 +159,12 @@ static void report(void)
 		       (unsigned long long)lh_bucket_low(b ? b - 1 : 0));
 		total += f->count;
 	}
-	printf("packets %llu requests %llu untracked %llu\n", (unsigned long long)packets,
-	       (unsigned long long)total, (unsigned long long)untracked);
+	struct pcap_stat ps = {0};
+
+	pcap_stats(pc, &ps);
+	printf("packets %llu requests %llu untracked %llu dropped %u\n",
+	       (unsigned long long)packets, (unsigned long long)total,
+	       (unsigned long long)untracked, ps.ps_drop + ps.ps_ifdrop);
 }
 
 int main(int argc, char **argv)
