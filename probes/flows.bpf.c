@@ -16,9 +16,11 @@
  * outbound data from it a response.  The client's socket is never in the
  * map, its packets miss the lookup.
  *
- * Ingress: tp_btf/netif_receive_skb (or fentry on ip_rcv/ipv6_rcv), where
- * skb->data is the network header.  Egress: tp_btf/net_dev_queue (or
- * fentry on __dev_queue_xmit), where skb->network_header is set.
+ * Ingress: tp_btf/netif_receive_skb, where skb->data is the network header
+ * (or fentry on tcp_v4_rcv/tcp_v6_rcv, where skb->network_header is set:
+ * every TCP segment passes there, whether the driver delivered it alone or
+ * in a GRO list).  Egress: tp_btf/net_dev_queue (or fentry on
+ * __dev_queue_xmit), where skb->network_header is set.
  * The owner (pid, comm) comes from sock_recv_length: the process that
  * reads the requests.
  */
@@ -79,6 +81,32 @@ struct seg {
 	__u8 syn, fin, psh, rst;
 };
 
+/*
+ * The last data segment this CPU received for no known flow.  When it is
+ * the one that completes a handshake (the client's ACK was overtaken, or
+ * carried data), set_state finds it here, on the same CPU, and queues it
+ * as the connection's first request.
+ */
+struct early_seg {
+	struct seg s;
+	__u64 t_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct early_seg);
+} early SEC(".maps");
+
+/* Return true when a and b name the same flow. */
+static __always_inline bool key_eq(const struct fl_key *a, const struct fl_key *b)
+{
+	return a->laddr[0] == b->laddr[0] && a->laddr[1] == b->laddr[1] &&
+	       a->raddr[0] == b->raddr[0] && a->raddr[1] == b->raddr[1] &&
+	       a->lport == b->lport && a->rport == b->rport && a->netns == b->netns;
+}
+
 /* Count one health event. */
 static __always_inline void health_inc(__u32 what, __u64 n)
 {
@@ -107,18 +135,19 @@ static __always_inline void addr6(__u64 out[2], const __u8 *a)
 }
 
 /*
- * Parse the IPv4/IPv6 + TCP headers of skb at network offset nh.  l3len is
- * the bytes from the network header on (0: take it from the IP header).
- * The key is oriented as the receiver sees it when ingress, else as the
- * sender.  Return false for anything but TCP.
+ * Parse the IPv4/IPv6 + TCP headers of skb: the network header is at
+ * skb->data when at_data, else at skb->network_header.  The key is oriented
+ * as the receiver sees it when ingress, else as the sender.  Return false
+ * for anything but TCP.
  */
-static __always_inline bool parse(struct sk_buff *skb, bool ingress, struct seg *s)
+static __always_inline bool parse(struct sk_buff *skb, bool ingress, bool at_data,
+				  struct seg *s)
 {
 	unsigned char *head = BPF_CORE_READ(skb, head);
 	__u16 proto = bpf_ntohs(BPF_CORE_READ(skb, protocol));
 	__u32 skb_len = BPF_CORE_READ(skb, len);
 	__u32 data_off = BPF_CORE_READ(skb, data) - head;
-	__u32 nh = ingress ? data_off : BPF_CORE_READ(skb, network_header);
+	__u32 nh = at_data ? data_off : BPF_CORE_READ(skb, network_header);
 	__u32 l3len, l3hdr, ipid_len, sport, dport;
 	__u64 src[2], dst[2];
 	struct tcphdr th;
@@ -299,18 +328,26 @@ static __always_inline void count_request(const struct fl_key *k, struct fl_stat
 		emit(k, st, FE_SAMPLED, lat, 1, now);
 }
 
-/* A segment entering the host. */
-static __always_inline void on_ingress(struct sk_buff *skb)
+/* A segment entering the host (network header at skb->data when at_data). */
+static __always_inline void on_ingress(struct sk_buff *skb, bool at_data)
 {
 	struct fl_stats *st;
 	struct seg s;
 	__u32 nb;
 
-	if (!parse(skb, true, &s) || s.syn || s.len == 0)
+	if (!parse(skb, true, at_data, &s) || s.syn || s.len == 0)
 		return;
 	st = bpf_map_lookup_elem(&flows, &s.key);
-	if (!st || st->closed)
+	if (!st || st->closed) {
+		__u32 zero = 0;
+		struct early_seg *e = bpf_map_lookup_elem(&early, &zero);
+
+		if (e) {
+			e->s = s;
+			e->t_ns = bpf_ktime_get_ns();
+		}
 		return;
+	}
 	switch (fq_request(&st->q, s.seq, s.len, s.psh && !s.fin, bpf_ktime_get_ns(), &nb)) {
 	case FQ_FULL:
 		health_inc(FH_FULL, 1);
@@ -330,7 +367,7 @@ static __always_inline void on_egress(struct sk_buff *skb)
 	__u32 nb, nev;
 	struct seg s;
 
-	if (!parse(skb, false, &s) || s.syn || s.len == 0)
+	if (!parse(skb, false, false, &s) || s.syn || s.len == 0)
 		return;
 	st = bpf_map_lookup_elem(&flows, &s.key);
 	if (!st || st->closed)
@@ -360,7 +397,7 @@ static __always_inline void on_egress(struct sk_buff *skb)
 SEC("tp_btf/netif_receive_skb")
 int BPF_PROG(rx_tp, struct sk_buff *skb)
 {
-	on_ingress(skb);
+	on_ingress(skb, true);
 	return 0;
 }
 
@@ -371,17 +408,17 @@ int BPF_PROG(tx_tp, struct sk_buff *skb)
 	return 0;
 }
 
-SEC("fentry/ip_rcv")
-int BPF_PROG(rx_ip, struct sk_buff *skb)
+SEC("fentry/tcp_v4_rcv")
+int BPF_PROG(rx_tcp, struct sk_buff *skb)
 {
-	on_ingress(skb);
+	on_ingress(skb, false);
 	return 0;
 }
 
-SEC("fentry/ipv6_rcv")
-int BPF_PROG(rx_ip6, struct sk_buff *skb)
+SEC("fentry/tcp_v6_rcv")
+int BPF_PROG(rx_tcp6, struct sk_buff *skb)
 {
-	on_ingress(skb);
+	on_ingress(skb, false);
 	return 0;
 }
 
@@ -414,8 +451,21 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 			bpf_map_update_elem(&flows, &k, &zero_stats, BPF_EXIST);
 		}
 		st = bpf_map_lookup_elem(&flows, &k);
-		if (st)
+		if (st) {
+			__u32 zero = 0, nb;
+			struct early_seg *e = bpf_map_lookup_elem(&early, &zero);
+
 			st->born_ns = bpf_ktime_get_ns();
+			/* The segment being processed may be the one that made
+			 * the connection: its data is the first request. */
+			if (e && e->s.len && key_eq(&e->s.key, &k)) {
+				if (fq_request(&st->q, e->s.seq, e->s.len, e->s.psh && !e->s.fin,
+					       e->t_ns, &nb) == FQ_FULL)
+					health_inc(FH_FULL, 1);
+				st->bytes_in += nb;
+				e->s.len = 0;
+			}
+		}
 		return 0;
 	}
 	if (newstate != TCP_CLOSE)

@@ -37,8 +37,8 @@ struct hook_spec {
 
 /* Each stage's alternatives, preferred first; a stage uses the first that loads. */
 static const struct hook_spec hook_specs[] = {
-	{"ingress (request in)", "fentry", "fentry/ip_rcv+ipv6_rcv",
-	 {"ip_rcv", "ipv6_rcv"}, {"rx_ip", "rx_ip6"}, false},
+	{"ingress (request in)", "fentry", "fentry/tcp_v4_rcv+tcp_v6_rcv",
+	 {"tcp_v4_rcv", "tcp_v6_rcv"}, {"rx_tcp", "rx_tcp6"}, false},
 	{"ingress (request in)", "tp_btf", "tp_btf/netif_receive_skb",
 	 {"netif_receive_skb"}, {"rx_tp"}, true},
 	{"egress (response out)", "fentry", "fentry/__dev_queue_xmit",

@@ -14,12 +14,12 @@ fi
 json=$("$LATOP_BIN" probes --json 2>&1)
 echo "$json" | python3 -c 'import json,sys; d=json.load(sys.stdin); assert "syscalls" in [p["name"] for p in d["probes"]]; assert any(c["name"]=="cpu-clock" for c in d["counters"])' 2>/dev/null
 ok $? "latop probes --json is valid JSON with the probe and the counters"
-echo "$out" | grep -qE "ingress \(request in\) +(fentry/ip_rcv\+ipv6_rcv|tp_btf/netif_receive_skb)"
-ok $? "flows: ingress uses fentry/ip_rcv+ipv6_rcv or tp_btf/netif_receive_skb"
+echo "$out" | grep -qE "ingress \(request in\) +(fentry/tcp_v4_rcv\+tcp_v6_rcv|tp_btf/netif_receive_skb)"
+ok $? "flows: ingress uses fentry/tcp_v4_rcv+tcp_v6_rcv or tp_btf/netif_receive_skb"
 echo "$out" | grep -qE "egress \(response out\) +(fentry/__dev_queue_xmit|tp_btf/net_dev_queue)"
 ok $? "flows: egress uses fentry/__dev_queue_xmit or tp_btf/net_dev_queue"
 if echo "$out" | grep -q "ingress (request in) *tp_btf"; then
-	echo "$out" | grep -q "fentry/ip_rcv+ipv6_rcv refused: fentry:ip_rcv: E[A-Z]* at "
+	echo "$out" | grep -q "fentry/tcp_v4_rcv+tcp_v6_rcv refused: fentry:tcp_v4_rcv: E[A-Z]* at "
 	ok $? "flows: the refused fentry alternative is listed with its errno"
 fi
 done_testing
