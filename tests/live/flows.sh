@@ -35,7 +35,7 @@ wait_ready() {
 }
 
 "$L" record -o "$tmp/lo.snap" -i 250ms --quiet \
-	-q "from flows where lport in ($P4, $P6) threshold 20ms" & rec_pid=$!
+	-q "from flows where lport in ($P4, $P6) threshold 20ms sample 1/10" & rec_pid=$!
 wait_recording "$tmp/lo.snap"; ok $? "the recorder attaches"
 
 "$R" server 127.0.0.1 $P4 4 2 > "$tmp/srv4" & s4=$!
@@ -127,6 +127,12 @@ elif name == "slow":
     msg.append("%d slow events, %d from big4" % (len(slow), len(big)))
     assert len(big) == 40 and all(e["lat"] >= 20e6 for e in big), msg
     assert len({e["id"] for e in slow}) == len(slow), msg
+elif name == "sample":
+    sampled = [e for e in events if e["kind"] == "sampled"]
+    n = sum(r["count"] for r in flows.values()) - 40    # all but the 40 slow ones
+    msg.append("%d sampled of %d requests" % (len(sampled), n))
+    assert 0.05 * n <= len(sampled) <= 0.2 * n, msg
+    assert all(e["lat"] < 20e6 for e in sampled), msg
 elif name == "owner":
     comms = {r["comm"] for r in flows.values()}
     msg.append("comms %s" % comms)
@@ -145,6 +151,7 @@ out=$(check pipeline 2>&1); ok $? "pipelined requests (4 deep) all matched ($out
 out=$(check evict 2>&1); ok $? "the unanswered request is evicted after 300 ms and counted ($out)"
 out=$(check bytes 2>&1); ok $? "payload bytes in and out exact for 20 KB requests / 200 KB responses ($out)"
 out=$(check slow 2>&1); ok $? "threshold 20ms: every 25 ms request crossed as a slow event ($out)"
+out=$(check sample 2>&1); ok $? "sample 1/10: about a tenth of the other requests crossed, all still counted ($out)"
 out=$(check owner 2>&1); ok $? "flows belong to the serving process ($out)"
 out=$(check pushdown 2>&1); ok $? "lport pushdown: the kernel counted nothing on the other port ($out)"
 done_testing
