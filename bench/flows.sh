@@ -16,6 +16,15 @@
 #   BENCH_TRACER_CPU [0]   CPU the tracers are pinned to
 #   BENCH_CONFIGS ["none floor latop pcap"]
 #   BENCH_RETRIES [2]      times a dirty run is tried again
+#   BENCH_STAT [cpu_median_batch]  pingpong's figure: cpu_median_batch (the
+#                          process's CPU time per round trip, median batch:
+#                          time another tenant takes is not in it),
+#                          ns_median_batch (wall), cpu_per_rt or ns_per_rt
+#                          (plain means)
+#
+# The tracer's own CPU time during the run (user and system, from
+# /proc/PID/stat) is divided by the round trips too: "tracer ns" is what it
+# spends elsewhere (latop's ticks, pcapmatch's user-space matching).
 #
 # A run is dirty when BPF tracing links other than the tracer's own exist
 # before it starts or after it stops (another latop, a test run, a tracer):
@@ -26,6 +35,7 @@ set -u
 cd "$(dirname "$0")/.."
 ROUNDS=${BENCH_ROUNDS:-7} SECS=${BENCH_SECONDS:-1}
 CPU=${BENCH_CPU:-1} TCPU=${BENCH_TRACER_CPU:-0} RETRIES=${BENCH_RETRIES:-2}
+STAT=${BENCH_STAT:-cpu_median_batch}
 read -r -a CONFIGS <<<"${BENCH_CONFIGS:-none floor latop pcap}"
 OUT=.output/bench
 [ "$(id -u)" -eq 0 ] || { echo "bench/flows.sh: needs root (BPF, packet capture)" >&2; exit 1; }
@@ -67,12 +77,18 @@ stop_tracer() {
 	TRACER=
 }
 
+# Print the CPU time of process $1 so far, in ns (0 when there is none).
+proc_cpu_ns() {
+	[ -n "$1" ] && [ -r "/proc/$1/stat" ] || { echo 0; return; }
+	awk -v hz="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print ($12 + $13) * 1e9 / hz}' "/proc/$1/stat"
+}
+
 # Print how many BPF tracing links exist (tp_btf, raw tracepoints, perf events).
 foreign_links() {
 	bpftool link list 2>/dev/null | grep -c -E '^[0-9]+: (tracing|raw_tracepoint|perf_event|kprobe|uprobe)'
 }
 
-declare -A RES ROUND RATIO DIRTY DRES
+declare -A RES ROUND RATIO DIRTY DRES TNS DTNS
 port=$((30000 + RANDOM % 20000))
 for ((r = 0; r < ROUNDS; r++)); do
 	n=${#CONFIGS[@]}
@@ -86,8 +102,10 @@ for ((r = 0; r < ROUNDS; r++)); do
 			echo "bench: $c did not start: $(tail -n 2 "$WORK"/*.log 2>/dev/null)" >&2
 			stop_tracer; continue 2
 		fi
+		tc0=$(proc_cpu_ns "$TRACER")
 		line=$(taskset -c "$CPU" $OUT/pingpong "$CPU" "$SECS" $port)
 		[ "$c" = latop ] && sleep 1.5	# one more tick, so the last requests are recorded
+		tc1=$(proc_cpu_ns "$TRACER")
 		stop_tracer
 		after=$(foreign_links)
 		dirty=$((before + after))
@@ -95,7 +113,9 @@ for ((r = 0; r < ROUNDS; r++)); do
 		DIRTY[$c]=$((${DIRTY[$c]:-0} + 1))
 		[ "$try" -lt "$RETRIES" ] && sleep 3
 		done
-		ns=$(echo "$line" | awk '{print $2}') rts=$(echo "$line" | awk '{print $6}')
+		ns=$(echo "$line" | awk -v k="$STAT" '{for (i = 1; i < NF; i += 2) if ($i == k) print $(i + 1)}')
+		rts=$(echo "$line" | awk '{print $6}')
+		tns=$(awk -v a="$tc0" -v b="$tc1" -v n="$rts" 'BEGIN {printf "%.0f", n ? (b - a) / n : 0}')
 		seen=
 		case $c in
 		latop) seen=$(./latop report "$WORK/run.snap" -q "from flows show count" --json |
@@ -107,8 +127,10 @@ for ((r = 0; r < ROUNDS; r++)); do
 			     "$([ "$c" = pcap ] && awk '/^packets/ {print "(capture dropped " $8 " packets)"}' "$WORK/pcap.out")" >&2
 		if [ "$dirty" -eq 0 ]; then
 			RES[$c]+="$ns "
+			TNS[$c]+="$tns "
 			ROUND[$c]=$ns
 		else
+			DTNS[$c]+="$tns "
 			DRES[$c]+="$ns "
 		fi
 	done
@@ -122,20 +144,26 @@ done
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 for c in "${CONFIGS[@]}"; do
-	[ -n "${RES[$c]:-}" ] || RES[$c]=${DRES[$c]:-}	# no clean run: use the dirty ones
+	if [ -z "${RES[$c]:-}" ]; then	# no clean run: use the dirty ones
+		RES[$c]=${DRES[$c]:-}
+		TNS[$c]=${DTNS[$c]:-}
+	fi
 done
 none=$(echo "${RES[none]:-}" | median)
 floor=$(echo "${RES[floor]:-}" | median)
-printf '%-8s %10s %10s %8s %9s %9s %6s   %s\n' config "median ns" "added ns" "x none" "x floor+" \
-	"x paired" dirty runs
+echo "ns per 1-byte round trip ($STAT), medians over rounds:"
+printf '%-8s %10s %10s %8s %9s %9s %10s %6s   %s\n' config "median ns" "added ns" "x none" \
+	"x floor+" "x paired" "tracer ns" dirty runs
 for c in "${CONFIGS[@]}"; do
 	m=$(echo "${RES[$c]:-}" | median)
 	[ -n "$m" ] || { echo "$c: no runs"; continue; }
 	pr=$(echo "${RATIO[$c]:-}" | median)
+	tn=$(echo "${TNS[$c]:-}" | median)
 	awk -v c="$c" -v m="$m" -v n="${none:-0}" -v f="${floor:-0}" -v runs="${RES[$c]}" \
-		-v pr="${pr:--}" -v d="${DIRTY[$c]:-0}" 'BEGIN {
+		-v pr="${pr:--}" -v d="${DIRTY[$c]:-0}" -v tn="${tn:-0}" 'BEGIN {
 		add = n ? m - n : 0; fadd = (f && n) ? f - n : 0
 		ratio = n ? m / n : 0; xf = "-"
 		if (fadd > 0) xf = sprintf("%.2f", add / fadd)
-		printf "%-8s %10.0f %10.0f %8.3f %9s %9s %6s   %s\n", c, m, add, ratio, xf, pr, d, runs }'
+		printf "%-8s %10.0f %10.0f %8.3f %9s %9s %10.0f %6s   %s\n", c, m, add, ratio, xf, pr,
+			tn, d, runs }'
 done
