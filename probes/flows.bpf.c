@@ -143,41 +143,48 @@ static __always_inline void addr6(__u64 out[2], const __u8 *a)
 static __always_inline bool parse(struct sk_buff *skb, bool ingress, bool at_data,
 				  struct seg *s)
 {
-	unsigned char *head = BPF_CORE_READ(skb, head);
-	__u16 proto = bpf_ntohs(BPF_CORE_READ(skb, protocol));
-	__u32 skb_len = BPF_CORE_READ(skb, len);
-	__u32 data_off = BPF_CORE_READ(skb, data) - head;
-	__u32 nh = at_data ? data_off : BPF_CORE_READ(skb, network_header);
+	/* skb is a BTF pointer (tp_btf, fentry): fields load directly, no
+	 * helper call; only the packet bytes go through bpf_probe_read. */
+	unsigned char *head = skb->head;
+	__u16 proto = bpf_ntohs(skb->protocol);
+	__u32 skb_len = skb->len;
+	__u32 data_off = skb->data - head;
+	__u32 nh = at_data ? data_off : skb->network_header;
 	__u32 l3len, l3hdr, ipid_len, sport, dport;
 	__u64 src[2], dst[2];
 	struct tcphdr th;
 	__u8 flags;
+	/* One read for the common cases: IPv4 without options or IPv6, and
+	 * the fixed TCP header after it. */
+	union {
+		struct { struct iphdr ip; struct tcphdr th; } v4;
+		struct { struct ipv6hdr ip; struct tcphdr th; } v6;
+	} h;
 
+	if (bpf_probe_read_kernel(&h, sizeof(h), head + nh))
+		return false;
 	/* Bytes from the network header to the end of the skb. */
 	l3len = skb_len - (nh - data_off);
 	if (proto == ETH_P_IP) {
-		struct iphdr ip;
-
-		if (bpf_probe_read_kernel(&ip, sizeof(ip), head + nh))
+		if (h.v4.ip.protocol != IPPROTO_TCP || h.v4.ip.version != 4)
 			return false;
-		if (ip.protocol != IPPROTO_TCP || ip.version != 4)
+		l3hdr = h.v4.ip.ihl * 4;
+		ipid_len = bpf_ntohs(h.v4.ip.tot_len);
+		addr4(src, h.v4.ip.saddr);
+		addr4(dst, h.v4.ip.daddr);
+		if (l3hdr == sizeof(struct iphdr))
+			th = h.v4.th;
+		else if (bpf_probe_read_kernel(&th, sizeof(th), head + nh + l3hdr))
 			return false;
-		l3hdr = ip.ihl * 4;
-		ipid_len = bpf_ntohs(ip.tot_len);
-		addr4(src, ip.saddr);
-		addr4(dst, ip.daddr);
 	} else if (proto == ETH_P_IPV6) {
-		struct ipv6hdr ip6;
-
-		if (bpf_probe_read_kernel(&ip6, sizeof(ip6), head + nh))
+		if (h.v6.ip.nexthdr != IPPROTO_TCP)
 			return false;
-		if (ip6.nexthdr != IPPROTO_TCP)
-			return false;
-		l3hdr = sizeof(ip6);
-		ipid_len = bpf_ntohs(ip6.payload_len);
-		ipid_len = ipid_len ? ipid_len + sizeof(ip6) : 0;
-		addr6(src, (const __u8 *)&ip6.saddr);
-		addr6(dst, (const __u8 *)&ip6.daddr);
+		l3hdr = sizeof(struct ipv6hdr);
+		ipid_len = bpf_ntohs(h.v6.ip.payload_len);
+		ipid_len = ipid_len ? ipid_len + sizeof(struct ipv6hdr) : 0;
+		addr6(src, (const __u8 *)&h.v6.ip.saddr);
+		addr6(dst, (const __u8 *)&h.v6.ip.daddr);
+		th = h.v6.th;
 	} else {
 		return false;
 	}
@@ -185,8 +192,6 @@ static __always_inline bool parse(struct sk_buff *skb, bool ingress, bool at_dat
 	 * later by ip_rcv); GSO packets may exceed what the IP header says. */
 	if (ingress && ipid_len && ipid_len < l3len)
 		l3len = ipid_len;
-	if (bpf_probe_read_kernel(&th, sizeof(th), head + nh + l3hdr))
-		return false;
 	flags = ((__u8 *)&th)[13];
 	s->fin = flags & 0x01;
 	s->syn = flags & 0x02;
@@ -210,7 +215,7 @@ static __always_inline bool parse(struct sk_buff *skb, bool ingress, bool at_dat
 		s->key.lport = sport;
 		s->key.rport = dport;
 	}
-	s->key.netns = BPF_CORE_READ(skb, dev, nd_net.net, ns.inum);
+	s->key.netns = skb->dev->nd_net.net->ns.inum;
 	s->key.pad = 0;
 	return true;
 }
@@ -218,26 +223,26 @@ static __always_inline bool parse(struct sk_buff *skb, bool ingress, bool at_dat
 /* Build the key of socket sk as it sees itself; false if not TCP. */
 static __always_inline bool sock_key(const struct sock *sk, struct fl_key *k)
 {
-	__u16 family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	__u16 family = sk->__sk_common.skc_family;
 
-	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+	if (sk->sk_protocol != IPPROTO_TCP)
 		return false;
 	if (family == AF_INET) {
-		addr4(k->laddr, BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr));
-		addr4(k->raddr, BPF_CORE_READ(sk, __sk_common.skc_daddr));
+		addr4(k->laddr, sk->__sk_common.skc_rcv_saddr);
+		addr4(k->raddr, sk->__sk_common.skc_daddr);
 	} else if (family == AF_INET6) {
 		struct in6_addr a;
 
-		BPF_CORE_READ_INTO(&a, sk, __sk_common.skc_v6_rcv_saddr);
+		a = sk->__sk_common.skc_v6_rcv_saddr;
 		addr6(k->laddr, (const __u8 *)&a);
-		BPF_CORE_READ_INTO(&a, sk, __sk_common.skc_v6_daddr);
+		a = sk->__sk_common.skc_v6_daddr;
 		addr6(k->raddr, (const __u8 *)&a);
 	} else {
 		return false;
 	}
-	k->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
-	k->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
-	k->netns = BPF_CORE_READ(sk, __sk_common.skc_net.net, ns.inum);
+	k->lport = sk->__sk_common.skc_num;
+	k->rport = bpf_ntohs(sk->__sk_common.skc_dport);
+	k->netns = sk->__sk_common.skc_net.net->ns.inum;
 	k->pad = 0;
 	return true;
 }
