@@ -269,11 +269,12 @@ static __always_inline bool keep(const struct fl_key *k, const struct fl_stats *
 }
 
 /*
- * Return true when the flow's bytes count under the installed filter: a
- * filter on latency selects requests, not flows, so bytes then count; else
- * the flow must pass it (pid and comm are known once the server reads).
+ * Return true when the flow's bytes, unanswered requests and unsolicited
+ * responses count under the installed filter: a filter on latency selects
+ * requests, not flows, so they then count; else the flow must pass it (pid
+ * and comm are known once the server reads).
  */
-static __always_inline bool keep_bytes(const struct fl_key *k, const struct fl_stats *st)
+static __always_inline bool keep_flow(const struct fl_key *k, const struct fl_stats *st)
 {
 	const struct filter_prog *f = &filters[filter_idx & 1];
 
@@ -360,7 +361,7 @@ static __always_inline void on_ingress(struct sk_buff *skb, bool at_data)
 	default:
 		break;
 	}
-	if (nb && keep_bytes(&s.key, st))
+	if (nb && keep_flow(&s.key, st))
 		st->bytes_in += nb;
 }
 
@@ -384,14 +385,15 @@ static __always_inline void on_egress(struct sk_buff *skb)
 		count_request(&s.key, st, lat, now);
 		break;
 	case FQ_UNSOLICITED:
-		st->unsolicited++;
+		if (keep_flow(&s.key, st))
+			st->unsolicited++;
 		break;
 	default:
 		break;
 	}
-	if (nb && keep_bytes(&s.key, st))
+	if (nb && keep_flow(&s.key, st))
 		st->bytes_out += nb;
-	if (nev) {
+	if (nev && keep_flow(&s.key, st)) {
 		st->evicted += nev;
 		health_inc(FH_EVICTED, nev);
 		if (keep(&s.key, st, age))
@@ -479,7 +481,7 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 	if (!st || st->closed)
 		return 0;
 	n = fq_pending(&st->q);
-	if (n) {
+	if (n && keep_flow(&k, st)) {
 		__u64 now = bpf_ktime_get_ns();
 		__u64 t0 = st->q.e[st->q.head & (FQ_LEN - 1)].t_ns;
 
