@@ -62,6 +62,17 @@ struct {
 	__type(value, struct fl_stats);
 } flows SEC(".maps");
 
+/*
+ * The process last seen reading each socket (tgid), kept on the socket:
+ * recv() by the same process again, on a flow or not, needs no lookup.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, __u32);
+} reader SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, FH_N);
@@ -498,19 +509,24 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(recv_len, struct sock *sk, int ret, int flags)
 {
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, *seen;
 	struct fl_stats *st;
 	struct fl_key k;
-	__u32 tgid;
 
-	if (ret <= 0 || !sock_key(sk, &k))
+	if (ret <= 0)
+		return 0;
+	seen = bpf_sk_storage_get(&reader, sk, 0, 0);
+	if (seen && *seen == tgid)
+		return 0;
+	if (!sock_key(sk, &k))
 		return 0;
 	st = bpf_map_lookup_elem(&flows, &k);
-	if (!st)
-		return 0;
-	tgid = bpf_get_current_pid_tgid() >> 32;
-	if (st->pid != tgid) {
+	if (st && st->pid != tgid) {
 		st->pid = tgid;
 		bpf_get_current_comm(st->comm, sizeof(st->comm));
 	}
+	seen = bpf_sk_storage_get(&reader, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (seen)
+		*seen = tgid;
 	return 0;
 }
