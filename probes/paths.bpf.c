@@ -11,9 +11,11 @@
  * (6.3+), which fire in process context as sendmsg/recvmsg (and write/read
  * on a socket) return; on older kernels fexit on sock_sendmsg/sock_recvmsg.
  *
- * A socket counts as the server end when its local port was bound by the
- * application (SOCK_BINDPORT_LOCK, inherited by accepted sockets from their
- * listener); sockets that got an ephemeral port at connect are client ends.
+ * A socket counts as the server end when it was accepted: an accepted socket
+ * is a copy of its listener and keeps the listener's sk_max_ack_backlog (the
+ * listen() backlog), which a connected socket never sets.  (SOCK_BINDPORT_LOCK
+ * would not do: accept clears it on the copy.)  A listener made with
+ * listen(fd, 0) gives accepted sockets a backlog of 0: they pass for clients.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -26,7 +28,6 @@
 #define AF_INET6 10
 #define IPPROTO_TCP 6
 #define MSG_PEEK 2
-#define SOCK_BINDPORT_LOCK 8
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -126,8 +127,9 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, __u8 dir)
 	r->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
 	r->rport = __builtin_bswap16(BPF_CORE_READ(sk, __sk_common.skc_dport));
 	r->dir = dir;
-	r->server = (BPF_CORE_READ_BITFIELD_PROBED(sk, sk_userlocks) & SOCK_BINDPORT_LOCK) != 0;
+	r->server = BPF_CORE_READ(sk, sk_max_ack_backlog) != 0;
 	r->pad = 0;
+
 	read_addrs(sk, family, r);
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);

@@ -37,7 +37,7 @@ struct path_rec {
 	__u16 lport;		/* host order */
 	__u16 rport;
 	__u8 dir;		/* enum path_dir */
-	__u8 server;		/* the socket was accepted on a port bound by the application */
+	__u8 server;		/* the socket was accepted (this end is the server) */
 	__u8 family;		/* 4 or 6 */
 	__u8 pad;
 	__u8 laddr[16];		/* IPv4 as ::ffff:a.b.c.d */

@@ -284,6 +284,7 @@ static void start_request(struct recon *rc, struct rthread *t, struct rconn *c,
 	r->seq = rec->seq;
 	r->nth = c->nreq++;
 	r->start_ns = rec->ts_ns;
+	r->refs = 1;		/* the thread's message holds it */
 	conn_push(c, req_get(r));
 	req_put(t->open);
 	t->open = req_get(r);
@@ -332,7 +333,6 @@ static void start_call(struct recon *rc, struct rthread *t, struct rconn *c,
 		memcpy(r->comm, t->comm, sizeof(r->comm));
 		r->client = true;
 		r->start_ns = rec->ts_ns;
-		r->refs = 0;
 	}
 	k->conn = c->t;
 	k->seq = rec->seq;

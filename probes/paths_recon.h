@@ -9,7 +9,7 @@
  * What is attributed:
  *  - Consecutive calls of one thread in one direction on one connection
  *    form one message.
- *  - On a server connection (its local port bound by the application), the
+ *  - On a server connection (one this end accepted), the
  *    n-th inbound message is a request and the n-th reply message answers
  *    it (synchronous request-reply; pipelined requests pair in order).  The
  *    reply may come from another thread than the one that received.
