@@ -9,7 +9,8 @@
  *
  * Hooks: the sock:sock_send_length / sock:sock_recv_length tracepoints
  * (6.3+), which fire in process context as sendmsg/recvmsg (and write/read
- * on a socket) return; on older kernels fexit on sock_sendmsg/sock_recvmsg.
+ * on a socket) return; on older kernels fentry on security_socket_sendmsg
+ * and fexit on sock_recvmsg.
  *
  * A socket counts as the server end when it was accepted: an accepted socket
  * is a copy of its listener and keeps the listener's sk_max_ack_backlog (the
@@ -79,8 +80,12 @@ static __always_inline void read_addrs(struct sock *sk, __u16 family, struct pat
 	}
 }
 
-/* Record one send or receive of ret bytes on sk by the current thread. */
-static __always_inline int on_io(struct sock *sk, int ret, int flags, __u8 dir)
+/*
+ * Record one send or receive of ret bytes on sk by the current thread.
+ * before: called as the send starts (its first byte is at write_seq), not
+ * as it returns (its last byte is just before write_seq).
+ */
+static __always_inline int on_io(struct sock *sk, int ret, int flags, __u8 dir, bool before)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid();
 	__u32 tgid = pid_tgid >> 32, idx = filter_idx & 1;
@@ -123,7 +128,7 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, __u8 dir)
 	r->tid = (__u32)pid_tgid;
 	r->bytes = ret;
 	seq = dir == PD_SEND ? BPF_CORE_READ(tp, write_seq) : BPF_CORE_READ(tp, copied_seq);
-	r->seq = seq - (__u32)ret;
+	r->seq = before ? seq : seq - (__u32)ret;
 	r->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
 	r->rport = __builtin_bswap16(BPF_CORE_READ(sk, __sk_common.skc_dport));
 	r->dir = dir;
@@ -139,25 +144,30 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, __u8 dir)
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(tp_send, struct sock *sk, int ret, int flags)
 {
-	return on_io(sk, ret, flags, PD_SEND);
+	return on_io(sk, ret, flags, PD_SEND, false);
 }
 
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(tp_recv, struct sock *sk, int ret, int flags)
 {
-	return on_io(sk, ret, flags, PD_RECV);
+	return on_io(sk, ret, flags, PD_RECV, false);
 }
 
-/* Kernels before 6.3 have no sock_*_length tracepoints; before 6.6 every
- * user send passes sock_sendmsg (later ones call __sock_sendmsg). */
-SEC("fexit/sock_sendmsg")
-int BPF_PROG(fexit_send, struct socket *sock, struct msghdr *msg, int ret)
+/*
+ * Kernels before 6.3 have no sock_*_length tracepoints.  Every user send
+ * passes security_socket_sendmsg (sock_sendmsg does not since 6.6, when
+ * the syscalls moved to __sock_sendmsg): the record is taken as the send
+ * starts, with the size asked for.  Every user receive returns through
+ * sock_recvmsg.
+ */
+SEC("fentry/security_socket_sendmsg")
+int BPF_PROG(fentry_send, struct socket *sock, struct msghdr *msg, int size)
 {
-	return on_io(BPF_CORE_READ(sock, sk), ret, 0, PD_SEND);
+	return on_io(BPF_CORE_READ(sock, sk), size, 0, PD_SEND, true);
 }
 
 SEC("fexit/sock_recvmsg")
 int BPF_PROG(fexit_recv, struct socket *sock, struct msghdr *msg, int flags, int ret)
 {
-	return on_io(BPF_CORE_READ(sock, sk), ret, flags, PD_RECV);
+	return on_io(BPF_CORE_READ(sock, sk), ret, flags, PD_RECV, false);
 }

@@ -33,14 +33,15 @@
 struct hook_spec {
 	const char *stage;
 	const char *tp, *tp_prog;	/* tp_btf tracepoint and program */
-	const char *fn, *fn_prog;	/* fexit function and program */
+	const char *fn_kind;		/* "fentry" or "fexit" */
+	const char *fn, *fn_prog;	/* its function and program */
 };
 
 static const struct hook_spec hook_specs[] = {
 	{"TCP send (socket, bytes, sequence)", "sock_send_length", "tp_send",
-	 "sock_sendmsg", "fexit_send"},
+	 "fentry", "security_socket_sendmsg", "fentry_send"},
 	{"TCP receive (socket, bytes, sequence)", "sock_recv_length", "tp_recv",
-	 "sock_recvmsg", "fexit_recv"},
+	 "fexit", "sock_recvmsg", "fexit_recv"},
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
 
@@ -420,7 +421,7 @@ static int paths_set_filter(struct probe *p, const struct filter_prog *f, char *
 	return 0;
 }
 
-/* Fill choice for spec i: the tracepoint, else fexit, else why neither. */
+/* Fill choice for spec i: the tracepoint, else fentry/fexit, else why neither. */
 static int choose_hook(size_t i, struct hook_choice *choice)
 {
 	const struct hook_spec *s = &hook_specs[i];
@@ -430,10 +431,10 @@ static int choose_hook(size_t i, struct hook_choice *choice)
 	choice->stage = s->stage;
 	choice->why[0] = 0;
 	snprintf(labels[i][0], sizeof(labels[i][0]), "tp_btf/%s", s->tp);
-	snprintf(labels[i][1], sizeof(labels[i][1]), "fexit/%s", s->fn);
+	snprintf(labels[i][1], sizeof(labels[i][1]), "%s/%s", s->fn_kind, s->fn);
 	if (feature_tp_btf(s->tp, why_tp, sizeof(why_tp))) {
 		choice->hook = labels[i][0];
-		snprintf(choice->why, sizeof(choice->why), "alternative: fexit/%s", s->fn);
+		snprintf(choice->why, sizeof(choice->why), "alternative: %s", labels[i][1]);
 		return 1;
 	}
 	if (feature_fentry(s->fn, why_fn, sizeof(why_fn))) {
