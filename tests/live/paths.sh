@@ -33,6 +33,9 @@ sleep 2
 kill -TERM $rec; wait $rec; ok $? "the recorder finishes on SIGTERM"
 
 "$L" report "$tmp/run.lat" -q "from paths group by lport, path show count, calls, sum(down), sum(self), sum(time)" --json > "$tmp/paths.json"
+pids=$("$L" report "$tmp/run.lat" -q "from paths group by pid show count" --csv | tail -n +2 | cut -d, -f1 | sort -n | tr '\n' ' ')
+[ "$pids" = "$(printf '%s\n' $pb $pm $pf | sort -n | tr '\n' ' ')" ]
+ok $? "the pushed-down pid filter kept only the three tiers (pids $pids; the client is out)"
 "$L" report "$tmp/run.lat" -q "from path_events show ts, id, path, lport, rport, nth, pid, tid, lat, calls, down, self, bytes_in, bytes_out" --json > "$tmp/events.json"
 "$L" report "$tmp/run.lat" -q "from path_spans show id, row, start, dur, kind, label, n" --json > "$tmp/spans.json"
 
