@@ -28,6 +28,7 @@ struct rconn {
 	struct recon_tuple t;
 	bool server;
 	uint64_t last_ns;
+	uint64_t epoch;			/* messages started on it, by any thread */
 	uint64_t nreq;			/* requests seen on it */
 	size_t nq, capq;
 	struct recon_req **reqs;	/* server: received, not yet answered (FIFO) */
@@ -42,6 +43,7 @@ struct rthread {
 	/* The current message. */
 	bool in_msg;
 	struct rconn *mconn;
+	uint64_t mepoch;		/* mconn->epoch when the message started */
 	uint8_t mdir;
 	enum msg_kind kind;
 	struct recon_req *mreq;		/* the request of the message (MK_*) */
@@ -400,7 +402,11 @@ void recon_add(struct recon *rc, const struct path_rec *rec)
 
 	rc->st.records++;
 	t->last_ns = rec->ts_ns;
-	if (t->in_msg && t->mconn && t->mconn->sk == rec->sk && t->mdir == rec->dir) {
+	/* More of the same message, unless another thread has used the
+	 * connection since (a reply sent for this thread's request by a
+	 * helper ends the request this thread was receiving). */
+	if (t->in_msg && t->mconn && t->mconn->sk == rec->sk && t->mdir == rec->dir &&
+	    t->mconn->epoch == t->mepoch) {
 		t->mconn->last_ns = rec->ts_ns;
 		msg_extend(t, rec);
 		return;
@@ -409,6 +415,7 @@ void recon_add(struct recon *rc, const struct path_rec *rec)
 	c = conn_of(rc, rec);
 	t->in_msg = true;
 	t->mconn = c;
+	t->mepoch = ++c->epoch;
 	t->mdir = rec->dir;
 	if (c->server && rec->dir == PD_RECV)
 		start_request(rc, t, c, rec);

@@ -8,7 +8,7 @@
  *
  * What is attributed:
  *  - Consecutive calls of one thread in one direction on one connection
- *    form one message.
+ *    form one message (until another thread uses that connection).
  *  - On a server connection (one this end accepted), the
  *    n-th inbound message is a request and the n-th reply message answers
  *    it (synchronous request-reply; pipelined requests pair in order).  The

@@ -47,7 +47,7 @@ done
 sleep 0.5
 [ -e "$tmp/front.lat.tmp" ] && [ -e "$tmp/mid.lat.tmp" ] && [ -e "$tmp/back.lat.tmp" ]
 ok $? "one recorder per host attaches"
-ip netns exec ${n}c "$T" client -c 10.201.1.2:$PF -C 3 -n 40 -f 6 -t "$tmp/client.tsv"
+timeout 120 ip netns exec ${n}c "$T" client -c 10.201.1.2:$PF -C 3 -n 40 -f 6 -t "$tmp/client.tsv"
 ok $? "3 clients x 40 requests across the namespaces"
 sleep 2
 for r in "${recs[@]}"; do kill -TERM $r; wait $r || echo "# recorder $r failed"; done

@@ -197,6 +197,16 @@ int main(void)
 	ok(g.n == 2 && !strcmp(g.r[1].shape, ":8080") && g.r[1].lat == 600000 && g.r[1].tid == 1,
 	   "the request answered by another thread keeps its latency, without the call (%s)",
 	   g.r[1].shape);
+	/* The receiving thread reads the next request with nothing in between:
+	 * the helper's reply on the connection ended its message. */
+	g.n = 0;
+	rec(rc, 1, 72000, R, 8, &A, 0);
+	rec(rc, 3, 72100, S, 8, &A, 0);
+	rec(rc, 1, 73000, R, 8, &A, 0);
+	rec(rc, 3, 73300, S, 8, &A, 0);
+	recon_flush(rc, 80000 * 1000, 1000000, 60000000000ULL);
+	ok(g.n == 2 && g.r[0].lat == 100000 && g.r[1].lat == 300000,
+	   "handoff: back-to-back receives by the same thread are two requests (%zu)", g.n);
 
 	/* A pure client: each call is its own path. */
 	g.n = 0;
