@@ -12,7 +12,7 @@
 #define LATOP_PATHS_H
 
 #define PATH_COMM_LEN 16
-#define PATH_RINGBUF_BYTES (8 << 20)
+#define PATH_RINGBUF_BYTES (64 << 20)	/* ~700k records: a tick of a busy host */
 
 enum path_dir {
 	PD_RECV = 0,
