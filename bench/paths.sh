@@ -6,12 +6,12 @@
 # interleaved rounds whose order rotates.  Each round trip is four records
 # (client send, server receive, server send, client receive).
 # BENCH_MODE=tiers times requests through three tiers instead (front -> mid
-# -> back, each request 4 round trips and 8 records per tier pair), as the
-# client's mean latency per request.  `make bench-paths` runs it (as root).
+# -> back: a request is 5 round trips, 20 records), as the client's median
+# latency per request.  `make bench-paths` runs it (as root).
 #
 # Environment (defaults in brackets):
 #   BENCH_ROUNDS [7]        rounds; each round runs every configuration once
-#   BENCH_TRIPS [20000]     round trips per run (pingpong), requests per run / 10 (tiers)
+#   BENCH_TRIPS [50000]     round trips per run (pingpong), requests per run / 10 (tiers)
 #   BENCH_MODE [pingpong]   pingpong, or tiers
 #   BENCH_CPU [1]           CPU the workload is pinned to
 #   BENCH_TRACER_CPU [0]    CPU the tracer is pinned to
@@ -20,7 +20,7 @@ set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUTPUT:-.output}
 ROUNDS=${BENCH_ROUNDS:-7}
-TRIPS=${BENCH_TRIPS:-20000}
+TRIPS=${BENCH_TRIPS:-50000}
 MODE=${BENCH_MODE:-pingpong}
 CPU=${BENCH_CPU:-1}
 TCPU=${BENCH_TRACER_CPU:-0}
@@ -75,7 +75,7 @@ workload() {
 		rm -f "$WORK/client.tsv"
 		taskset -c "$CPU" "$T" client -c 127.0.0.1:$((PORT + 2)) -C 1 -n $((TRIPS / 10)) -f 1 \
 			-t "$WORK/client.tsv" || return 1
-		awk '{s += $4} END {printf "%.1f\n", s / NR}' "$WORK/client.tsv"
+		cut -d' ' -f4 "$WORK/client.tsv" | sort -g | awk '{v[NR] = $1} END {print v[int((NR + 1) / 2)]}'
 	else
 		taskset -c "$CPU" "$T" pingpong -c 127.0.0.1:$PORT -n "$TRIPS" | cut -d' ' -f1
 	fi
@@ -84,7 +84,7 @@ workload() {
 if [ "$MODE" = tiers ]; then
 	taskset -c "$CPU" "$T" serve -p $((PORT + 1)) -w 2 >/dev/null & SERVERS+=($!)
 	taskset -c "$CPU" "$T" serve -p $((PORT + 2)) -w 2 -c 127.0.0.1:$((PORT + 1)):4 >/dev/null & SERVERS+=($!)
-	unit="ns per request (1 front request = 4 calls to back)"
+	unit="ns per request, median (1 front request = 4 calls to back: 20 records)"
 else
 	taskset -c "$CPU" "$T" echo -p $PORT >/dev/null & SERVERS+=($!)
 	unit="ns per 1-byte round trip (median batch of 256)"
@@ -102,6 +102,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 		[ "$cfg" = none ] || sleep 0.5
 		ns=$(workload)
 		stop
+		echo "$ns" >"$WORK/round.$r.$cfg"
 		if [ "$base" -gt 0 ]; then
 			echo "$ns" >>"$WORK/$cfg.dirty"; printf ' %s=%s(dirty)' "$cfg" "$ns"
 		else
@@ -111,8 +112,8 @@ for ((r = 0; r < ROUNDS; r++)); do
 	echo
 done
 
-median() { sort -g "$1" | awk '{v[NR] = $1} END {if (NR % 2) printf "%.1f", v[(NR + 1) / 2];
-	else printf "%.1f", (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+median() { sort -g "$1" | awk '{v[NR] = $1} END {if (NR % 2) printf "%.3f", v[(NR + 1) / 2];
+	else printf "%.3f", (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
 samples() { [ -s "$WORK/$1.ns" ] && echo "$WORK/$1.ns" || { [ -s "$WORK/$1.dirty" ] && echo "$WORK/$1.dirty"; }; }
 echo
 echo "paths overhead: $MODE, $unit; workload on CPU $CPU, tracer on CPU $TCPU, $ROUNDS interleaved rounds"
@@ -137,3 +138,16 @@ if [ "$MODE" = pingpong ] && [ -n "$bmed" ] && f=$(samples latop); then
 	awk -v m="$(median "$f")" -v b="$bmed" 'BEGIN {printf "latop per record (4 per round trip): %.0f ns\n", (m - b) / 4}'
 fi
 echo "added = median - none's median; x floor+ = added / the floor's added (1.00: no cost beyond enabling the hooks)"
+# Paired: each round's run divided by the same round's none, then the median
+# over rounds (drifts of a shared machine cancel within a round).
+for cfg in "${CONFIGS[@]}"; do
+	[ "$cfg" = none ] && continue
+	for ((r = 0; r < ROUNDS; r++)); do
+		[ -s "$WORK/round.$r.$cfg" ] && [ -s "$WORK/round.$r.none" ] &&
+			awk -v a="$(cat "$WORK/round.$r.$cfg")" -v b="$(cat "$WORK/round.$r.none")" \
+				'BEGIN {printf "%.4f\n", a / b}'
+	done >"$WORK/paired.$cfg"
+	[ -s "$WORK/paired.$cfg" ] && printf 'paired %-6s x none: median %s over %s rounds (%s)\n' "$cfg" \
+		"$(median "$WORK/paired.$cfg")" "$(wc -l <"$WORK/paired.$cfg")" \
+		"$(sort -g "$WORK/paired.$cfg" | awk 'NR == 1 {a = $1} {b = $1} END {printf "%.2f..%.2f", a, b}')"
+done
