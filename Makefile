@@ -241,6 +241,13 @@ $(OUTPUT)/static/%: tests/helpers/%.c
 # loaded from its object file by bench/netfloor.c.  pcapmatch: the same
 # request/response matching done on a libpcap capture (libpcap-dev).
 $(OUTPUT)/bench/netfloor.bpf: bench/netfloor.bpf.c $(OUTPUT)/vmlinux.h
+# ---- bench-paths: the paths probe's overhead (bench/paths.sh) ----------------
+# pathsfloor: bench/floor.c's loader over bench/pathsfloor.bpf.c, the empty
+# programs on the paths probe's hooks.  Its BPF object is
+# $(OUTPUT)/bench/pathsfloor.bpf (the name bench/*.c gives it); its skeleton
+# is named floor_bpf, in a directory of its own, so floor.c builds unchanged.
+.PHONY: bench-paths
+$(OUTPUT)/bench/pathsfloor.bpf: bench/pathsfloor.bpf.c $(OUTPUT)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Wall -c $< -o $@
@@ -261,3 +268,15 @@ bench-flows:
 	$(Q)$(MAKE) --no-print-directory latop $(OUTPUT)/bench/pingpong $(OUTPUT)/bench/netfloor \
 		$(OUTPUT)/bench/pcapmatch
 	$(Q)./bench/flows.sh
+$(OUTPUT)/bench/pathsfloor/floor.skel.h: $(OUTPUT)/bench/pathsfloor.bpf
+	$(call msg,GEN-SKEL,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(BPFTOOL) gen skeleton $< name floor_bpf > $@
+
+$(OUTPUT)/bench/pathsfloor-bin: bench/floor.c $(OUTPUT)/bench/pathsfloor/floor.skel.h
+	$(call msg,CC,$@)
+	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE \
+		-I$(OUTPUT)/bench/pathsfloor $< -lbpf -lelf -lz -o $@
+
+bench-paths: latop $(OUTPUT)/helpers/tiers $(OUTPUT)/bench/pathsfloor-bin
+	$(Q)./bench/paths.sh

@@ -6,9 +6,11 @@
 #include "xalloc.h"
 
 /* Every joiner: one declaration and one list line each. */
+extern const struct joiner paths_joiner;
 
 const struct joiner *const joiners[] = {
 	NULL,	/* keeps the list non-empty; skipped */
+	&paths_joiner,
 };
 const size_t joiners_len = sizeof(joiners) / sizeof(joiners[0]);
 

@@ -9,8 +9,8 @@ const struct view views[] = {
 	 "p999(lat), max(lat), sum(bytes_in), sum(bytes_out), sum(evicted) "
 	 "order by p99(lat) desc"},
 	{'2', "paths", "paths",
-	 "from paths group by path show count, rate(count), p50(lat), p99(lat), max(lat), "
-	 "sum(time) order by sum(time) desc"},
+	 "from paths group by path, comm show count, rate(count), p50(lat), p99(lat), max(lat), "
+	 "sum(calls), sum(down), sum(self) order by sum(time) desc threshold 10ms"},
 	{'3', "nvme", "nvme",
 	 "from nvme group by dev, op show count, rate(count), p50(lat), p99(lat), max(lat) "
 	 "order by p99(lat) desc"},

@@ -1,0 +1,23 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The paths floor: empty programs on exactly the hooks probes/paths.bpf.c
+ * attaches here (tp_btf on the socket send/receive tracepoints), built into
+ * the same loader as bench/floor.c.  What the paths probe costs beyond this
+ * is its own work (reading the socket, the ring buffer record, user space).
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+SEC("tp_btf/sock_send_length")
+int tp_send(void *ctx)
+{
+	return 0;
+}
+
+SEC("tp_btf/sock_recv_length")
+int tp_recv(void *ctx)
+{
+	return 0;
+}

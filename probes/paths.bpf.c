@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The paths probe: every send and receive a thread makes on a TCP socket,
+ * one compact record each on a ring buffer (submitted without wakeup; user
+ * space drains it every tick).  Nothing is kept per thread in the kernel:
+ * merging calls into messages and messages into requests needs the order of
+ * events across threads (a request received by one thread may be answered
+ * by another), which user space has from the ring buffer.
+ *
+ * Hooks: the sock:sock_send_length / sock:sock_recv_length tracepoints
+ * (6.3+), which fire in process context as sendmsg/recvmsg (and write/read
+ * on a socket) return; on older kernels fentry on security_socket_sendmsg
+ * and fexit on sock_recvmsg.
+ *
+ * A socket counts as the server end when it was accepted: an accepted socket
+ * is a copy of its listener and keeps the listener's sk_max_ack_backlog (the
+ * listen() backlog), which a connected socket never sets.  (SOCK_BINDPORT_LOCK
+ * would not do: accept clears it on the copy.)  A listener made with
+ * listen(fd, 0) gives accepted sockets a backlog of 0: they pass for clients.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "paths.h"
+#include "filter.bpf.h"
+
+#define AF_INET 2
+#define AF_INET6 10
+#define IPPROTO_TCP 6
+#define MSG_PEEK 2
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile __u32 self_tgid = 0;
+
+/* Two filter slots: user space writes the idle one, then flips filter_idx. */
+struct filter_prog filters[2] = {};
+__u32 filter_need_comm[2] = {};
+volatile __u32 filter_idx = 0;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, PATH_RINGBUF_BYTES);
+} records SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, PH_N);
+	__type(key, __u32);
+	__type(value, __u64);
+} health SEC(".maps");
+
+static __always_inline void health_inc(__u32 i)
+{
+	__u64 *v = bpf_map_lookup_elem(&health, &i);
+
+	if (v)
+		(*v)++;
+}
+
+/* Copy the socket's addresses into r (IPv4 as v4-mapped). */
+static __always_inline void read_addrs(struct sock *sk, __u16 family, struct path_rec *r)
+{
+	__builtin_memset(r->laddr, 0, 16);
+	__builtin_memset(r->raddr, 0, 16);
+	if (family == AF_INET) {
+		__u32 l = BPF_CORE_READ(sk, __sk_common.skc_rcv_saddr);
+		__u32 d = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+
+		r->laddr[10] = r->laddr[11] = 0xff;
+		r->raddr[10] = r->raddr[11] = 0xff;
+		__builtin_memcpy(&r->laddr[12], &l, 4);
+		__builtin_memcpy(&r->raddr[12], &d, 4);
+		r->family = 4;
+	} else {
+		BPF_CORE_READ_INTO(&r->laddr, sk, __sk_common.skc_v6_rcv_saddr.in6_u.u6_addr8);
+		BPF_CORE_READ_INTO(&r->raddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
+		r->family = 6;
+	}
+}
+
+/*
+ * Record one send or receive of ret bytes on sk by the current thread.
+ * before: called as the send starts (its first byte is at write_seq), not
+ * as it returns (its last byte is just before write_seq).
+ */
+static __always_inline int on_io(struct sock *sk, int ret, int flags, __u8 dir, bool before)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tgid = pid_tgid >> 32, idx = filter_idx & 1;
+	const struct filter_prog *f = &filters[idx];
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	struct path_rec *r;
+	__u16 family;
+	__u32 seq;
+
+	if (ret <= 0 || !sk || tgid == self_tgid || (dir == PD_RECV && (flags & MSG_PEEK)))
+		return 0;
+	if (BPF_CORE_READ(sk, sk_protocol) != IPPROTO_TCP)
+		return 0;
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (family != AF_INET && family != AF_INET6)
+		return 0;
+	if (f->n) {
+		struct filter_input in = {};
+		char comm[PATH_COMM_LEN];
+
+		in.pid = tgid;
+		in.tid = (__u32)pid_tgid;
+		if (filter_need_comm[idx]) {
+			bpf_get_current_comm(comm, sizeof(comm));
+			in.comm = comm;
+		}
+		if (!filter_match(f, &in)) {
+			health_inc(PH_DROPPED);
+			return 0;
+		}
+	}
+	r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+	if (!r) {
+		health_inc(PH_LOST);
+		return 0;
+	}
+	r->ts_ns = bpf_ktime_get_ns();
+	r->sk = (__u64)sk;
+	r->tgid = tgid;
+	r->tid = (__u32)pid_tgid;
+	r->bytes = ret;
+	seq = dir == PD_SEND ? BPF_CORE_READ(tp, write_seq) : BPF_CORE_READ(tp, copied_seq);
+	r->seq = before ? seq : seq - (__u32)ret;
+	r->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	r->rport = __builtin_bswap16(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	r->dir = dir;
+	r->server = BPF_CORE_READ(sk, sk_max_ack_backlog) != 0;
+	r->pad = 0;
+
+	read_addrs(sk, family, r);
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	return 0;
+}
+
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(tp_send, struct sock *sk, int ret, int flags)
+{
+	return on_io(sk, ret, flags, PD_SEND, false);
+}
+
+SEC("tp_btf/sock_recv_length")
+int BPF_PROG(tp_recv, struct sock *sk, int ret, int flags)
+{
+	return on_io(sk, ret, flags, PD_RECV, false);
+}
+
+/*
+ * Kernels before 6.3 have no sock_*_length tracepoints.  Every user send
+ * passes security_socket_sendmsg (sock_sendmsg does not since 6.6, when
+ * the syscalls moved to __sock_sendmsg): the record is taken as the send
+ * starts, with the size asked for.  Every user receive returns through
+ * sock_recvmsg.
+ */
+SEC("fentry/security_socket_sendmsg")
+int BPF_PROG(fentry_send, struct socket *sock, struct msghdr *msg, int size)
+{
+	return on_io(BPF_CORE_READ(sock, sk), size, 0, PD_SEND, true);
+}
+
+SEC("fexit/sock_recvmsg")
+int BPF_PROG(fexit_recv, struct socket *sock, struct msghdr *msg, int flags, int ret)
+{
+	return on_io(BPF_CORE_READ(sock, sk), ret, flags, PD_RECV, false);
+}

@@ -1,0 +1,602 @@
+/*
+ * The paths probe, user side: choose the send/receive hooks, load and
+ * attach paths.bpf.c, feed its records to the reconstruction
+ * (paths_recon.c) every tick, and fold the completed requests into one
+ * frame of paths (per path shape x process), one of path_events (single
+ * requests above THRESHOLD or sampled) and one of path_spans (their
+ * timelines).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "../core/xalloc.h"
+#include "../core/hist.h"
+#include "probe.h"
+#include "feature.h"
+#include "paths.h"
+#include "paths_recon.h"
+#include "paths_schema.h"
+#include "paths.skel.h"
+
+#define GRACE_NS (10 * 1000000ULL)	/* a thread quiet this long has ended its message */
+#define IDLE_NS (60 * 1000000000ULL)	/* threads and connections idle this long are forgotten */
+#define DEFAULT_MAX_EVENTS 4096		/* single requests per tick when BUFFER is 0 */
+#define SHAPE_LEN 512
+#define NAGG 1024
+
+/* One direction's hook and its fallback, in order of preference. */
+struct hook_spec {
+	const char *stage;
+	const char *tp, *tp_prog;	/* tp_btf tracepoint and program */
+	const char *fn_kind;		/* "fentry" or "fexit" */
+	const char *fn, *fn_prog;	/* its function and program */
+};
+
+static const struct hook_spec hook_specs[] = {
+	{"TCP send (socket, bytes, sequence)", "sock_send_length", "tp_send",
+	 "fentry", "security_socket_sendmsg", "fentry_send"},
+	{"TCP receive (socket, bytes, sequence)", "sock_recv_length", "tp_recv",
+	 "fexit", "sock_recvmsg", "fexit_recv"},
+};
+#define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
+
+/* One row of the paths frame being built. */
+struct agg {
+	struct agg *next;
+	char *shape;
+	uint32_t lport, pid;
+	char comm[PATH_COMM_LEN + 1];
+	uint64_t count, time, calls, down, bytes_in, bytes_out;
+	struct hist *lat;
+};
+
+struct paths_priv {
+	struct paths_bpf *skel;
+	struct ring_buffer *rb;
+	struct recon *rc;
+	struct hook_choice choices[NSPECS];
+	int use_tp[NSPECS];
+	int ncpus;
+	uint64_t boot_offset_ns;
+	uint64_t health_prev[PH_N];
+	uint64_t records;		/* records read this tick */
+	/* What the query asked of single events. */
+	uint64_t threshold_ns;
+	uint32_t sample_n, max_events;
+	uint64_t over_budget;		/* events over BUFFER this tick */
+	uint64_t stray_prev, unanswered_prev;
+	/* The frames being built this tick. */
+	struct agg *agg[NAGG];
+	struct frame *ev, *sp;
+};
+
+/* Return CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns. */
+static uint64_t boot_offset_ns(void)
+{
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return (rt.tv_sec - mono.tv_sec) * 1000000000ULL + rt.tv_nsec - mono.tv_nsec;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Fill an ip cell value from 16 bytes (v4-mapped kept as v4). */
+static void ip_of(const uint8_t a[16], struct ipaddr *ip)
+{
+	static const uint8_t mapped[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0xff, 0xff};
+
+	memcpy(ip->a, a, 16);
+	ip->v4 = !memcmp(a, mapped, 12);
+	ip->prefix = ip->v4 ? 32 : 128;
+}
+
+static size_t shape_hash(const char *s, uint32_t lport, uint32_t pid, const char *comm)
+{
+	uint64_t h = 1469598103934665603ULL ^ lport ^ ((uint64_t)pid << 20);
+
+	for (; *s; s++)
+		h = (h ^ (uint8_t)*s) * 1099511628211ULL;
+	for (; *comm; comm++)
+		h = (h ^ (uint8_t)*comm) * 1099511628211ULL;
+	return (size_t)(h % NAGG);
+}
+
+/* Count request r in its paths row. */
+static void agg_add(struct paths_priv *sp, const struct recon_req *r, const char *shape,
+		    uint64_t lat, uint64_t down)
+{
+	uint32_t lport = r->client ? 0 : r->entry.lport;
+	size_t b = shape_hash(shape, lport, r->tgid, r->comm);
+	struct agg *a;
+
+	for (a = sp->agg[b]; a; a = a->next)
+		if (a->lport == lport && a->pid == r->tgid && !strcmp(a->shape, shape) &&
+		    !strcmp(a->comm, r->comm))
+			break;
+	if (!a) {
+		a = xcalloc(1, sizeof(*a));
+		a->shape = xstrdup(shape);
+		a->lport = lport;
+		a->pid = r->tgid;
+		memcpy(a->comm, r->comm, sizeof(a->comm));
+		a->lat = hist_new();
+		a->next = sp->agg[b];
+		sp->agg[b] = a;
+	}
+	a->count++;
+	a->time += lat;
+	a->calls += r->ncalls;
+	a->down += down;
+	a->bytes_in += r->bytes_in;
+	a->bytes_out += r->bytes_out;
+	hist_add(a->lat, lat);
+}
+
+/* Append one span row of request id. */
+static void add_span(struct paths_priv *sp, uint64_t id, const char *row, uint64_t start,
+		     uint64_t dur, const char *kind, const char *label,
+		     const struct recon_tuple *t, uint32_t seq, uint64_t n)
+{
+	union cell *c = frame_add_row(sp->sp);
+	struct ipaddr ip;
+
+	c[PS_ID].u = id;
+	cell_set_str(&c[PS_ROW], row);
+	c[PS_START].u = start + sp->boot_offset_ns;
+	c[PS_DUR].u = dur;
+	cell_set_str(&c[PS_KIND], kind);
+	cell_set_str(&c[PS_LABEL], label);
+	ip_of(t->laddr, &ip);
+	cell_set_ip(&c[PS_LADDR], &ip);
+	c[PS_LPORT].u = t->lport;
+	ip_of(t->raddr, &ip);
+	cell_set_ip(&c[PS_RADDR], &ip);
+	c[PS_RPORT].u = t->rport;
+	c[PS_SEQ].u = seq;
+	c[PS_N].u = n;
+}
+
+/* Append request r to path_events and its timeline to path_spans. */
+static void add_event(struct paths_priv *sp, const struct recon_req *r, const char *shape,
+		      uint64_t lat, uint64_t down)
+{
+	union cell *c = frame_add_row(sp->ev);
+	struct ipaddr ip;
+	char row[96], label[128], addr[64];
+	size_t i;
+
+	c[PE_TS].u = r->end_ns + sp->boot_offset_ns;
+	c[PE_ID].u = r->id;
+	cell_set_str(&c[PE_PATH], shape);
+	c[PE_LPORT].u = r->client ? 0 : r->entry.lport;
+	c[PE_PID].u = r->tgid;
+	c[PE_TID].u = r->tid;
+	cell_set_str(&c[PE_COMM], r->comm);
+	ip_of(r->entry.laddr, &ip);
+	cell_set_ip(&c[PE_LADDR], &ip);
+	ip_of(r->entry.raddr, &ip);
+	cell_set_ip(&c[PE_RADDR], &ip);
+	c[PE_RPORT].u = r->entry.rport;
+	c[PE_SEQ].u = r->seq;
+	c[PE_NTH].u = r->nth;
+	c[PE_START].u = r->start_ns + sp->boot_offset_ns;
+	c[PE_LAT].u = lat;
+	c[PE_CALLS].u = r->ncalls;
+	c[PE_DOWN].u = down;
+	c[PE_SELF].u = lat - down;
+	c[PE_BYTES_IN].u = r->bytes_in;
+	c[PE_BYTES_OUT].u = r->bytes_out;
+	if (!r->client) {
+		recon_remote(&r->entry, addr, sizeof(addr));
+		snprintf(row, sizeof(row), "request :%u", r->entry.lport);
+		snprintf(label, sizeof(label), "%s → :%u", addr, r->entry.lport);
+		add_span(sp, r->id, row, r->start_ns, lat, "request", label, &r->entry, r->seq, 0);
+	}
+	for (i = 0; i < r->ncalls; i++) {
+		const struct recon_call *k = r->calls[i];
+		uint64_t end = k->end_ns && k->end_ns <= r->end_ns ? k->end_ns : r->end_ns;
+
+		recon_remote(&k->conn, addr, sizeof(addr));
+		snprintf(row, sizeof(row), "call %zu %s", i + 1, addr);
+		add_span(sp, r->id, row, k->start_ns, end > k->start_ns ? end - k->start_ns : 0,
+			 k->end_ns && k->end_ns <= r->end_ns ? "call" : "call-open", addr,
+			 &k->conn, k->seq, i + 1);
+	}
+}
+
+/* A request completed: count it, and keep it as an event when asked. */
+static void on_request(void *ctx, const struct recon_req *r)
+{
+	struct paths_priv *sp = ctx;
+	char shape[SHAPE_LEN];
+	uint64_t lat = r->end_ns > r->start_ns ? r->end_ns - r->start_ns : 0;
+	uint64_t down = recon_down_ns(r);
+	uint64_t budget = sp->max_events ? sp->max_events : DEFAULT_MAX_EVENTS;
+	bool keep;
+
+	recon_shape(r, shape, sizeof(shape));
+	agg_add(sp, r, shape, lat, down);
+	keep = (sp->threshold_ns && lat >= sp->threshold_ns) ||
+	       (sp->sample_n > 1 && (r->id % sp->sample_n) == 0);
+	if (!keep || !sp->ev)
+		return;
+	if (sp->ev->nrows >= budget) {
+		sp->over_budget++;
+		return;
+	}
+	add_event(sp, r, shape, lat, down);
+}
+
+/* Feed one ring buffer record to the reconstruction. */
+static int on_record(void *ctx, void *data, size_t size)
+{
+	struct paths_priv *sp = ctx;
+
+	if (size < sizeof(struct path_rec))
+		return 0;
+	sp->records++;
+	recon_add(sp->rc, data);
+	return 0;
+}
+
+/* Turn the aggregates into rows of f and free them. */
+static void agg_flush(struct paths_priv *sp, struct frame *f)
+{
+	size_t b;
+
+	for (b = 0; b < NAGG; b++) {
+		while (sp->agg[b]) {
+			struct agg *a = sp->agg[b];
+			union cell *c = frame_add_row(f);
+
+			sp->agg[b] = a->next;
+			cell_set_str(&c[PC_PATH], a->shape);
+			c[PC_LPORT].u = a->lport;
+			c[PC_PID].u = a->pid;
+			cell_set_str(&c[PC_COMM], a->comm);
+			c[PC_COUNT].u = a->count;
+			cell_set_hist(&c[PC_LAT], a->lat);
+			c[PC_TIME].u = a->time;
+			c[PC_CALLS].u = a->calls;
+			c[PC_DOWN].u = a->down;
+			c[PC_SELF].u = a->time - a->down;
+			c[PC_BYTES_IN].u = a->bytes_in;
+			c[PC_BYTES_OUT].u = a->bytes_out;
+			hist_free(a->lat);
+			free(a->shape);
+			free(a);
+		}
+	}
+}
+
+/* Read the per-CPU health counters summed over CPUs into sum. */
+static void read_health(struct paths_priv *sp, uint64_t sum[PH_N])
+{
+	int fd = bpf_map__fd(sp->skel->maps.health);
+	uint64_t *v = xcalloc(sp->ncpus, sizeof(*v));
+	uint32_t i;
+	int c;
+
+	for (i = 0; i < PH_N; i++) {
+		sum[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, v))
+			continue;
+		for (c = 0; c < sp->ncpus; c++)
+			sum[i] += v[c];
+	}
+	free(v);
+}
+
+static inline uint64_t delta(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;
+}
+
+/* Drain this tick's records and build the three frames. */
+static int paths_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
+			 char **cause)
+{
+	struct paths_priv *sp = p->priv;
+	struct frame *f = frame_new(&paths_schema, t_ns, dt_ns);
+	const struct recon_stats *rs;
+	uint64_t health[PH_N], stray, unanswered;
+	int err;
+
+	sp->ev = frame_new(&path_events_schema, t_ns, dt_ns);
+	sp->sp = frame_new(&path_spans_schema, t_ns, dt_ns);
+	sp->records = 0;
+	sp->over_budget = 0;
+	err = ring_buffer__consume(sp->rb);
+	if (err < 0) {
+		*cause = xasprintf("paths: reading the records ring buffer: %s", strerror(-err));
+		frame_free(f);
+		frame_free(sp->ev);
+		frame_free(sp->sp);
+		sp->ev = sp->sp = NULL;
+		return -1;
+	}
+	recon_flush(sp->rc, mono_ns(), GRACE_NS, IDLE_NS);
+	agg_flush(sp, f);
+	rs = recon_stats(sp->rc);
+	read_health(sp, health);
+	stray = rs->stray_replies + rs->stray_call_replies;
+	unanswered = rs->unanswered;
+	f->stats.events = sp->records;
+	f->stats.dropped = delta(health[PH_DROPPED], sp->health_prev[PH_DROPPED]);
+	f->stats.lost = delta(health[PH_LOST], sp->health_prev[PH_LOST]);
+	f->stats.evicted = delta(stray, sp->stray_prev) + delta(unanswered, sp->unanswered_prev);
+	sp->stray_prev = stray;
+	sp->unanswered_prev = unanswered;
+	memcpy(sp->health_prev, health, sizeof(health));
+	sp->ev->stats = f->stats;
+	sp->ev->stats.events = sp->ev->nrows;
+	sp->ev->stats.lost += sp->over_budget;
+	sp->sp->stats = sp->ev->stats;
+	sp->sp->stats.events = sp->sp->nrows;
+	tick_add(t, f);
+	tick_add(t, sp->ev);
+	tick_add(t, sp->sp);
+	sp->ev = sp->sp = NULL;
+	return 0;
+}
+
+/* Check that f only tests what the kernel side knows (pid, tid, comm). */
+static int filter_check(const struct filter_prog *f, char **cause)
+{
+	int depth = 0;
+	uint32_t i;
+
+	if (f->n > FILTER_MAX_ENTRIES) {
+		*cause = xasprintf("paths: filter has %u entries, at most %d fit",
+				   f->n, FILTER_MAX_ENTRIES);
+		return -1;
+	}
+	for (i = 0; i < f->n; i++) {
+		const struct filter_entry *e = &f->e[i];
+
+		if (e->op == FOP_AND || e->op == FOP_OR) {
+			depth--;
+		} else if (e->op == FOP_NOT) {
+			if (depth < 1)
+				depth = -1;
+		} else if (e->op >= FOP_EQ && e->op <= FOP_PREFIX &&
+			   (e->term == FTERM_PID || e->term == FTERM_TID || e->term == FTERM_COMM)) {
+			bool comm = e->term == FTERM_COMM;
+
+			if ((comm && e->op != FOP_PREFIX && e->op != FOP_EQ && e->op != FOP_NE) ||
+			    (!comm && e->op == FOP_PREFIX) || (comm && e->value >= FILTER_MAX_STRS)) {
+				*cause = xasprintf("paths: filter entry %u: bad comm test", i);
+				return -1;
+			}
+			depth++;
+		} else {
+			*cause = xasprintf("paths: filter entry %u: op %u on term %u is not "
+					   "something the paths probe can test (pid, tid, comm)",
+					   i, e->op, e->term);
+			return -1;
+		}
+		if (depth < 1 || depth > 64) {
+			*cause = xasprintf("paths: filter entry %u: stack %s", i,
+					   depth < 1 ? "underflow" : "deeper than 64");
+			return -1;
+		}
+	}
+	if (f->n && depth != 1) {
+		*cause = xasprintf("paths: filter leaves %d values, not 1", depth);
+		return -1;
+	}
+	return 0;
+}
+
+/* Install f in the idle slot, then make it current; keep its event options. */
+static int paths_set_filter(struct probe *p, const struct filter_prog *f, char **cause)
+{
+	struct paths_priv *sp = p->priv;
+	uint32_t next, i, comm = 0;
+
+	if (filter_check(f, cause))
+		return -1;
+	for (i = 0; i < f->n; i++)
+		comm |= f->e[i].term == FTERM_COMM;
+	next = (sp->skel->bss->filter_idx + 1) & 1;
+	sp->skel->bss->filters[next] = *f;
+	sp->skel->bss->filter_need_comm[next] = comm;
+	__atomic_store_n(&sp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
+	sp->threshold_ns = f->threshold_ns;
+	sp->sample_n = f->sample_n;
+	sp->max_events = f->max_events;
+	return 0;
+}
+
+/* Fill choice for spec i: the tracepoint, else fentry/fexit, else why neither. */
+static int choose_hook(size_t i, struct hook_choice *choice)
+{
+	const struct hook_spec *s = &hook_specs[i];
+	static char labels[NSPECS][2][64];
+	char why_tp[140], why_fn[140];
+
+	choice->stage = s->stage;
+	choice->why[0] = 0;
+	snprintf(labels[i][0], sizeof(labels[i][0]), "tp_btf/%s", s->tp);
+	snprintf(labels[i][1], sizeof(labels[i][1]), "%s/%s", s->fn_kind, s->fn);
+	if (feature_tp_btf(s->tp, why_tp, sizeof(why_tp))) {
+		choice->hook = labels[i][0];
+		snprintf(choice->why, sizeof(choice->why), "alternative: %s", labels[i][1]);
+		return 1;
+	}
+	if (feature_fentry(s->fn, why_fn, sizeof(why_fn))) {
+		choice->hook = labels[i][1];
+		snprintf(choice->why, sizeof(choice->why), "tp_btf/%s refused: %.120s", s->tp,
+			 why_tp);
+		return 0;
+	}
+	choice->hook = NULL;
+	snprintf(choice->why, sizeof(choice->why), "refused: %.70s; %.70s", why_tp, why_fn);
+	return -1;
+}
+
+static void set_autoload(struct paths_bpf *skel, const char *name, bool on)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(skel->obj, name);
+
+	if (prog)
+		bpf_program__set_autoload(prog, on);
+}
+
+/* Free everything paths_open made. */
+static void paths_close(struct probe *p)
+{
+	struct paths_priv *sp = p->priv;
+	size_t b;
+
+	if (!sp)
+		return;
+	ring_buffer__free(sp->rb);
+	paths_bpf__destroy(sp->skel);
+	recon_free(sp->rc);
+	for (b = 0; b < NAGG; b++) {
+		while (sp->agg[b]) {
+			struct agg *a = sp->agg[b];
+
+			sp->agg[b] = a->next;
+			hist_free(a->lat);
+			free(a->shape);
+			free(a);
+		}
+	}
+	frame_free(sp->ev);
+	frame_free(sp->sp);
+	free(sp);
+	p->priv = NULL;
+}
+
+/* Choose hooks and load; paths_attach starts recording. */
+static int paths_open(struct probe *p, char **cause)
+{
+	struct paths_priv *sp = xcalloc(1, sizeof(*sp));
+	char why[160];
+	size_t i;
+	int err;
+
+	p->priv = sp;
+	sp->sample_n = 1;
+	if (!feature_btf(why, sizeof(why))) {
+		*cause = xasprintf("paths: %s", why);
+		goto fail;
+	}
+	sp->skel = paths_bpf__open();
+	if (!sp->skel) {
+		*cause = xasprintf("paths: opening the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	for (i = 0; i < NSPECS; i++) {
+		int c = choose_hook(i, &sp->choices[i]);
+
+		if (c < 0) {
+			*cause = xasprintf("paths: %s: %s", sp->choices[i].stage,
+					   sp->choices[i].why);
+			goto fail;
+		}
+		sp->use_tp[i] = c;
+		set_autoload(sp->skel, hook_specs[i].tp_prog, c == 1);
+		set_autoload(sp->skel, hook_specs[i].fn_prog, c == 0);
+	}
+	sp->skel->rodata->self_tgid = getpid();
+	err = paths_bpf__load(sp->skel);
+	if (err) {
+		*cause = err == -EPERM ?
+			 xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
+				   "(EPERM at load of paths)") :
+			 xasprintf("paths: loading the BPF programs: %s", strerror(-err));
+		goto fail;
+	}
+	sp->rb = ring_buffer__new(bpf_map__fd(sp->skel->maps.records), on_record, sp, NULL);
+	if (!sp->rb) {
+		*cause = xasprintf("paths: opening the records ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	sp->rc = recon_new(on_request, sp);
+	sp->ncpus = libbpf_num_possible_cpus();
+	sp->boot_offset_ns = boot_offset_ns();
+	read_health(sp, sp->health_prev);
+	return 0;
+fail:
+	paths_close(p);
+	return -1;
+}
+
+/* Attach the loaded programs. */
+static int paths_attach(struct probe *p, char **cause)
+{
+	struct paths_priv *sp = p->priv;
+	int err = paths_bpf__attach(sp->skel);
+
+	if (err) {
+		*cause = xasprintf("paths: attaching the BPF programs: %s", strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/* List the hooks of each stage: the ones in use when open, else what would be. */
+static size_t paths_hooks(struct probe *p, struct hook_choice *out, size_t max)
+{
+	struct paths_priv *sp = p ? p->priv : NULL;
+	size_t i, n = NSPECS < max ? NSPECS : max;
+
+	for (i = 0; i < n; i++) {
+		if (sp)
+			out[i] = sp->choices[i];
+		else
+			choose_hook(i, &out[i]);
+	}
+	return n;
+}
+
+/* List the fds of the loaded programs. */
+static size_t paths_prog_fds(struct probe *p, int *out, size_t max)
+{
+	struct paths_priv *sp = p->priv;
+	struct bpf_program *prog;
+	size_t n = 0;
+
+	if (!sp)
+		return 0;
+	bpf_object__for_each_program(prog, sp->skel->obj) {
+		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
+			out[n++] = bpf_program__fd(prog);
+	}
+	return n;
+}
+
+static const struct schema *const paths_tables[] = {
+	&paths_schema, &path_events_schema, &path_spans_schema,
+};
+
+const struct probe_ops paths_probe_ops = {
+	.name = "paths",
+	.help = "request paths after vPath: per request, its entry port, downstream calls "
+		"(to where, how many, how long), time in this tier and downstream",
+	.ntables = 3,
+	.tables = paths_tables,
+	.open = paths_open,
+	.attach = paths_attach,
+	.set_filter = paths_set_filter,
+	.collect = paths_collect,
+	.hooks = paths_hooks,
+	.close = paths_close,
+	.prog_fds = paths_prog_fds,
+};
