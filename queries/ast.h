@@ -85,6 +85,8 @@ struct pcol {
 
 /* The pseudo-key that unpivots a schema's FF_PART fields into one row per part. */
 #define PART_KEY "subsystem"
+/* Another name for it, for tables whose parts are stages (block, nvme). */
+#define PART_KEY_ALIAS "stage"
 
 /* What query_bind derives: grouping keys, columns, order. */
 struct plan {
