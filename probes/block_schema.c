@@ -69,9 +69,9 @@ const struct schema block_events_schema = {
 static const struct field block_spans_fields[BS_COL_N] = {
 	[BS_COL_ID]    = {"id", FT_U64, FF_KEY, "", "the request (block_events.id)"},
 	[BS_COL_ROW]   = {"row", FT_STR, FF_KEY, "", "the line a span is drawn on"},
-	[BS_COL_START] = {"start", FT_U64, 0, "ns", "start of the stage, CLOCK_REALTIME ns"},
+	[BS_COL_START] = {"start", FT_U64, FF_KEY, "ns", "start of the stage, CLOCK_REALTIME ns (a key: one row per span)"},
 	[BS_COL_DUR]   = {"dur", FT_DUR, 0, "ns", "length of the stage"},
-	[BS_COL_KIND]  = {"kind", FT_STR, 0, "", "the stage: alloc, plug, sched, device"},
+	[BS_COL_KIND]  = {"kind", FT_STR, FF_KEY, "", "the stage: alloc, plug, sched, device"},
 	[BS_COL_LABEL] = {"label", FT_STR, 0, "", "drawn on the span"},
 };
 

@@ -8,6 +8,7 @@
  *   blkio write DEV SIZE COUNT DEPTH    COUNT pwrites (O_DIRECT)
  *   blkio fsync DEV 0 COUNT 1           COUNT fsyncs: one flush each
  *   blkio randread DEV SIZE SECONDS DEPTH   random reads for SECONDS, prints IOPS
+ *   blkio randwrite DEV SIZE SECONDS DEPTH  random writes for SECONDS, prints IOPS
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -24,7 +25,7 @@
 static int fd;
 static size_t size;
 static long count, depth;
-static int mode;		/* 0 read, 1 write, 2 randread */
+static int mode;		/* 0 read, 1 write, 2 randread, 3 fsync, 4 randwrite */
 static double seconds;
 static unsigned long long dev_bytes;
 static long done_total;
@@ -53,22 +54,23 @@ static void *worker(void *arg)
 	unsigned seed = (unsigned)t * 7919u + 1;
 	void *buf;
 	double end = now_s() + seconds;
+	bool timed = mode == 2 || mode == 4, wr = mode == 1 || mode == 4;
 
 	if (posix_memalign(&buf, 4096, size))
 		die("posix_memalign");
 	memset(buf, 0x5a, size);
-	for (i = t; mode == 2 || i < count; i += depth) {
+	for (i = t; timed || i < count; i += depth) {
 		off_t off = (off_t)(i * size) % (off_t)(dev_bytes - dev_bytes % size);
 		ssize_t r;
 
-		if (mode == 2) {
+		if (timed) {
 			if ((n & 63) == 0 && now_s() >= end)
 				break;
 			off = (off_t)(rand_r(&seed) % (dev_bytes / size)) * size;
 		}
-		r = mode == 1 ? pwrite(fd, buf, size, off) : pread(fd, buf, size, off);
+		r = wr ? pwrite(fd, buf, size, off) : pread(fd, buf, size, off);
 		if (r != (ssize_t)size)
-			die(mode == 1 ? "pwrite" : "pread");
+			die(wr ? "pwrite" : "pread");
 		n++;
 	}
 	pthread_mutex_lock(&mu);
@@ -88,21 +90,21 @@ int main(int argc, char **argv)
 	double t0;
 
 	if (argc != 6) {
-		fprintf(stderr, "usage: blkio read|write|fsync|randread[-now] DEV SIZE COUNT DEPTH\n");
+		fprintf(stderr, "usage: blkio read|write|fsync|randread|randwrite[-now] DEV SIZE COUNT DEPTH\n");
 		return 2;
 	}
 	m = argv[1];
 	if (strstr(m, "-now"))
 		hs = false;
 	mode = !strncmp(m, "write", 5) ? 1 : !strncmp(m, "randread", 8) ? 2 :
-	       !strncmp(m, "fsync", 5) ? 3 : 0;
+	       !strncmp(m, "fsync", 5) ? 3 : !strncmp(m, "randwrite", 9) ? 4 : 0;
 	size = strtoul(argv[3], NULL, 0);
 	count = strtol(argv[4], NULL, 0);
 	depth = strtol(argv[5], NULL, 0);
 	seconds = (double)count;
 	if (depth < 1 || depth > 256 || (mode != 3 && (size < 512 || size % 512)))
 		return 2;
-	fd = open(argv[2], (mode == 1 || mode == 3 ? O_RDWR : O_RDONLY) | O_DIRECT);
+	fd = open(argv[2], (mode == 1 || mode >= 3 ? O_RDWR : O_RDONLY) | O_DIRECT);
 	if (fd < 0)
 		die(argv[2]);
 	if (ioctl(fd, BLKGETSIZE64, &dev_bytes))
@@ -125,7 +127,7 @@ int main(int argc, char **argv)
 			die("pthread_create");
 	for (t = 0; t < depth; t++)
 		pthread_join(th[t], NULL);
-	if (mode == 2)
+	if (mode == 2 || mode == 4)
 		printf("%.0f\n", done_total / (now_s() - t0));
 	return 0;
 }
