@@ -347,6 +347,7 @@ static int bind_item(const struct schema *s, struct query *q, struct item *it,
 	struct plan *pl = &q->plan;
 	const struct field *f = NULL;
 	enum agg a = it->agg;
+	bool part = false;
 	struct pcol *c;
 	char *text;
 	int k;
@@ -375,7 +376,8 @@ static int bind_item(const struct schema *s, struct query *q, struct item *it,
 	}
 	if (a == AGG_NONE)
 		a = f ? bind_default(f) : AGG_COUNT;
-	if (f && (f->flags & FF_PART) && a != AGG_SUM && a != AGG_RATE && a != AGG_COUNT) {
+	part = f && (f->flags & FF_PART);
+	if (part && a != AGG_SUM && a != AGG_RATE && a != AGG_COUNT) {
 		/* A part with a per-event histogram <part>_lat: min, max, avg,
 		 * stddev, pNN and dist are those of each event's time in it. */
 		char *hname = xasprintf("%s_lat", f->name);
@@ -405,6 +407,7 @@ static int bind_item(const struct schema *s, struct query *q, struct item *it,
 	c = bind_col(pl, it->as ? it->as : text, text);
 	free(text);
 	c->field = f ? it->f.idx : -1;
+	c->part = part;
 	c->agg = a;
 	c->pct = it->pct;
 	c->type = bind_type(f, a, &c->real);
@@ -529,6 +532,7 @@ static void bind_ratios(struct plan *pl)
 		c->field = -1;
 		c->keyslot = -1;
 		c->ratio_of = (int)n - 2;
+		c->part = old[i].part;
 	}
 	free(old);
 	pl->ncols = pl->nvisible = n;
