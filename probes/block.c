@@ -130,9 +130,10 @@ static bool alt_works(const struct hook_alt *alt, char *why, size_t len)
 	       feature_tp_btf(alt->target, why, len);
 }
 
-/* Fill choice for spec: the first alternative that loads, or why none does.
- * Return the index of the alternative chosen, or -1. */
-static int choose_hook(const struct hook_spec *spec, struct hook_choice *choice)
+/* Fill choice for spec: the first alternative that loads, or why none does;
+ * with all, also whether the ones after it would.  Return the index of the
+ * alternative chosen, or -1. */
+static int choose_hook(const struct hook_spec *spec, struct hook_choice *choice, bool all)
 {
 	static char labels[NSPECS][2][80];
 	size_t si = (size_t)(spec - hook_specs);
@@ -151,9 +152,15 @@ static int choose_hook(const struct hook_spec *spec, struct hook_choice *choice)
 		if (i > 0)
 			snprintf(choice->why, sizeof(choice->why), "%s refused: %.120s",
 				 labels[si][0], why[0]);
-		else if (spec->alt[1].kind)
+		else if (spec->alt[1].kind && !all)
 			snprintf(choice->why, sizeof(choice->why), "alternative %s/%s",
 				 spec->alt[1].kind, spec->alt[1].target);
+		else if (spec->alt[1].kind && alt_works(&spec->alt[1], why[1], sizeof(why[1])))
+			snprintf(choice->why, sizeof(choice->why), "alternative %s/%s loads here too",
+				 spec->alt[1].kind, spec->alt[1].target);
+		else if (spec->alt[1].kind)
+			snprintf(choice->why, sizeof(choice->why), "alternative %s/%s refused: %.100s",
+				 spec->alt[1].kind, spec->alt[1].target, why[1]);
 		return i;
 	}
 	snprintf(choice->why, sizeof(choice->why), "refused: %.100s%s%.50s",
@@ -588,7 +595,7 @@ static int block_open(struct probe *p, char **cause)
 		goto fail;
 	}
 	for (i = 0; i < NSPECS; i++) {
-		int k = choose_hook(&hook_specs[i], &bp->choices[i]);
+		int k = choose_hook(&hook_specs[i], &bp->choices[i], false);
 
 		if (k < 0 && hook_specs[i].required) {
 			*cause = strstr(bp->choices[i].why, "EPERM") && geteuid() != 0 ?
@@ -649,7 +656,7 @@ static size_t block_hooks(struct probe *p, struct hook_choice *out, size_t max)
 		memcpy(all, bp->choices, sizeof(all));
 	else
 		for (i = 0; i < NSPECS; i++)
-			choose_hook(&hook_specs[i], &all[i]);
+			choose_hook(&hook_specs[i], &all[i], true);
 	if (n > max)
 		n = max;
 	memcpy(out, all, n * sizeof(*out));
