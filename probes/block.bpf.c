@@ -12,6 +12,9 @@
  * request is then no longer followed (counted as untracked).  A split gives
  * the split-off bio a copy of its parent's state.
  *
+ * The hooks are tp_btf or fentry programs: their arguments are typed kernel
+ * pointers, read directly (the verifier makes each load fault-safe).
+ *
  * Per (dev, op, size, pid) totals and log-linear histograms of the latency
  * and of each stage live in the stats hash, added atomically because any CPU
  * may complete a request.  Slow or sampled requests go to a ring buffer.
@@ -40,6 +43,7 @@ volatile __u64 events_used = 0;
 
 static const struct blk_stats zero_stats;
 static const struct blk_dev zero_dev;
+static const struct blk_devmax zero_devmax;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -61,6 +65,13 @@ struct {
 	__type(key, __u32);
 	__type(value, struct blk_dev);
 } devs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BLK_MAX_DEVS);
+	__type(key, __u32);
+	__type(value, struct blk_devmax);
+} devmax SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -89,24 +100,32 @@ static __always_inline const struct filter_prog *filter_cur(void)
 	return &filters[filter_idx & 1];
 }
 
-/* Return the device state of dev, creating it. */
+/* Return the device state of dev, creating it (and its maxima). */
 static __always_inline struct blk_dev *dev_get(__u32 dev)
 {
 	struct blk_dev *d = bpf_map_lookup_elem(&devs, &dev);
 
 	if (d)
 		return d;
+	bpf_map_update_elem(&devmax, &dev, &zero_devmax, BPF_NOEXIST);
 	bpf_map_update_elem(&devs, &dev, &zero_dev, BPF_NOEXIST);
 	return bpf_map_lookup_elem(&devs, &dev);
 }
 
-/* Add delta to one of d's counters and raise its tick maximum. */
-static __always_inline void dev_add(__s64 *cur, __s64 *max, __s64 delta)
+/* Add one to dev's queued (or, with inflight, in-flight) count and raise
+ * the tick's maximum. */
+static __always_inline void dev_inc(struct blk_dev *d, __u32 dev, bool inflight)
 {
-	__s64 v = __sync_fetch_and_add(cur, delta) + delta;
+	__s64 v = __sync_fetch_and_add(inflight ? &d->inflight : &d->queued, 1) + 1;
+	struct blk_devmax *m = bpf_map_lookup_elem(&devmax, &dev);
 
-	if (v > *max)
-		*max = v;
+	if (!m)
+		return;
+	/* Racy between CPUs: a maximum may come out one request short. */
+	if (inflight && v > m->inflight)
+		m->inflight = v;
+	else if (!inflight && v > m->queued)
+		m->queued = v;
 }
 
 /* Charge the time since the last change to the current stage; enter next. */
@@ -118,8 +137,9 @@ static __always_inline void stage_to(struct blk_req *r, __u64 now, __u8 next)
 	r->cur = next;
 }
 
-/* Start following bio: filter, sample, and record who queued it. */
-static __always_inline int on_queue(struct bio *bio)
+/* Start following bio: filter, sample, and record who queued it.  With
+ * BPF_NOEXIST a bio already followed is left as it is. */
+static __always_inline int on_queue(struct bio *bio, __u64 how)
 {
 	__u64 pid_tgid = bpf_get_current_pid_tgid(), id = (__u64)bio;
 	const struct filter_prog *f = filter_cur();
@@ -131,18 +151,20 @@ static __always_inline int on_queue(struct bio *bio)
 
 	if ((pid_tgid >> 32) == self_tgid)
 		return 0;
-	/* Bio-based devices (dm, md) never make requests of their own. */
-	if (!BPF_CORE_READ(bio, bi_bdev, bd_disk, queue, mq_ops))
+	if (how == BPF_NOEXIST && bpf_map_lookup_elem(&reqs, &id))
 		return 0;
-	r.dev = BPF_CORE_READ(bio, bi_bdev, bd_dev);
-	opf = BPF_CORE_READ(bio, bi_opf);
+	/* Bio-based devices (dm, md) never make requests of their own. */
+	if (!bio->bi_bdev->bd_disk->queue->mq_ops)
+		return 0;
+	r.dev = bio->bi_bdev->bd_dev;
+	opf = bio->bi_opf;
 	r.op = opf & REQ_OP_MASK;
-	r.size = BPF_CORE_READ(bio, bi_iter.bi_size);
+	r.size = bio->bi_iter.bi_size;
 	/* What fsync sends is an empty write that asks for a cache flush. */
 	if (r.size == 0 && r.op == OP_WRITE &&
 	    (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH))))
 		r.op = OP_FLUSH;
-	r.sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
+	r.sector = bio->bi_iter.bi_sector;
 	r.tgid = pid_tgid >> 32;
 	r.tid = (__u32)pid_tgid;
 	bpf_get_current_comm(r.comm, sizeof(r.comm));
@@ -171,7 +193,7 @@ static __always_inline int on_queue(struct bio *bio)
 	}
 	d = dev_get(r.dev);
 	if (d)
-		dev_add(&d->queued, &d->max_queued, 1);
+		dev_inc(d, r.dev, false);
 	return 0;
 drop:
 	health_inc(BH_DROPPED);
@@ -189,7 +211,7 @@ static __always_inline struct blk_req *req_of_bio(struct bio *bio)
 /* Return the followed request of rq, or NULL. */
 static __always_inline struct blk_req *req_of(struct request *rq)
 {
-	return req_of_bio(BPF_CORE_READ(rq, bio));
+	return req_of_bio(rq->bio);
 }
 
 /* Add one bio merged into another request to its key, and stop following it. */
@@ -294,8 +316,10 @@ static __always_inline void account(const struct blk_req *r, __u64 lat, int erro
 		v->lat_min = lat;
 	if (lat > v->lat_max)
 		v->lat_max = lat;
-	__sync_fetch_and_add(&v->errors, error != 0);
-	__sync_fetch_and_add(&v->requeues, r->requeues);
+	if (error)
+		__sync_fetch_and_add(&v->errors, 1);
+	if (r->requeues)
+		__sync_fetch_and_add(&v->requeues, r->requeues);
 	__sync_fetch_and_add(&v->bytes, r->size);
 	__sync_fetch_and_add(&v->lat_sum, lat);
 	hist_inc(v->hist[0], lat);
@@ -318,15 +342,15 @@ static __always_inline void on_split(struct bio *split)
 	if (!r || parent == split)
 		return;
 	copy = *r;
-	copy.size = BPF_CORE_READ(split, bi_iter.bi_size);
-	copy.sector = BPF_CORE_READ(split, bi_iter.bi_sector);
+	copy.size = split->bi_iter.bi_size;
+	copy.sector = split->bi_iter.bi_sector;
 	if (bpf_map_update_elem(&reqs, &id, &copy, BPF_NOEXIST)) {
 		health_inc(BH_UNTRACKED);
 		return;
 	}
 	d = bpf_map_lookup_elem(&devs, &copy.dev);
 	if (d)
-		dev_add(&d->queued, &d->max_queued, 1);
+		dev_inc(d, copy.dev, false);
 }
 
 /* The request of bio was allocated. */
@@ -357,21 +381,21 @@ static __always_inline void on_issue(struct request *rq)
 	if (!r) {
 		/* The queue's own flush request carries no bio: remember when
 		 * it went out, for the flushes waiting on it. */
-		if ((BPF_CORE_READ(rq, cmd_flags) & REQ_OP_MASK) != OP_FLUSH)
+		if ((rq->cmd_flags & REQ_OP_MASK) != OP_FLUSH)
 			return;
-		dev = BPF_CORE_READ(rq, q, disk, part0, bd_dev);
+		dev = rq->q->disk->part0->bd_dev;
 		d = bpf_map_lookup_elem(&devs, &dev);
 		if (d)
 			d->flush_issue_ns = bpf_ktime_get_ns();
 		return;
 	}
 	stage_to(r, bpf_ktime_get_ns(), BS_DEVICE);
-	r->size = BPF_CORE_READ(rq, __data_len);
+	r->size = rq->__data_len;
 	if (!(r->flags & BR_ISSUED)) {
 		r->flags |= BR_ISSUED;
 		d = bpf_map_lookup_elem(&devs, &r->dev);
 		if (d)
-			dev_add(&d->inflight, &d->max_inflight, 1);
+			dev_inc(d, r->dev, true);
 	}
 }
 
@@ -396,7 +420,7 @@ static __always_inline void on_requeue(struct request *rq)
 /* rq completed nr_bytes: account it once all of it is done. */
 static __always_inline void on_complete(struct request *rq, int error, unsigned int nr_bytes)
 {
-	struct bio *bio = BPF_CORE_READ(rq, bio);
+	struct bio *bio = rq->bio;
 	struct blk_req *r = req_of_bio(bio);
 	const struct filter_prog *f;
 	__u64 now, lat, id = (__u64)bio;
@@ -404,7 +428,7 @@ static __always_inline void on_complete(struct request *rq, int error, unsigned 
 
 	if (!r)
 		return;
-	if (nr_bytes < BPF_CORE_READ(rq, __data_len))
+	if (nr_bytes < rq->__data_len)
 		return;		/* a partial completion: more of rq follows */
 	now = bpf_ktime_get_ns();
 	d = bpf_map_lookup_elem(&devs, &r->dev);
@@ -442,13 +466,15 @@ out:
 SEC("tp_btf/block_bio_queue")
 int BPF_PROG(bio_queue, struct bio *bio)
 {
-	return on_queue(bio);
+	return on_queue(bio, BPF_ANY);
 }
 
 SEC("fentry/submit_bio_noacct_nocheck")
 int BPF_PROG(bio_queue_fentry, struct bio *bio)
 {
-	return on_queue(bio);
+	/* The tracepoint fires once per bio; a split's remainder comes back
+	 * through here, and keeps the state it has. */
+	return on_queue(bio, BPF_NOEXIST);
 }
 
 SEC("tp_btf/block_split")
@@ -482,7 +508,7 @@ int BPF_PROG(rq_getrq, struct bio *bio)
 SEC("tp_btf/block_io_start")
 int BPF_PROG(rq_io_start, struct request *rq)
 {
-	on_getrq(BPF_CORE_READ(rq, bio));
+	on_getrq(rq->bio);
 	return 0;
 }
 

@@ -130,41 +130,57 @@ static bool alt_works(const struct hook_alt *alt, char *why, size_t len)
 	       feature_tp_btf(alt->target, why, len);
 }
 
-/* Fill choice for spec: the first alternative that loads, or why none does;
- * with all, also whether the ones after it would.  Return the index of the
- * alternative chosen, or -1. */
+/* Return whether LATOP_BLOCK_HOOKS=fentry asks for the fentry hooks first. */
+static bool prefer_fentry(void)
+{
+	const char *v = getenv("LATOP_BLOCK_HOOKS");
+
+	return v && !strcmp(v, "fentry");
+}
+
+/* Fill choice for spec: the first alternative that loads (fentry ones first
+ * when preferred), or why none does; with all, also whether the other would.
+ * Return the index of the alternative chosen, or -1. */
 static int choose_hook(const struct hook_spec *spec, struct hook_choice *choice, bool all)
 {
 	static char labels[NSPECS][2][80];
 	size_t si = (size_t)(spec - hook_specs);
+	int nalt = spec->alt[1].kind ? 2 : 1, order[2] = {0, 1}, i, k, o;
 	char why[2][140];
-	int i, n = 0;
 
+	if (nalt == 2 && prefer_fentry() && !strcmp(spec->alt[1].kind, "fentry")) {
+		order[0] = 1;
+		order[1] = 0;
+	}
 	choice->stage = spec->stage;
 	choice->hook = NULL;
 	choice->why[0] = 0;
-	for (i = 0; i < 2 && spec->alt[i].kind; i++, n++) {
+	for (i = 0; i < nalt; i++)
 		snprintf(labels[si][i], sizeof(labels[si][i]), "%s/%s", spec->alt[i].kind,
 			 spec->alt[i].target);
-		if (!alt_works(&spec->alt[i], why[i], sizeof(why[i])))
+	for (i = 0; i < nalt; i++) {
+		k = order[i];
+		if (!alt_works(&spec->alt[k], why[k], sizeof(why[k])))
 			continue;
-		choice->hook = labels[si][i];
+		choice->hook = labels[si][k];
+		o = order[1 - i];
+		if (nalt < 2)
+			return k;
 		if (i > 0)
 			snprintf(choice->why, sizeof(choice->why), "%s refused: %.120s",
-				 labels[si][0], why[0]);
-		else if (spec->alt[1].kind && !all)
-			snprintf(choice->why, sizeof(choice->why), "alternative %s/%s",
-				 spec->alt[1].kind, spec->alt[1].target);
-		else if (spec->alt[1].kind && alt_works(&spec->alt[1], why[1], sizeof(why[1])))
-			snprintf(choice->why, sizeof(choice->why), "alternative %s/%s loads here too",
-				 spec->alt[1].kind, spec->alt[1].target);
-		else if (spec->alt[1].kind)
-			snprintf(choice->why, sizeof(choice->why), "alternative %s/%s refused: %.100s",
-				 spec->alt[1].kind, spec->alt[1].target, why[1]);
-		return i;
+				 labels[si][o], why[o]);
+		else if (!all)
+			snprintf(choice->why, sizeof(choice->why), "alternative %s", labels[si][o]);
+		else if (alt_works(&spec->alt[o], why[o], sizeof(why[o])))
+			snprintf(choice->why, sizeof(choice->why), "alternative %s loads here too",
+				 labels[si][o]);
+		else
+			snprintf(choice->why, sizeof(choice->why), "alternative %s refused: %.100s",
+				 labels[si][o], why[o]);
+		return k;
 	}
 	snprintf(choice->why, sizeof(choice->why), "refused: %.100s%s%.50s",
-		 n ? why[n - 1] : "no hook", spec->without ? "; " : "",
+		 why[order[nalt - 1]], spec->without ? "; " : "",
 		 spec->without ? spec->without : "");
 	return -1;
 }
@@ -343,28 +359,29 @@ static uint64_t add_row(struct block_priv *bp, struct frame *f, const struct blk
 	return count;
 }
 
-/* Read this tick's most in-flight and queued per device, and start the next tick. */
+/* Read this tick's most in-flight and queued per device, and start the next
+ * tick's maxima from what is outstanding now (a change between the two
+ * reads and the write is lost to the maxima, never to the counts). */
 static size_t read_devs(struct block_priv *bp, uint32_t *devs, int64_t (*max)[2], size_t cap)
 {
-	int fd = bpf_map__fd(bp->skel->maps.devs);
+	int fd = bpf_map__fd(bp->skel->maps.devs), mfd = bpf_map__fd(bp->skel->maps.devmax);
 	uint32_t key, next, *prevk = NULL;
+	struct blk_devmax m;
 	struct blk_dev d;
 	size_t n = 0;
 
 	while (n < cap && !bpf_map_get_next_key(fd, prevk, &next)) {
 		key = next;
 		prevk = &key;
-		if (bpf_map_lookup_elem(fd, &key, &d))
+		if (bpf_map_lookup_elem(mfd, &key, &m) || bpf_map_lookup_elem(fd, &key, &d))
 			continue;
 		devs[n] = key;
-		max[n][0] = d.max_inflight;
-		max[n][1] = d.max_queued;
+		max[n][0] = m.inflight > d.inflight ? m.inflight : d.inflight;
+		max[n][1] = m.queued > d.queued ? m.queued : d.queued;
 		n++;
-		/* The next tick's maxima start from what is outstanding now;
-		 * a change between the read and the write is lost to them. */
-		d.max_inflight = d.inflight;
-		d.max_queued = d.queued;
-		bpf_map_update_elem(fd, &key, &d, BPF_EXIST);
+		m.inflight = d.inflight;
+		m.queued = d.queued;
+		bpf_map_update_elem(mfd, &key, &m, BPF_EXIST);
 	}
 	return n;
 }

@@ -89,13 +89,20 @@ struct blk_stats {
 	__u32 hist[BS_N + 1][LH_NBUCKETS];	/* [0]: latency, [1 + s]: stage s */
 };
 
-/* Requests of a device between queueing and completion, and at the driver. */
+/* Requests of a device between queueing and completion, and at the driver
+ * (only BPF writes these). */
 struct blk_dev {
 	__s64 queued;
 	__s64 inflight;
-	__s64 max_queued;	/* this tick: user space resets them to the current values */
-	__s64 max_inflight;
 	__u64 flush_issue_ns;	/* the queue's own flush request was last issued */
+};
+
+/* The most of each at once this tick: user space resets them to the
+ * current values every tick (a separate map, so that its writes never
+ * race with the counters above). */
+struct blk_devmax {
+	__s64 queued;
+	__s64 inflight;
 };
 
 /* One slow or sampled request, sent through the ring buffer. */
