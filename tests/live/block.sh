@@ -106,6 +106,26 @@ for e in (json.loads(l) for l in ev.split("\n") if l):
 assert n == 3210, n
 '; ok $? "spans: each request's stages follow each other from queueing to completion"
 
+# An I/O scheduler: requests are inserted before they are issued, and the
+# time between is sched.
+if grep -qw mq-deadline /sys/block/$D/queue/scheduler && echo mq-deadline > /sys/block/$D/queue/scheduler; then
+	"$L" record -o "$tmp/sched.snap" -d 4s --quiet -q "from block where dev == '$D'" & rec_pid=$!
+	wait_recording "$tmp/sched.snap"
+	echo g | "$B" read "$loop" 4096 1000 8 >/dev/null
+	wait $rec_pid; rec_pid=
+	echo none > /sys/block/$D/queue/scheduler
+	out=$(json "$tmp/sched.snap" "from block where comm == 'blkio' group by op show count, sum(time), sum(alloc), sum(plug), sum(sched), sum(device), p99(sched)")
+	echo "$out" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.readline())
+assert r["count"] == 1000, r
+assert r["sum(sched)"] > 0 and r["p99(sched)"] > 0, r
+assert r["sum(alloc)"] + r["sum(plug)"] + r["sum(sched)"] + r["sum(device)"] == r["sum(time)"], r
+'; ok $? "mq-deadline: the sched stage holds the time from insertion to issue ($out)"
+else
+	skip "no mq-deadline scheduler for $D"
+fi
+
 # 2. Pushdown: the kernel counts only what the query keeps.
 "$L" record -o "$tmp/push.snap" -d 5s --quiet \
 	-q "from block where dev == '$D' and op == 'write' and size == 128K and comm == 'blkio'" & rec_pid=$!
