@@ -42,13 +42,12 @@ volatile __u32 filter_idx = 0;
 volatile __u64 events_used = 0;
 
 static const struct blk_stats zero_stats;
-static const struct blk_dev zero_dev;
-static const struct blk_devmax zero_devmax;
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
 	__uint(max_entries, BLK_MAX_REQS);
-	__type(key, __u64);
+	__type(key, __u32);
 	__type(value, struct blk_req);
 } reqs SEC(".maps");
 
@@ -60,18 +59,12 @@ struct {
 } stats SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, BLK_MAX_DEVS);
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, BLK_DEV_SLOTS);
 	__type(key, __u32);
 	__type(value, struct blk_dev);
 } devs SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, BLK_MAX_DEVS);
-	__type(key, __u32);
-	__type(value, struct blk_devmax);
-} devmax SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -84,6 +77,30 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, BLK_RINGBUF_BYTES);
 } events SEC(".maps");
+
+/* A per-CPU word to turn a typed kernel pointer into a plain number. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} addr_scratch SEC(".maps");
+
+/*
+ * Return the address p holds as a number the request table can hash: the
+ * verifier forbids arithmetic on typed pointers, and a value read back from
+ * a map is a number.
+ */
+static __always_inline __u64 addr_of(const void *p)
+{
+	__u32 zero = 0;
+	__u64 *w = bpf_map_lookup_elem(&addr_scratch, &zero);
+
+	if (!w)
+		return 0;
+	*w = (__u64)p;
+	return *(volatile __u64 *)w;
+}
 
 /* Count one health event on this CPU. */
 static __always_inline void health_inc(__u32 idx)
@@ -100,32 +117,81 @@ static __always_inline const struct filter_prog *filter_cur(void)
 	return &filters[filter_idx & 1];
 }
 
-/* Return the device state of dev, creating it (and its maxima). */
-static __always_inline struct blk_dev *dev_get(__u32 dev)
+/* Return the slot bio address id owns, or NULL. */
+static __always_inline struct blk_req *req_find(__u64 id)
 {
-	struct blk_dev *d = bpf_map_lookup_elem(&devs, &dev);
+	__u32 h = blk_req_hash(id), i, idx;
+	struct blk_req *r;
 
-	if (d)
-		return d;
-	bpf_map_update_elem(&devmax, &dev, &zero_devmax, BPF_NOEXIST);
-	bpf_map_update_elem(&devs, &dev, &zero_dev, BPF_NOEXIST);
-	return bpf_map_lookup_elem(&devs, &dev);
+	for (i = 0; i < BLK_REQ_PROBE; i++) {
+		idx = (h + i) & (BLK_MAX_REQS - 1);
+		r = bpf_map_lookup_elem(&reqs, &idx);
+		if (r && r->owner == id)
+			return r;
+	}
+	return NULL;
 }
 
-/* Add one to dev's queued (or, with inflight, in-flight) count and raise
- * the tick's maximum. */
-static __always_inline void dev_inc(struct blk_dev *d, __u32 dev, bool inflight)
+/* Return a slot for bio address id: the one it owns (a reused bio whose
+ * last request was never seen to end), else a free one; NULL when its
+ * slots are all taken. */
+static __always_inline struct blk_req *req_take(__u64 id)
+{
+	__u32 h = blk_req_hash(id), i, idx;
+	struct blk_req *r = req_find(id);
+
+	if (r)
+		return r;
+	for (i = 0; i < BLK_REQ_PROBE; i++) {
+		idx = (h + i) & (BLK_MAX_REQS - 1);
+		r = bpf_map_lookup_elem(&reqs, &idx);
+		if (r && !r->owner && __sync_val_compare_and_swap(&r->owner, 0, id) == 0)
+			return r;
+	}
+	return NULL;
+}
+
+/* Give slot r back. */
+static __always_inline void req_free(struct blk_req *r)
+{
+	__sync_lock_test_and_set(&r->owner, 0);
+}
+
+/* Return dev's slot of the devs array, taking a free one when create. */
+static __always_inline struct blk_dev *dev_slot(__u32 dev, bool create)
+{
+	__u32 h = blk_dev_hash(dev), i, idx;
+	struct blk_dev *d;
+
+	for (i = 0; i < BLK_DEV_PROBE; i++) {
+		idx = (h + i) & (BLK_DEV_SLOTS - 1);
+		d = bpf_map_lookup_elem(&devs, &idx);
+		if (!d)
+			return NULL;
+		if (d->used && d->dev == dev)
+			return d;
+		if (d->used || !create)
+			continue;
+		/* Two CPUs seeing a new device at once may each take a slot
+		 * for it; user space adds such slots up. */
+		if (__sync_val_compare_and_swap(&d->used, 0, 1) != 0)
+			continue;
+		d->dev = dev;
+		return d;
+	}
+	return NULL;
+}
+
+/* Add one to d's queued (or, with inflight, in-flight) count and raise the
+ * tick's maximum (racy between CPUs: it may come out a request short). */
+static __always_inline void dev_inc(struct blk_dev *d, bool inflight)
 {
 	__s64 v = __sync_fetch_and_add(inflight ? &d->inflight : &d->queued, 1) + 1;
-	struct blk_devmax *m = bpf_map_lookup_elem(&devmax, &dev);
 
-	if (!m)
-		return;
-	/* Racy between CPUs: a maximum may come out one request short. */
-	if (inflight && v > m->inflight)
-		m->inflight = v;
-	else if (!inflight && v > m->queued)
-		m->queued = v;
+	if (inflight && v > d->max_inflight)
+		d->max_inflight = v;
+	else if (!inflight && v > d->max_queued)
+		d->max_queued = v;
 }
 
 /* Charge the time since the last change to the current stage; enter next. */
@@ -141,17 +207,17 @@ static __always_inline void stage_to(struct blk_req *r, __u64 now, __u8 next)
  * BPF_NOEXIST a bio already followed is left as it is. */
 static __always_inline int on_queue(struct bio *bio, __u64 how)
 {
-	__u64 pid_tgid = bpf_get_current_pid_tgid(), id = (__u64)bio;
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), id = addr_of(bio);
 	const struct filter_prog *f = filter_cur();
 	__u32 need = filter_need[filter_idx & 1];
 	struct filter_input in = {};
-	struct blk_req r = {};
+	struct blk_req r = {}, *slot;
 	struct blk_dev *d;
 	__u32 opf;
 
 	if ((pid_tgid >> 32) == self_tgid)
 		return 0;
-	if (how == BPF_NOEXIST && bpf_map_lookup_elem(&reqs, &id))
+	if (how == BPF_NOEXIST && req_find(id))
 		return 0;
 	/* Bio-based devices (dm, md) never make requests of their own. */
 	if (!bio->bi_bdev->bd_disk->queue->mq_ops)
@@ -187,13 +253,16 @@ static __always_inline int on_queue(struct bio *bio, __u64 how)
 	}
 	r.queue_ns = r.last_ns = bpf_ktime_get_ns();
 	r.cur = BS_ALLOC;
-	if (bpf_map_update_elem(&reqs, &id, &r, BPF_ANY)) {
+	slot = req_take(id);
+	if (!slot) {
 		health_inc(BH_UNTRACKED);
 		return 0;
 	}
-	d = dev_get(r.dev);
+	r.owner = id;
+	*slot = r;
+	d = dev_slot(r.dev, true);
 	if (d)
-		dev_inc(d, r.dev, false);
+		dev_inc(d, false);
 	return 0;
 drop:
 	health_inc(BH_DROPPED);
@@ -203,9 +272,7 @@ drop:
 /* Return the followed request whose first bio is bio, or NULL. */
 static __always_inline struct blk_req *req_of_bio(struct bio *bio)
 {
-	__u64 id = (__u64)bio;
-
-	return bio ? bpf_map_lookup_elem(&reqs, &id) : NULL;
+	return bio ? req_find(addr_of(bio)) : NULL;
 }
 
 /* Return the followed request of rq, or NULL. */
@@ -221,7 +288,6 @@ static __always_inline void on_merge(struct bio *bio)
 	struct blk_key key = {};
 	struct blk_stats *v;
 	struct blk_dev *d;
-	__u64 id = (__u64)bio;
 
 	if (!r)
 		return;
@@ -229,7 +295,7 @@ static __always_inline void on_merge(struct bio *bio)
 	key.op = r->op;
 	key.tgid = r->tgid;
 	key.size = r->size;
-	d = bpf_map_lookup_elem(&devs, &key.dev);
+	d = dev_slot(key.dev, false);
 	if (d)
 		__sync_fetch_and_add(&d->queued, -1);
 	v = bpf_map_lookup_elem(&stats, &key);
@@ -244,7 +310,7 @@ static __always_inline void on_merge(struct bio *bio)
 	}
 	if (v)
 		__sync_fetch_and_add(&v->merges, 1);
-	bpf_map_delete_elem(&reqs, &id);
+	req_free(r);
 }
 
 /* Send one request to the ring buffer, within the per-tick budget. */
@@ -335,22 +401,25 @@ static __always_inline void account(const struct blk_req *r, __u64 lat, int erro
 static __always_inline void on_split(struct bio *split)
 {
 	struct bio *parent = BPF_CORE_READ(split, bi_private);
-	struct blk_req *r = req_of_bio(parent), copy;
+	struct blk_req *r = req_of_bio(parent), *slot, copy;
 	struct blk_dev *d;
-	__u64 id = (__u64)split;
+	__u64 id = addr_of(split);
 
 	if (!r || parent == split)
 		return;
-	copy = *r;
-	copy.size = split->bi_iter.bi_size;
-	copy.sector = split->bi_iter.bi_sector;
-	if (bpf_map_update_elem(&reqs, &id, &copy, BPF_NOEXIST)) {
+	slot = req_take(id);
+	if (!slot) {
 		health_inc(BH_UNTRACKED);
 		return;
 	}
-	d = bpf_map_lookup_elem(&devs, &copy.dev);
+	copy = *r;
+	copy.owner = id;
+	copy.size = split->bi_iter.bi_size;
+	copy.sector = split->bi_iter.bi_sector;
+	*slot = copy;
+	d = dev_slot(copy.dev, false);
 	if (d)
-		dev_inc(d, copy.dev, false);
+		dev_inc(d, false);
 }
 
 /* The request of bio was allocated. */
@@ -384,7 +453,7 @@ static __always_inline void on_issue(struct request *rq)
 		if ((rq->cmd_flags & REQ_OP_MASK) != OP_FLUSH)
 			return;
 		dev = rq->q->disk->part0->bd_dev;
-		d = bpf_map_lookup_elem(&devs, &dev);
+		d = dev_slot(dev, false);
 		if (d)
 			d->flush_issue_ns = bpf_ktime_get_ns();
 		return;
@@ -393,9 +462,9 @@ static __always_inline void on_issue(struct request *rq)
 	r->size = rq->__data_len;
 	if (!(r->flags & BR_ISSUED)) {
 		r->flags |= BR_ISSUED;
-		d = bpf_map_lookup_elem(&devs, &r->dev);
+		d = dev_slot(r->dev, false);
 		if (d)
-			dev_inc(d, r->dev, true);
+			dev_inc(d, true);
 	}
 }
 
@@ -411,7 +480,7 @@ static __always_inline void on_requeue(struct request *rq)
 	r->requeues++;
 	if (r->flags & BR_ISSUED) {
 		r->flags &= ~BR_ISSUED;
-		d = bpf_map_lookup_elem(&devs, &r->dev);
+		d = dev_slot(r->dev, false);
 		if (d)
 			__sync_fetch_and_add(&d->inflight, -1);
 	}
@@ -423,7 +492,7 @@ static __always_inline void on_complete(struct request *rq, int error, unsigned 
 	struct bio *bio = rq->bio;
 	struct blk_req *r = req_of_bio(bio);
 	const struct filter_prog *f;
-	__u64 now, lat, id = (__u64)bio;
+	__u64 now, lat, id = addr_of(bio);
 	struct blk_dev *d;
 
 	if (!r)
@@ -431,7 +500,7 @@ static __always_inline void on_complete(struct request *rq, int error, unsigned 
 	if (nr_bytes < rq->__data_len)
 		return;		/* a partial completion: more of rq follows */
 	now = bpf_ktime_get_ns();
-	d = bpf_map_lookup_elem(&devs, &r->dev);
+	d = dev_slot(r->dev, false);
 	/* A flush without data never issues: the queue's flush request does
 	 * its device work. */
 	if (r->cur != BS_DEVICE && d && d->flush_issue_ns > r->last_ns &&
@@ -460,7 +529,7 @@ static __always_inline void on_complete(struct request *rq, int error, unsigned 
 	if ((r->flags & BR_SAMPLED) || (f->threshold_ns && lat >= f->threshold_ns))
 		emit_event(r, id, now, lat, error, f);
 out:
-	bpf_map_delete_elem(&reqs, &id);
+	req_free(r);
 }
 
 SEC("tp_btf/block_bio_queue")

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "../core/xalloc.h"
@@ -84,6 +85,9 @@ struct block_priv {
 	struct ring_buffer *rb;
 	struct hook_choice choices[NSPECS];
 	struct prev_ent *prev;	/* PREV_SLOTS */
+	struct blk_dev *devs;	/* the mapped devs array */
+	struct blk_req *reqs;	/* the mapped request table */
+	uint64_t ticks;		/* ticks collected */
 	struct blk_stats *cur;
 	uint32_t sample_n;
 	int ncpus;
@@ -359,29 +363,37 @@ static uint64_t add_row(struct block_priv *bp, struct frame *f, const struct blk
 	return count;
 }
 
-/* Read this tick's most in-flight and queued per device, and start the next
- * tick's maxima from what is outstanding now (a change between the two
- * reads and the write is lost to the maxima, never to the counts). */
+/* Read this tick's most in-flight and queued per device from the mapped devs
+ * array, and start the next tick's maxima from what is outstanding now (a
+ * request counted between the read and the write is lost to the maxima,
+ * never to the counts).  Slots of one device add up. */
 static size_t read_devs(struct block_priv *bp, uint32_t *devs, int64_t (*max)[2], size_t cap)
 {
-	int fd = bpf_map__fd(bp->skel->maps.devs), mfd = bpf_map__fd(bp->skel->maps.devmax);
-	uint32_t key, next, *prevk = NULL;
-	struct blk_devmax m;
-	struct blk_dev d;
-	size_t n = 0;
+	size_t n = 0, i, j;
 
-	while (n < cap && !bpf_map_get_next_key(fd, prevk, &next)) {
-		key = next;
-		prevk = &key;
-		if (bpf_map_lookup_elem(mfd, &key, &m) || bpf_map_lookup_elem(fd, &key, &d))
+	for (i = 0; i < BLK_DEV_SLOTS; i++) {
+		struct blk_dev *d = &bp->devs[i];
+		int64_t q, fl, mq, mf;
+
+		if (!__atomic_load_n(&d->used, __ATOMIC_ACQUIRE))
 			continue;
-		devs[n] = key;
-		max[n][0] = m.inflight > d.inflight ? m.inflight : d.inflight;
-		max[n][1] = m.queued > d.queued ? m.queued : d.queued;
-		n++;
-		m.inflight = d.inflight;
-		m.queued = d.queued;
-		bpf_map_update_elem(mfd, &key, &m, BPF_EXIST);
+		q = __atomic_load_n(&d->queued, __ATOMIC_RELAXED);
+		fl = __atomic_load_n(&d->inflight, __ATOMIC_RELAXED);
+		mq = __atomic_exchange_n(&d->max_queued, q, __ATOMIC_RELAXED);
+		mf = __atomic_exchange_n(&d->max_inflight, fl, __ATOMIC_RELAXED);
+		mq = mq > q ? mq : q;
+		mf = mf > fl ? mf : fl;
+		for (j = 0; j < n && devs[j] != d->dev; j++)
+			;
+		if (j == n) {
+			if (n == cap)
+				continue;
+			devs[n] = d->dev;
+			max[n][0] = max[n][1] = 0;
+			n++;
+		}
+		max[j][0] += mf;
+		max[j][1] += mq;
 	}
 	return n;
 }
@@ -392,9 +404,9 @@ static uint64_t read_stats(struct block_priv *bp, struct frame *f)
 	int fd = bpf_map__fd(bp->skel->maps.stats);
 	struct blk_key key, next, *prevk = NULL;
 	struct blk_key evict[64];
-	uint32_t devs[BLK_MAX_DEVS];
-	int64_t dmax[BLK_MAX_DEVS][2], zero[2] = {0, 0};
-	size_t ndevs = read_devs(bp, devs, dmax, BLK_MAX_DEVS), nevict = 0, i;
+	uint32_t devs[BLK_DEV_SLOTS];
+	int64_t dmax[BLK_DEV_SLOTS][2], zero[2] = {0, 0};
+	size_t ndevs = read_devs(bp, devs, dmax, BLK_DEV_SLOTS), nevict = 0, i;
 	uint64_t events = 0;
 
 	while (!bpf_map_get_next_key(fd, prevk, &next)) {
@@ -433,6 +445,35 @@ static uint64_t read_stats(struct block_priv *bp, struct frame *f)
 		}
 	}
 	return events;
+}
+
+/*
+ * Free the request slots of bios queued more than BLK_REQ_STALE_NS ago: their
+ * ends were never seen (an error path, a front merge, a driver that failed
+ * them without completing).  Return how many.  A request that really takes
+ * that long is lost, and counted with them.
+ */
+static uint64_t free_stale(struct block_priv *bp)
+{
+	struct timespec ts;
+	uint64_t now, n = 0;
+	size_t i;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+	if (now < BLK_REQ_STALE_NS)
+		return 0;
+	for (i = 0; i < BLK_MAX_REQS; i++) {
+		struct blk_req *r = &bp->reqs[i];
+		uint64_t owner = __atomic_load_n(&r->owner, __ATOMIC_ACQUIRE);
+
+		if (!owner || __atomic_load_n(&r->queue_ns, __ATOMIC_RELAXED) + BLK_REQ_STALE_NS > now)
+			continue;
+		if (__atomic_compare_exchange_n(&r->owner, &owner, 0, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED))
+			n++;
+	}
+	return n;
 }
 
 /* Read the per-CPU health counters summed over CPUs into sum. */
@@ -483,6 +524,8 @@ static int block_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 			delta(health[BH_BUDGET], bp->health_prev[BH_BUDGET]);
 	f->stats.evicted = delta(health[BH_EVICTED], bp->health_prev[BH_EVICTED]) +
 			   delta(health[BH_UNTRACKED], bp->health_prev[BH_UNTRACKED]);
+	if (++bp->ticks % IDLE_TICKS == 0)
+		f->stats.evicted += free_stale(bp);
 	memcpy(bp->health_prev, health, sizeof(health));
 	ev->stats = f->stats;
 	ev->stats.events = ev->nrows;
@@ -568,6 +611,10 @@ static void block_close(struct probe *p)
 	if (!bp)
 		return;
 	ring_buffer__free(bp->rb);
+	if (bp->devs)
+		munmap(bp->devs, BLK_DEV_SLOTS * sizeof(struct blk_dev));
+	if (bp->reqs)
+		munmap(bp->reqs, BLK_MAX_REQS * sizeof(struct blk_req));
 	block_bpf__destroy(bp->skel);
 	if (bp->prev)
 		for (i = 0; i < PREV_SLOTS; i++)
@@ -598,6 +645,7 @@ static int block_open(struct probe *p, char **cause)
 {
 	struct block_priv *bp = xcalloc(1, sizeof(*bp));
 	char why[160];
+	void *m;
 	size_t i;
 	int err;
 
@@ -637,6 +685,28 @@ static int block_open(struct probe *p, char **cause)
 		*cause = xasprintf("block: opening the events ring buffer: %s", strerror(errno));
 		goto fail;
 	}
+	if (bpf_map__value_size(bp->skel->maps.devs) != sizeof(struct blk_dev)) {
+		*cause = xasprintf("block: the devs array's values are not struct blk_dev");
+		goto fail;
+	}
+	m = mmap(NULL, BLK_DEV_SLOTS * sizeof(struct blk_dev), PROT_READ | PROT_WRITE,
+		 MAP_SHARED, bpf_map__fd(bp->skel->maps.devs), 0);
+	if (m == MAP_FAILED) {
+		*cause = xasprintf("block: mapping the devs array: %s", strerror(errno));
+		goto fail;
+	}
+	bp->devs = m;
+	if (bpf_map__value_size(bp->skel->maps.reqs) != sizeof(struct blk_req)) {
+		*cause = xasprintf("block: the request table's values are not struct blk_req");
+		goto fail;
+	}
+	m = mmap(NULL, BLK_MAX_REQS * sizeof(struct blk_req), PROT_READ | PROT_WRITE,
+		 MAP_SHARED, bpf_map__fd(bp->skel->maps.reqs), 0);
+	if (m == MAP_FAILED) {
+		*cause = xasprintf("block: mapping the request table: %s", strerror(errno));
+		goto fail;
+	}
+	bp->reqs = m;
 	bp->ncpus = libbpf_num_possible_cpus();
 	bp->boot_offset_ns = boot_offset_ns();
 	bp->prev = xcalloc(PREV_SLOTS, sizeof(*bp->prev));

@@ -10,8 +10,9 @@
 
 #define BLK_COMM_LEN 16
 #define BLK_MAX_KEYS 1024	/* (dev, op, size, pid) keys the stats map holds */
-#define BLK_MAX_REQS 16384	/* requests in flight the probe follows at once */
-#define BLK_MAX_DEVS 256
+#define BLK_MAX_REQS 16384	/* slots of the request table (a power of 2) */
+#define BLK_REQ_PROBE 8		/* slots a request may take, from its hash on */
+#define BLK_REQ_STALE_NS (60ULL * 1000000000)	/* a request older than this is given up */
 #define BLK_RINGBUF_BYTES (1 << 20)
 #define BLK_DEFAULT_MAX_EVENTS 4096	/* single events per tick when BUFFER is 0 */
 
@@ -46,8 +47,14 @@ enum blk_health {
 #define BR_SAMPLED 1	/* picked by SAMPLE 1/N: also send as an event */
 #define BR_ISSUED 2	/* counted in its device's in-flight */
 
-/* A followed request, keyed by its first bio (struct bio *). */
+/*
+ * A followed request: one slot of the mmapable request table, owned by the
+ * request's first bio (struct bio *).  A bio may take any of the
+ * BLK_REQ_PROBE slots from blk_req_hash(bio) on; lookups scan all of them,
+ * so freeing a slot (owner 0) needs no tombstone.
+ */
 struct blk_req {
+	__u64 owner;		/* the bio, or 0 for a free slot */
 	__u64 queue_ns;		/* bio queued */
 	__u64 last_ns;		/* the last stage change */
 	__u64 stage[BS_N];
@@ -63,6 +70,12 @@ struct blk_req {
 	__u8 pad[6];
 	char comm[BLK_COMM_LEN];
 };
+
+/* Return the first slot of the request table to try for bio address id. */
+static __always_inline __u32 blk_req_hash(__u64 id)
+{
+	return (__u32)(((id >> 6) * 0x9E3779B97F4A7C15ULL) >> 40);
+}
 
 struct blk_key {
 	__u32 dev;
@@ -89,21 +102,32 @@ struct blk_stats {
 	__u32 hist[BS_N + 1][LH_NBUCKETS];	/* [0]: latency, [1 + s]: stage s */
 };
 
-/* Requests of a device between queueing and completion, and at the driver
- * (only BPF writes these). */
+/*
+ * One device's slot of the mmapable devs array (BLK_DEV_SLOTS, found by a
+ * hash of dev with a short linear probe): requests between queueing and
+ * completion, and at the driver.  BPF owns the counters; user space reads
+ * them through the mapping and writes only the maxima, resetting them to
+ * the current counts every tick.
+ */
 struct blk_dev {
+	__u64 used;		/* 1 once the slot belongs to dev */
+	__u32 dev;
+	__u32 pad;
 	__s64 queued;
 	__s64 inflight;
+	__s64 max_queued;	/* the most at once this tick */
+	__s64 max_inflight;
 	__u64 flush_issue_ns;	/* the queue's own flush request was last issued */
 };
 
-/* The most of each at once this tick: user space resets them to the
- * current values every tick (a separate map, so that its writes never
- * race with the counters above). */
-struct blk_devmax {
-	__s64 queued;
-	__s64 inflight;
-};
+#define BLK_DEV_SLOTS 256	/* a power of 2 */
+#define BLK_DEV_PROBE 4		/* slots tried from a device's hash */
+
+/* Return the first slot to try for dev. */
+static __always_inline __u32 blk_dev_hash(__u32 dev)
+{
+	return (dev ^ (dev >> 20) ^ (dev >> 8)) * 2654435761u >> 24;
+}
 
 /* One slow or sampled request, sent through the ring buffer. */
 struct blk_event {
