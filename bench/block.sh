@@ -14,6 +14,13 @@
 #   BENCH_TRACER_CPU [0]  CPU the tracers are pinned to
 #   BENCH_CONFIGS ["none latop bpftrace biolatency"]
 #   BENCH_JSON []         also write the results as JSON to this file
+#   BENCH_BPF_STATS [1]   after the rounds, one more latop run with the kernel's
+#                         BPF run-time statistics on: ns per run of each program
+#
+# Besides the median IOPS, each configuration's ratio is given two ways: the
+# ratio of the medians, and the median of its per-round ratios to the none
+# run of the same round (robust to a machine whose load drifts between
+# rounds).
 set -u
 cd "$(dirname "$0")/.." || exit 1
 ROUNDS=${BENCH_ROUNDS:-5}
@@ -105,23 +112,57 @@ for ((r = 0; r < ROUNDS; r++)); do
 	echo "round $((r + 1)): $(for c in "${CONFIGS[@]}"; do printf '%s=%s ' "$c" "$(echo ${RES[$c]:-} | awk '{print $NF}')"; done)" >&2
 done
 
+# Median over rounds of config $1's IOPS / none's in the same round.
+round_ratio() {
+	local -a a b
+	read -r -a a <<<"${RES[$1]:-}"
+	read -r -a b <<<"${RES[none]:-}"
+	for ((i = 0; i < ${#a[@]} && i < ${#b[@]}; i++)); do
+		awk -v x="${a[$i]}" -v y="${b[$i]}" 'BEGIN {if (y) printf "%.4f\n", x / y}'
+	done | median
+}
+
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {if (NR) print (NR % 2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'; }
 base=$(echo ${RES[none]:-} | median)
-printf '%-12s %10s %8s   %s\n' config "IOPS(med)" ratio runs
+printf '%-12s %10s %8s %9s   %s\n' config "IOPS(med)" ratio "rnd-ratio" runs
 json="{\"device\":\"$DEV\",\"seconds\":$SECS,\"rounds\":$ROUNDS,\"configs\":{"
 sep=
 for c in "${CONFIGS[@]}"; do
 	if [ -n "${SKIP[$c]+x}" ]; then
-		printf '%-12s %10s %8s   cannot run here: %s\n' "$c" - - "${SKIP[$c]}"
+		printf '%-12s %10s %8s %9s   cannot run here: %s\n' "$c" - - - "${SKIP[$c]}"
 		json+="$sep\"$c\":{\"skipped\":$(python3 -c 'import json,sys; print(json.dumps(sys.argv[1]))' "${SKIP[$c]}")}"
 	else
 		m=$(echo ${RES[$c]:-} | median)
 		ratio=$(awk -v a="$m" -v b="$base" 'BEGIN {printf "%.3f", b ? a / b : 0}')
-		printf '%-12s %10s %8s   %s\n' "$c" "$m" "$ratio" "${RES[$c]}"
-		json+="$sep\"$c\":{\"iops_median\":$m,\"ratio\":$ratio,\"runs\":[$(echo ${RES[$c]} | tr ' ' ',')]}"
+		rr=$(round_ratio "$c")
+		printf '%-12s %10s %8s %9.3f   %s\n' "$c" "$m" "$ratio" "$rr" "${RES[$c]}"
+		json+="$sep\"$c\":{\"iops_median\":$m,\"ratio\":$ratio,\"round_ratio\":$rr,\"runs\":[$(echo ${RES[$c]} | tr ' ' ',')]}"
 	fi
 	sep=,
 done
-json+="}}"
+json+="}"
+
+# The probe's own cost: BPF ns per run of each program, from the kernel's
+# run-time statistics (on only for this run: they add two clock reads a run).
+if [ "${BENCH_BPF_STATS:-1}" = 1 ] && command -v bpftool >/dev/null; then
+	before=" $(bpftool prog show 2>/dev/null | sed -n 's/^\([0-9]*\): .*/\1/p' | tr '\n' ' ')"
+	taskset -c "$TCPU" "$LATOP" record -o "$WORK/stats.snap" -d 1h --quiet --bpf-stats \
+		-q "from block" >"$WORK/stats.log" 2>&1 & TPID=$!
+	for ((i = 0; i < 100; i++)); do [ -e "$WORK/stats.snap.tmp" ] && break; sleep 0.1; done
+	sleep 0.5
+	run_fio >/dev/null
+	echo "BPF ns per run (run-time statistics on, so each includes two clock reads):"
+	# Programs loaded since the run started, run often: latop's.
+	stats=$(bpftool prog show 2>/dev/null | awk -v before="$before" '
+		/^[0-9]+: tracing/ {id = $1; sub(":", "", id); name = ""; t = n = 0
+			for (i = 1; i <= NF; i++) {
+				if ($i == "name") name = $(i + 1)
+				if ($i == "run_time_ns") t = $(i + 1); if ($i == "run_cnt") n = $(i + 1) }
+			if (index(before, " " id " ") == 0 && n > 1000) printf "%s %.0f %d\n", name, t / n, n }')
+	echo "$stats" | awk '{printf "  %-16s %6d ns  (%d runs)\n", $1, $2, $3}'
+	json+=",\"bpf_ns\":{$(echo "$stats" | awk '{printf "%s\"%s\":%d", (NR > 1 ? "," : ""), $1, $2}')}"
+	stop_tracer
+fi
+json+="}"
 [ -n "${BENCH_JSON:-}" ] && echo "$json" > "$BENCH_JSON"
 exit 0
