@@ -13,6 +13,8 @@
 #   BENCH_CPU [1]         CPU fio is pinned to
 #   BENCH_TRACER_CPU [0]  CPU the tracers are pinned to
 #   BENCH_CONFIGS ["none latop bpftrace biolatency"]
+#   BENCH_CACHE [/var/tmp/latop-bench]  kernel headers bench/run.sh unpacked,
+#                         given to bcc when present
 #   BENCH_JSON []         also write the results as JSON to this file
 #   BENCH_BPF_STATS [1]   after the rounds, one more latop run with the kernel's
 #                         BPF run-time statistics on: ns per run of each program
@@ -78,14 +80,17 @@ start_tracer() {
 		# host leaves unmounted: mount it in a private mount namespace.
 		taskset -c "$TCPU" unshare -m sh -c 'mount -t tracefs nodev /sys/kernel/tracing 2>/dev/null; exec bpftrace "$1"' sh "$WORK/bio.bt" >"$WORK/$c.log" 2>&1 & TPID=$!
 		for ((i = 0; i < 100; i++)); do grep -q Attaching "$WORK/$c.log" && break; sleep 0.1; done ;;
-	biolatency) # Needs kprobes on blk_account_io_*, and kernel headers.
-		taskset -c "$TCPU" biolatency-bpfcc >"$WORK/$c.log" 2>&1 & TPID=$!
+	biolatency) # Needs kernel headers (bench/run.sh unpacks Debian's 6.1
+		# ones, which compile), then kprobes on blk_account_io_*.
+		src=${BENCH_CACHE:-/var/tmp/latop-bench}/kheaders/merged
+		[ -d "$src" ] || src=
+		taskset -c "$TCPU" env ${src:+BCC_KERNEL_SOURCE=$src} biolatency-bpfcc >"$WORK/$c.log" 2>&1 & TPID=$!
 		for ((i = 0; i < 100; i++)); do grep -q Tracing "$WORK/$c.log" && break
 			kill -0 $TPID 2>/dev/null || break; sleep 0.1; done ;;
 	esac
 	sleep 0.5
 	if ! kill -0 "$TPID" 2>/dev/null; then
-		SKIP[$c]="$( (grep -iE 'unable|kprobe' "$WORK/$c.log"; grep -iE 'error|exception|cannot|fail' "$WORK/$c.log") | grep -v RLIMIT_MEMLOCK | head -1 | cut -c1-160)"
+		SKIP[$c]="$( (grep -iE 'unable|Error.*kprobe' "$WORK/$c.log"; grep -iE 'error|exception|cannot|fail' "$WORK/$c.log") | grep -v RLIMIT_MEMLOCK | head -1 | cut -c1-160)"
 		wait "$TPID" 2>/dev/null; TPID=
 		return 1
 	fi
