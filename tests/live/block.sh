@@ -126,6 +126,27 @@ else
 	skip "no mq-deadline scheduler for $D"
 fi
 
+# Merges: 1024 adjacent 4K direct writes submitted 32 at a time under one
+# plug merge into larger requests; every bio is either a request's first
+# or counted as merged.
+if command -v fio >/dev/null; then
+	"$L" record -o "$tmp/merge.snap" -d 4s --quiet -q "from block where dev == '$D'" & rec_pid=$!
+	wait_recording "$tmp/merge.snap"
+	fio --name=merge --filename="$loop" --rw=write --bs=4k --size=4M --iodepth=32 \
+		--iodepth_batch_submit=32 --iodepth_batch_complete_min=32 --ioengine=libaio \
+		--direct=1 --output-format=terse >/dev/null
+	wait $rec_pid; rec_pid=
+	out=$(json "$tmp/merge.snap" "from block where comm == 'fio' group by op show count, merges, bytes")
+	echo "$out" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.readline())
+assert r["op"] == "write" and r["bytes"] == 4 << 20, r
+assert r["merges"] > 0 and r["count"] + r["merges"] == 1024, r
+'; ok $? "merges: requests + merged bios = the 1024 bios written ($out)"
+else
+	skip "no fio (scripts/install-deps.sh --bench)"
+fi
+
 # 2. Pushdown: the kernel counts only what the query keeps.
 "$L" record -o "$tmp/push.snap" -d 5s --quiet \
 	-q "from block where dev == '$D' and op == 'write' and size == 128K and comm == 'blkio'" & rec_pid=$!
