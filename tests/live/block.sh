@@ -164,6 +164,24 @@ r = rows[0]
 assert (r["dev"], r["op"], r["size"], r["count"]) == (os.environ["D"], "write", 131072, 50), rows
 '; ok $? "pushdown on dev, op, size and comm: the recording holds only the 50 128K writes ($out)"
 
+# Pushdown on pid: of two processes reading the device at once, the kernel
+# counts only the one named.
+mkfifo "$tmp/go"
+"$B" read "$loop" 4096 700 2 <"$tmp/go" >"$tmp/ready" & want_pid=$!
+exec 7>"$tmp/go"
+"$L" record -o "$tmp/pid.snap" -d 4s --quiet -q "from block where pid == $want_pid" & rec_pid=$!
+wait_recording "$tmp/pid.snap"
+echo g >&7
+echo g | "$B" read "$loop" 4096 300 1 >/dev/null
+wait $want_pid; exec 7>&-
+wait $rec_pid; rec_pid=
+out=$(json "$tmp/pid.snap" "from block group by pid, op, size show count")
+echo "$out" | P=$want_pid python3 -c '
+import json, os, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert [(r["pid"], r["op"], r["size"], r["count"]) for r in rows] == [(int(os.environ["P"]), "read", 4096, 700)], rows
+'; ok $? "pushdown on pid: only the 700 reads of pid $want_pid are in the recording ($out)"
+
 # 3. SAMPLE 1/N decides once per request at submission.
 "$L" record -o "$tmp/sample.snap" -d 4s --quiet \
 	-q "from block where dev == '$D' sample 1/10 buffer 100000" & rec_pid=$!
