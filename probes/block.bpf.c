@@ -8,9 +8,10 @@
  *
  * A request is keyed by its first bio (struct bio *): the bio is all
  * block_bio_queue and block_getrq give, and rq->bio leads back to it from
- * every request hook.  A front merge replaces a request's first bio; that
- * request is then no longer followed (counted as untracked).  A split gives
- * the split-off bio a copy of its parent's state.
+ * every request hook.  Front merges put new first bios before it: the next
+ * request hook finds the old one (rq->biotail, or bi_next) and moves the
+ * state to the new first bio's slot.  A split gives the split-off bio a copy of its
+ * parent's state.
  *
  * The hooks are tp_btf or fentry programs: their arguments are typed kernel
  * pointers, read directly (the verifier makes each load fault-safe).
@@ -275,10 +276,40 @@ static __always_inline struct blk_req *req_of_bio(struct bio *bio)
 	return bio ? req_find(addr_of(bio)) : NULL;
 }
 
-/* Return the followed request of rq, or NULL. */
+/*
+ * Return the followed request of rq, or NULL.  Front merges put other bios
+ * before the one the request was followed by, which then is the last of
+ * them (rq->biotail) unless back merges came too, or the one after the
+ * new first: the request's state moves to a slot of its new first bio.
+ */
 static __always_inline struct blk_req *req_of(struct request *rq)
 {
-	return req_of_bio(rq->bio);
+	struct bio *bio = rq->bio, *was;
+	struct blk_req *r, *old = NULL, copy;
+	__u64 id;
+
+	if (!bio)
+		return NULL;
+	id = addr_of(bio);
+	r = req_find(id);
+	if (r)
+		return r;
+	was = rq->biotail;
+	if (was && was != bio)
+		old = req_find(addr_of(was));
+	was = bio->bi_next;
+	if (!old && was && was != rq->biotail)
+		old = req_find(addr_of(was));
+	if (!old)
+		return NULL;
+	r = req_take(id);
+	if (!r)
+		return NULL;
+	copy = *old;
+	copy.owner = id;
+	*r = copy;
+	req_free(old);
+	return r;
 }
 
 /* Add one bio merged into another request to its key, and stop following it. */
@@ -489,14 +520,14 @@ static __always_inline void on_requeue(struct request *rq)
 /* rq completed nr_bytes: account it once all of it is done. */
 static __always_inline void on_complete(struct request *rq, int error, unsigned int nr_bytes)
 {
-	struct bio *bio = rq->bio;
-	struct blk_req *r = req_of_bio(bio);
+	struct blk_req *r = req_of(rq);
 	const struct filter_prog *f;
-	__u64 now, lat, id = addr_of(bio);
 	struct blk_dev *d;
+	__u64 now, lat, id;
 
 	if (!r)
 		return;
+	id = r->owner;
 	if (nr_bytes < rq->__data_len)
 		return;		/* a partial completion: more of rq follows */
 	now = bpf_ktime_get_ns();

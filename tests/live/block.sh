@@ -143,7 +143,23 @@ r = json.loads(sys.stdin.readline())
 assert r["op"] == "write" and r["bytes"] == 4 << 20, r
 assert r["merges"] > 0 and r["count"] + r["merges"] == 1024, r
 '; ok $? "merges: requests + merged bios = the 1024 bios written ($out)"
+	# Descending offsets: each bio front-merges into the request before it,
+	# which then is followed by its new first bio.
+	"$L" record -o "$tmp/front.snap" -d 4s --quiet -q "from block where dev == '$D'" & rec_pid=$!
+	wait_recording "$tmp/front.snap"
+	fio --name=front --filename="$loop" --rw=write:-8k --bs=4k --offset=4m --size=4m \
+		--number_ios=256 --iodepth=32 --iodepth_batch_submit=32 \
+		--iodepth_batch_complete_min=32 --ioengine=libaio --direct=1 --output-format=terse >/dev/null
+	wait $rec_pid; rec_pid=
+	out=$(json "$tmp/front.snap" "from block where comm == 'fio' group by op show count, merges, bytes")
+	echo "$out" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.readline())
+assert r["op"] == "write" and r["bytes"] == 1 << 20, r
+assert r["merges"] > 0 and r["count"] + r["merges"] == 256, r
+'; ok $? "front merges: requests + merged bios = the 256 bios written backwards ($out)"
 else
+	skip "no fio (scripts/install-deps.sh --bench)"
 	skip "no fio (scripts/install-deps.sh --bench)"
 fi
 
