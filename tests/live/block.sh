@@ -11,7 +11,7 @@ B=$LATOP_HELPERS/blkio
 command -v losetup >/dev/null || skip_all "no losetup (util-linux)"
 "$L" probes 2>/dev/null | grep -q 'tp_btf/block_rq_issue' || skip_all "no block tracepoints here"
 tmp=$(mktemp -d); rec_pid=; loop=; bg_pid=
-trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; [ -n "$bg_pid" ] && kill -9 $bg_pid 2>/dev/null; [ -n "$loop" ] && losetup -d $loop; rm -rf "$tmp" /dev/shm/latop-test-$$.img' EXIT
+trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; [ -n "$bg_pid" ] && kill -9 $bg_pid 2>/dev/null; [ -n "$loop" ] && losetup -d $loop; [ -n "${eloop:-}" ] && losetup -d $eloop 2>/dev/null; umount "$tmp/small" 2>/dev/null; rm -rf "$tmp" /dev/shm/latop-test-$$.img' EXIT
 truncate -s 128M /dev/shm/latop-test-$$.img
 loop=$(losetup -f --show /dev/shm/latop-test-$$.img) || skip_all "losetup failed"
 D=$(basename "$loop")
@@ -197,6 +197,30 @@ import json, os, sys
 rows = [json.loads(l) for l in sys.stdin]
 assert [(r["pid"], r["op"], r["size"], r["count"]) for r in rows] == [(int(os.environ["P"]), "read", 4096, 700)], rows
 '; ok $? "pushdown on pid: only the 700 reads of pid $want_pid are in the recording ($out)"
+
+# Errors: a loop device over a file in a 1 MiB tmpfs; 128K writes fill it,
+# and the first that cannot be stored completes with BLK_STS_NOSPC (3).
+mkdir "$tmp/small"
+if mount -t tmpfs -o size=1m tmpfs "$tmp/small" && truncate -s 16M "$tmp/small/img" &&
+   eloop=$(losetup -f --show "$tmp/small/img"); then
+	"$L" record -o "$tmp/err.snap" -d 4s --quiet \
+		-q "from block where dev == '$(basename "$eloop")' threshold 1ns" & rec_pid=$!
+	wait_recording "$tmp/err.snap"
+	"$B" write-now "$eloop" 131072 64 1 2>/dev/null
+	wait $rec_pid; rec_pid=
+	losetup -d "$eloop"; eloop=
+	out=$(json "$tmp/err.snap" "from block where comm == 'blkio' group by op, size show count, errors")
+	ev=$(json "$tmp/err.snap" "from block_events where comm == 'blkio' and error != 0 show op, error")
+	printf '%s\n%s\n' "$out" "$ev" | python3 -c '
+import json, sys
+r, e = (json.loads(l) for l in sys.stdin.read().split("\n")[:2])
+assert (r["op"], r["size"], r["errors"]) == ("write", 131072, 1) and r["count"] >= 2, r
+assert e == {"op": "write", "error": 3}, e
+'; ok $? "errors: the write that found the backing tmpfs full counts as an error, its event says 3 ($out $ev)"
+else
+	skip "cannot mount a small tmpfs for a failing loop device"
+fi
+umount "$tmp/small" 2>/dev/null
 
 # 3. SAMPLE 1/N decides once per request at submission.
 "$L" record -o "$tmp/sample.snap" -d 4s --quiet \
