@@ -81,7 +81,7 @@ struct pcol {
 	enum agg agg;		/* effective aggregate (never AGG_NONE unless key or ratio) */
 	double pct;
 	int ratio_of;		/* BASELINE: this column is cols[ratio_of] / the baseline's; else -1 */
-	bool part;		/* of an FF_PART field (a stage), or the ratio of one */
+	bool part;		/* of an FF_PART field (a stage), its ratio, or the part key */
 };
 
 /* The pseudo-key that unpivots a schema's FF_PART fields into one row per part. */

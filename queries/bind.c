@@ -315,6 +315,7 @@ static void bind_keycol(const struct schema *s, struct plan *pl, int k)
 	c->keyslot = k;
 	c->field = pl->keys[k];
 	c->type = f->type;
+	c->part = pl->keys[k] == pl->part_key;
 }
 
 /* The default aggregate of a bare non-key field. */
@@ -372,6 +373,7 @@ static int bind_item(const struct schema *s, struct query *q, struct item *it,
 		c->keyslot = k;
 		c->field = it->f.idx;
 		c->type = f->type;
+		c->part = it->f.idx == pl->part_key;
 		return 0;
 	}
 	if (a == AGG_NONE)

@@ -222,17 +222,57 @@ static void header_row(const struct table_view *tv, const struct result *r, int 
 }
 
 /* Draw row i at line y. */
-/* Return the BASELINE ratio column of a stage that grew most in row i, or -1. */
+/* Return whether rows i and j have the same keys but the part key. */
+static bool same_but_part(const struct result *r, size_t i, size_t j)
+{
+	const struct result_val *a = result_row(r, i), *b = result_row(r, j);
+	char x[256], y[256];
+	size_t c;
+
+	for (c = 0; c < r->ncols; c++) {
+		if (!r->cols[c].key || r->cols[c].part)
+			continue;
+		cell_text(r, i, c, x, sizeof(x));
+		cell_text(r, j, c, y, sizeof(y));
+		if (strcmp(x, y) || a[c].null != b[c].null)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Return the BASELINE ratio column to mark in row i as the stage that grew
+ * most, or -1: among the row's stage ratios the largest; or, when rows are
+ * stages (the part key is a column), the row's first ratio of a duration if
+ * it is the largest of the rows with the same other keys.  Only ratios
+ * above 1.
+ */
 static long top_stage_ratio(const struct result *r, size_t i)
 {
 	const struct result_val *row = result_row(r, i);
-	long best = -1;
-	size_t c;
+	long best = -1, first = -1;
+	bool by_part = false;
+	size_t c, j;
 
-	for (c = 0; c < r->ncols; c++)
-		if (r->cols[c].ratio && r->cols[c].part && !row[c].null &&
-		    (best < 0 || row[c].d > row[best].d))
+	for (c = 0; c < r->ncols; c++) {
+		if (r->cols[c].key && r->cols[c].part)
+			by_part = true;
+		if (!r->cols[c].ratio || row[c].null)
+			continue;
+		if (first < 0 && c > 0 && r->cols[c - 1].type == FT_DUR)
+			first = (long)c;
+		if (r->cols[c].part && (best < 0 || row[c].d > row[best].d))
 			best = (long)c;
+	}
+	if (by_part && best < 0 && first >= 0) {
+		for (j = 0; j < r->nrows; j++) {
+			const struct result_val *o = result_row(r, j) + first;
+
+			if (j != i && !o->null && o->d > row[first].d && same_but_part(r, i, j))
+				return -1;
+		}
+		best = first;
+	}
 	return best >= 0 && row[best].d > 1.0 ? best : -1;
 }
 

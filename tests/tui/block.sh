@@ -62,4 +62,29 @@ print(" ".join(out))')
 ok $? "the replay marks that stage's ratio column and no other (marked '$marked', want '${want%% *}')"
 [ "$marked" = "${want%% *}" ] || tmux capture-pane -p -t "$S" | sed 's/^/#  |/'
 tmux send-keys -t "$S" q
+sleep 0.5
+tmux kill-session -t "$S" 2>/dev/null
+
+# Rows that are stages: the row of the stage whose time grew most is marked.
+q="from block where comm == 'blkio' and op == 'read' group by op, stage show count, sum(time) baseline '$tmp/base.snap'"
+want=$("$BIN" report "$tmp/load.snap" -q "$q" --json | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+rows = [r for r in rows if r["sum(time)/base"] is not None]
+print(max(rows, key=lambda r: r["sum(time)/base"])["stage"])')
+tmux new-session -d -s "$S" -x 200 -y 30 "$BIN replay $tmp/load.snap -q \"$q\""
+for _ in $(seq 50); do
+	tmux capture-pane -p -t "$S" | grep -q '^read ' && break
+	sleep 0.1
+done
+marked=$(tmux capture-pane -e -p -t "$S" | python3 -c '
+import re, sys
+sgr = re.compile(r"\x1b\[[0-9;]*m")
+out = [sgr.sub("", l).split()[1] for l in sys.stdin.read().split("\n")
+       if re.search(r"\x1b\[1m(?:\x1b\[[0-9;]*m)*\s*[0-9.]+x", l)]
+print(" ".join(out))')
+[ -n "$want" ] && [ "$marked" = "$want" ]
+ok $? "group by stage: the $want row's time ratio is marked, no other (marked '$marked')"
+[ -n "$want" ] && [ "$marked" = "$want" ] || tmux capture-pane -p -t "$S" | sed 's/^/#  |/'
+tmux send-keys -t "$S" q
 done_testing
