@@ -484,7 +484,7 @@ static __always_inline void on_issue(struct request *rq)
 		if ((rq->cmd_flags & REQ_OP_MASK) != OP_FLUSH)
 			return;
 		dev = rq->q->disk->part0->bd_dev;
-		d = dev_slot(dev, false);
+		d = dev_slot(dev, true);
 		if (d)
 			d->flush_issue_ns = bpf_ktime_get_ns();
 		return;
@@ -522,7 +522,7 @@ static __always_inline void on_complete(struct request *rq, int error, unsigned 
 {
 	struct blk_req *r = req_of(rq);
 	const struct filter_prog *f;
-	struct blk_dev *d;
+	struct blk_dev *d, *disk;
 	__u64 now, lat, id;
 
 	if (!r)
@@ -531,13 +531,16 @@ static __always_inline void on_complete(struct request *rq, int error, unsigned 
 	if (nr_bytes < rq->__data_len)
 		return;		/* a partial completion: more of rq follows */
 	now = bpf_ktime_get_ns();
-	d = dev_slot(r->dev, false);
 	/* A flush without data never issues: the queue's flush request does
-	 * its device work. */
-	if (r->cur != BS_DEVICE && d && d->flush_issue_ns > r->last_ns &&
-	    d->flush_issue_ns < now)
-		stage_to(r, d->flush_issue_ns, BS_DEVICE);
+	 * its device work, issued on the whole disk (a partition's flush is
+	 * the disk's). */
+	if (r->cur != BS_DEVICE) {
+		disk = dev_slot(rq->q->disk->part0->bd_dev, false);
+		if (disk && disk->flush_issue_ns > r->last_ns && disk->flush_issue_ns < now)
+			stage_to(r, disk->flush_issue_ns, BS_DEVICE);
+	}
 	stage_to(r, now, BS_DEVICE);
+	d = dev_slot(r->dev, false);
 	lat = now - r->queue_ns;
 	if (d) {
 		__sync_fetch_and_add(&d->queued, -1);
