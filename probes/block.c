@@ -179,7 +179,7 @@ static int choose_hook(const struct hook_spec *spec, struct hook_choice *choice,
 			snprintf(choice->why, sizeof(choice->why), "alternative %s loads here too",
 				 labels[si][o]);
 		else
-			snprintf(choice->why, sizeof(choice->why), "alternative %s refused: %.100s",
+			snprintf(choice->why, sizeof(choice->why), "alternative %s does not load here: %.100s",
 				 labels[si][o], why[o]);
 		return k;
 	}
