@@ -312,13 +312,14 @@ static __always_inline struct blk_req *req_of(struct request *rq)
 	return r;
 }
 
-/* Add one bio merged into another request to its key, and stop following it. */
-static __always_inline void on_merge(struct bio *bio)
+/* Count r, a bio or request merged into another request, to its key, and
+ * stop following it (the request it joined goes on). */
+static __always_inline void merged(struct blk_req *r)
 {
-	struct blk_req *r = req_of_bio(bio);
 	struct blk_key key = {};
 	struct blk_stats *v;
 	struct blk_dev *d;
+	bool fresh;
 
 	if (!r)
 		return;
@@ -327,17 +328,19 @@ static __always_inline void on_merge(struct bio *bio)
 	key.tgid = r->tgid;
 	key.size = r->size;
 	d = dev_slot(key.dev, false);
-	if (d)
+	if (d) {
 		__sync_fetch_and_add(&d->queued, -1);
+		if (r->flags & BR_ISSUED)
+			__sync_fetch_and_add(&d->inflight, -1);
+	}
 	v = bpf_map_lookup_elem(&stats, &key);
 	if (!v) {
-		if (!bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST)) {
-			v = bpf_map_lookup_elem(&stats, &key);
-			if (v)
-				__builtin_memcpy(v->comm, r->comm, sizeof(v->comm));
-		} else {
+		fresh = !bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(&stats, &key);
+		if (v && fresh)
+			__builtin_memcpy(v->comm, r->comm, sizeof(v->comm));
+		if (!v)
 			health_inc(BH_EVICTED);
-		}
 	}
 	if (v)
 		__sync_fetch_and_add(&v->merges, 1);
@@ -590,14 +593,22 @@ int BPF_PROG(bio_split, struct bio *bio, unsigned int new_sector)
 SEC("tp_btf/block_bio_backmerge")
 int BPF_PROG(bio_backmerge, struct bio *bio)
 {
-	on_merge(bio);
+	merged(req_of_bio(bio));
 	return 0;
 }
 
 SEC("tp_btf/block_bio_frontmerge")
 int BPF_PROG(bio_frontmerge, struct bio *bio)
 {
-	on_merge(bio);
+	merged(req_of_bio(bio));
+	return 0;
+}
+
+/* A request merged into the one before or after it in the scheduler. */
+SEC("tp_btf/block_rq_merge")
+int BPF_PROG(rq_merge, struct request *rq)
+{
+	merged(req_of(rq));
 	return 0;
 }
 
