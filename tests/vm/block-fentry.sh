@@ -79,24 +79,31 @@ ok $? "by default the tracepoints serve them ($hooks of 3)"
 for h in tp fentry; do
 	[ "$(cat "$S/$h.rc" 2>/dev/null)" = 0 ] && [ -s "$S/$h.snap" ]
 	ok $? "$h: the guest's recording finished ($(cat "$S/$h.err" 2>/dev/null))"
-	out=$("$L" report "$S/$h.snap" -q "from block where comm == 'blkio' group by dev, op, size show count, bytes, sum(time), sum(alloc), sum(plug), sum(sched), sum(device), avg(device), p50(device) order by op" --json)
-	echo "$out" | python3 -c '
+	out=$("$L" report "$S/$h.snap" -q "from block where comm == 'blkio' group by dev, op show count, merges, bytes, sum(time), sum(alloc), sum(plug), sum(sched), sum(device), avg(device), p50(device) order by op" --json)
+	sizes=$("$L" report "$S/$h.snap" -q "from block where comm == 'blkio' and op == 'write' group by size show count" --json)
+	printf '%s\n--\n%s\n' "$out" "$sizes" | python3 -c '
 import json, sys
-rows = {(r["dev"], r["op"], r["size"]): r for r in map(json.loads, sys.stdin)}
-want = {("nullb0", "read", 4096): 300, ("nullb0", "write", 126976): 100,
-        ("nullb0", "write", 4096): 100}
-assert {k: r["count"] for k, r in rows.items()} == want, rows
-assert sum(r["bytes"] for k, r in rows.items() if k[1] == "write") == 100 * 131072, rows
+a, b = sys.stdin.read().split("\n--\n")
+rows = {r["op"]: r for r in map(json.loads, filter(None, a.split("\n")))}
+sizes = {r["size"] for r in map(json.loads, filter(None, b.split("\n")))}
+r, w = rows["read"], rows["write"]
+assert set(rows) == {"read", "write"} and r["dev"] == w["dev"] == "nullb0", rows
+# Every bio is a request of its own or merged into one; a split makes two.
+assert r["count"] + r["merges"] == 300 and r["bytes"] == 300 * 4096, r
+assert w["count"] + w["merges"] == 200 and w["bytes"] == 100 * 131072, w
+assert 126976 in sizes and 131072 not in sizes, sizes
 for x in rows.values():
     parts = x["sum(alloc)"] + x["sum(plug)"] + x["sum(sched)"] + x["sum(device)"]
     assert parts == x["sum(time)"], x
     # null_blk completes each request 200 us after it is issued
     assert 190e3 <= x["p50(device)"] <= 3e6, x
 '
-	ok $? "$h: exact counts on nullb0 (each 128K write split in two), stages summing to the latency, device time >= the 200 us null_blk takes ($(echo $out | tr -d '\n'))"
+	ok $? "$h: exact counts on nullb0 (each 128K write split in two: 124K + 4K), stages summing to the latency, device time >= the 200 us null_blk takes ($(echo $out | tr -d '\n'))"
 	n=$("$L" report "$S/$h.snap" -q "from block_events where comm == 'blkio' show count" --json 2>/dev/null |
 		python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["count"])' 2>/dev/null)
-	[ "${n:-0}" = 500 ]
-	ok $? "$h: threshold 1ns: every request crossed as an event ($n of 500)"
+	m=$("$L" report "$S/$h.snap" -q "from block where comm == 'blkio' show merges" --json 2>/dev/null |
+		python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["merges"])' 2>/dev/null)
+	[ -n "$n" ] && [ -n "$m" ] && [ $((n + m)) = 500 ]
+	ok $? "$h: threshold 1ns: every request crossed as an event ($n events + $m merges = 500 bios)"
 done
 done_testing
