@@ -58,6 +58,8 @@ struct result_col {
 	bool key;		/* a GROUP BY field */
 	bool real;		/* value is in .d (avg, stddev, rate, ratios) */
 	bool ratio;		/* BASELINE's "C/base": C's value / the baseline's (real) */
+	bool part;		/* aggregates a part of the time breakdown (a stage), or is its
+				 * ratio; on a key column: the part key (one row per stage) */
 };
 
 struct result_val {

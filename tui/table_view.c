@@ -222,9 +222,64 @@ static void header_row(const struct table_view *tv, const struct result *r, int 
 }
 
 /* Draw row i at line y. */
+/* Return whether rows i and j have the same keys but the part key. */
+static bool same_but_part(const struct result *r, size_t i, size_t j)
+{
+	const struct result_val *a = result_row(r, i), *b = result_row(r, j);
+	char x[256], y[256];
+	size_t c;
+
+	for (c = 0; c < r->ncols; c++) {
+		if (!r->cols[c].key || r->cols[c].part)
+			continue;
+		cell_text(r, i, c, x, sizeof(x));
+		cell_text(r, j, c, y, sizeof(y));
+		if (strcmp(x, y) || a[c].null != b[c].null)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Return the BASELINE ratio column to mark in row i as the stage that grew
+ * most, or -1: among the row's stage ratios the largest; or, when rows are
+ * stages (the part key is a column), the row's first ratio of a duration if
+ * it is the largest of the rows with the same other keys.  Only ratios
+ * above 1.
+ */
+static long top_stage_ratio(const struct result *r, size_t i)
+{
+	const struct result_val *row = result_row(r, i);
+	long best = -1, first = -1;
+	bool by_part = false;
+	size_t c, j;
+
+	for (c = 0; c < r->ncols; c++) {
+		if (r->cols[c].key && r->cols[c].part)
+			by_part = true;
+		if (!r->cols[c].ratio || row[c].null)
+			continue;
+		if (first < 0 && c > 0 && r->cols[c - 1].type == FT_DUR)
+			first = (long)c;
+		if (r->cols[c].part && (best < 0 || row[c].d > row[best].d))
+			best = (long)c;
+	}
+	if (by_part && best < 0 && first >= 0) {
+		for (j = 0; j < r->nrows; j++) {
+			const struct result_val *o = result_row(r, j) + first;
+
+			if (j != i && !o->null && o->d > row[first].d && same_but_part(r, i, j))
+				return -1;
+		}
+		best = first;
+	}
+	return best >= 0 && row[best].d > 1.0 ? best : -1;
+}
+
 static void body_row(const struct table_view *tv, const struct result *r, size_t i, int y, int w)
 {
 	attr_t a = theme_attr(i == tv->sel ? ROLE_SELECTION : ROLE_ROW);
+	long top = top_stage_ratio(r, i);
 	char buf[256];
 	size_t c;
 
@@ -237,6 +292,8 @@ static void body_row(const struct table_view *tv, const struct result *r, size_t
 			continue;
 		if (v->null && i != tv->sel)
 			ca = theme_attr(ROLE_ROW_DIM);
+		if ((long)c == top)	/* the stage that grew most against BASELINE */
+			ca = theme_attr(ROLE_METER_BAD) | A_BOLD;
 		cell_text(r, i, c, buf, sizeof(buf));
 		if (r->cols[c].key)
 			draw_text(y, tv->col_x[c], tv->col_w[c], buf, ca);

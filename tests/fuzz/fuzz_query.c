@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "probes/syscalls_schema.h"
+#include "probes/block_schema.h"
 #include "queries/query.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -10,7 +11,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 /* Exercise the whole front end on one input. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	const struct schema *schemas[] = {&syscalls_schema, &syscall_events_schema};
+	const struct schema *schemas[] = {&syscalls_schema, &syscall_events_schema, &block_schema};
 	char *text = malloc(size + 1), *canon, *again, buf[512], *cands[16];
 	struct query_error err;
 	struct filter_prog f;
@@ -21,7 +22,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	memcpy(text, data, size);
 	text[size] = 0;
-	n = query_complete(text, size / 2, schemas, 2, cands, 16);
+	n = query_complete(text, size / 2, schemas, 3, cands, 16);
 	for (i = 0; i < n; i++)
 		free(cands[i]);
 	q = query_parse(text, &err);
@@ -38,6 +39,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (strcmp(canon, again))
 		abort();
 	if (!query_bind(q, &syscalls_schema, &err))
+		query_pushdown(q, &f);
+	else
+		query_error_format(text, &err, buf, sizeof(buf));
+	/* The block table: stages with histograms, dev and op by name. */
+	if (!query_bind(q, &block_schema, &err))
 		query_pushdown(q, &f);
 	else
 		query_error_format(text, &err, buf, sizeof(buf));

@@ -72,6 +72,8 @@ exit_status() { # wait for latop to exit; print its status
 }
 
 # ---- a recording ---------------------------------------------------------
+# Only the syscalls probe: with every probe, replay opens on the first view
+# of the tab order (key 1...), and these checks drive the syscalls view.
 timeout 60 "$BIN" record -o "$tmp/rec.snap" -d 3s -q 'from syscalls' >/dev/null 2>"$tmp/rec.err"
 check $? "latop record makes a 3 s recording"
 [ -s "$tmp/rec.snap" ] || { cat "$tmp/rec.err" >&2; done_testing; exit; }
