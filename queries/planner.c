@@ -31,6 +31,8 @@ static const struct {
 	{"dev", FTERM_DEV, TV_NUM},
 	{"op", FTERM_OP, TV_NUM},
 	{"size", FTERM_SIZE, TV_NUM},
+	{"qid", FTERM_QID, TV_NUM},
+	{"side", FTERM_SIDE, TV_COMM},
 };
 
 /* Append one entry; false when the table is full. */
