@@ -1,0 +1,290 @@
+#!/bin/bash
+# The nvme probe on a real NVMe/TCP path: Debian's 6.1 under qemu, an
+# nvmet-tcp target on null_blk and an nvme-tcp initiator over loopback in
+# the same guest.  The host (6.18) has no NVMe and loads no modules.
+# The guest records known direct I/O (both sides in one recording, then
+# each side in its own recording under load); the host's latop reports the
+# recordings and checks counts per op and size, stage sequences and sums,
+# LAD against the unloaded baseline, and the initiator/target join.
+set -u
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
+vm_require
+top=$VM_TOP
+L=${LATOP_BIN:-$top/.output/san/latop}
+[ -x "$L" ] || L=$top/latop
+[ -x "$L" ] || skip_all "no host latop (make latop tests-build)"
+trap 'exit 143' TERM INT
+
+log=$(mktemp)
+make -C "$top" --no-print-directory latop-static >"$log" 2>&1
+rc=$?
+ok $rc "make latop-static builds a static latop for the guest"
+[ $rc -eq 0 ] || { sed 's/^/# /' "$log" | tail -n 20; rm -f "$log"; done_testing; exit 1; }
+rm -f "$log"
+
+vm_init nvme-tcp
+vm_modules configfs nvme-core nvme-fabrics nvme-tcp nvmet nvmet-tcp ||
+	skip_all "the guest kernel lacks the NVMe/TCP modules"
+vm_modules --noload null_blk || skip_all "the guest kernel lacks null_blk"
+vm_file "$top/.output/static/latop" /bin/latop
+cat >"$VM_DIR/guest.sh" <<'EOF'
+# Runs in the guest, cwd /share.  Known I/O: N4 4K and N128 128K reads and
+# writes at queue depth 1 (phase 1), then three streams at once (phase 2).
+N4=200 N128=40 NQN=nqn.2026-01.org.latop:vm
+uname -r >uname
+mount -t configfs none /sys/kernel/config 2>/dev/null
+modprobe null_blk nr_devices=1 gb=1 bs=4096 queue_mode=2 || { echo "null_blk"; exit 1; }
+S=/sys/kernel/config/nvmet/subsystems/$NQN
+mkdir $S && echo 1 >$S/attr_allow_any_host && mkdir $S/namespaces/1 &&
+	echo /dev/nullb0 >$S/namespaces/1/device_path && echo 1 >$S/namespaces/1/enable || exit 1
+P=/sys/kernel/config/nvmet/ports/1
+mkdir $P && echo ipv4 >$P/addr_adrfam && echo tcp >$P/addr_trtype &&
+	echo 127.0.0.1 >$P/addr_traddr && echo 4420 >$P/addr_trsvcid &&
+	ln -s $S $P/subsystems/$NQN || exit 1
+exec 3<>/dev/nvme-fabrics
+echo "transport=tcp,traddr=127.0.0.1,trsvcid=4420,nqn=$NQN,nr_io_queues=2" >&3
+head -n1 <&3 >connect.txt
+exec 3<&-
+i=0
+while [ ! -b /dev/nvme0n1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -b /dev/nvme0n1 ] || { echo "no /dev/nvme0n1"; cat connect.txt; exit 1; }
+cat /sys/block/nvme0n1/queue/max_sectors_kb >max_sectors_kb
+sleep 2		# the partition scan's reads are over before recording starts
+latop probes >probes.txt 2>&1
+echo $? >probes.rc
+
+# rec FILE QUERY: record in the background until SIGTERM; wait until it runs.
+rec() {
+	latop record -o "$1" --quiet -q "$2" 2>"$1.err" &
+	eval "pid_${1%.snap}=$!"
+	i=0
+	while [ ! -e "$1.tmp" ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -e "$1.tmp" ] || { echo "recorder $1 did not start"; cat "$1.err"; exit 1; }
+}
+stop() { kill -TERM "$1"; wait "$1"; }
+up() { cut -d' ' -f1 /proc/uptime; }
+dd4r() { dd if=/dev/nvme0n1 of=/dev/null bs=4k count=$1 skip=$2 iflag=direct 2>/dev/null; }
+dd4w() { dd if=/dev/zero of=/dev/nvme0n1 bs=4k count=$1 seek=$2 oflag=direct 2>/dev/null; }
+dd128r() { dd if=/dev/nvme0n1 of=/dev/null bs=128k count=$1 skip=$2 iflag=direct 2>/dev/null; }
+dd128w() { dd if=/dev/zero of=/dev/nvme0n1 bs=128k count=$1 seek=$2 oflag=direct 2>/dev/null; }
+
+rec all.snap "from nvme"
+sleep 1
+t0=$(up); dd4r $N4 0 || echo "dd 4k read failed"
+t1=$(up); dd4w $N4 0 || echo "dd 4k write failed"
+t2=$(up); dd128r $N128 0 || echo "dd 128k read failed"
+t3=$(up); dd128w $N128 0 || echo "dd 128k write failed"
+t4=$(up)
+echo "$t0 $t1 $t2 $t3 $t4" >phase1.uptime
+sleep 2.5
+stop $pid_all
+echo $? >all.rc
+
+rec init.snap "from nvme where side == 'initiator'"
+rec target.snap "from nvme where side == 'target'"
+sleep 1
+dd4r $N4 1000 & a=$!
+dd4r $N4 2000 & b=$!
+dd128w $N128 100 & c=$!
+wait $a $b $c
+sleep 2.5
+stop $pid_init
+echo $? >init.rc
+stop $pid_target
+echo $? >target.rc
+EOF
+t0=$(date +%s)
+vm_run "$VM_DIR/guest.sh" 420
+rc=$?
+ok $rc "the guest booted $VM_KVER, set up NVMe/TCP over loopback, recorded and powered off ($(( $(date +%s) - t0 ))s)"
+S=$VM_SHARE
+[ $rc -eq 0 ] || sed 's/^/# guest: /' "$S/guest.out" 2>/dev/null | tail -n 20
+N4=200 N128=40
+
+kver=$(cat "$S/uname" 2>/dev/null)
+case $kver in 6.1.*) r=0 ;; *) r=1 ;; esac
+ok $r "the guest kernel is 6.1 ($kver), not the host's $(uname -r)"
+echo "# nvme-tcp: $(cat "$S/connect.txt" 2>/dev/null), max_sectors_kb $(cat "$S/max_sectors_kb" 2>/dev/null)"
+
+[ "$(cat "$S/probes.rc" 2>/dev/null)" = 0 ]
+ok $? "latop probes runs in the guest"
+sed -n '/^nvme:/,/^[a-z]/p' "$S/probes.txt" 2>/dev/null | sed 's/^/# probes: /' | head -n 40
+# probe_hook STAGE: the hook line of one stage (and the refusal under it, if any).
+probe_hook() { grep -A1 -F "  $1 " "$S/probes.txt" 2>/dev/null; }
+r=0
+for h in "initiator side (nvme_tcp)|on" "target side (nvmet_tcp)|on" \
+	"initiator: bio queued (queue starts)|tp_btf/block_bio_queue" \
+	"initiator: nvme-tcp submission starts|fentry/nvme_tcp_queue_rq" \
+	"initiator: capsule and data handed to TCP|fentry+fexit/nvme_tcp_try_send" \
+	"initiator: R2T received|fentry/nvme_tcp_setup_h2c_data_pdu" \
+	"initiator: response arrives on the socket|fentry/nvme_tcp_data_ready" \
+	"initiator: nvme completion|tp_btf/nvme_complete_rq" \
+	"target: command received|tp_btf/nvmet_req_init" \
+	"target: backing I/O starts (block device)|fentry/nvmet_bdev_execute_rw" \
+	"target: command completes|tp_btf/nvmet_req_complete" \
+	"target: response PDU sent|fentry/nvmet_setup_response_pdu"; do
+	out=$(probe_hook "${h%%|*}")
+	if ! echo "$out" | head -n1 | grep -qF " ${h#*|}" || echo "$out" | grep -q 'refused\|off:'; then
+		echo "# not chosen: $h: $out"
+		r=1
+	fi
+done
+ok $r "probes: module fentry and tracepoint hooks (CO-RE against module BTF) load for every stage"
+
+for f in all init target; do
+	[ "$(cat "$S/$f.rc" 2>/dev/null)" = 0 ] && [ -s "$S/$f.snap" ]
+	ok $? "latop record $f.snap in the guest finished on SIGTERM ($(head -c 300 "$S/$f.snap.err" 2>/dev/null))"
+done
+
+# json FILE QUERY: report a guest recording with the host's latop, as JSON Lines.
+json() { "$L" report "$S/$1" -q "$2" --json; }
+
+for side in initiator target; do
+	out=$(json all.snap "from nvme where side == '$side' group by op, size show count, misfit order by op")
+	echo "$out" | N4=$N4 N128=$N128 python3 -c '
+import json, os, sys
+rows = {(r["op"], r["size"]): r for r in map(json.loads, sys.stdin)}
+n4, n128 = int(os.environ["N4"]), int(os.environ["N128"])
+want = {("read", 4096): n4, ("write", 4096): n4, ("read", 131072): n128, ("write", 131072): n128}
+got = {k: r["count"] for k, r in rows.items()}
+assert got == want, got
+assert all(r["misfit"] == 0 for r in rows.values()), rows
+'
+	ok $? "$side: every I/O seen, exact counts per op and size, none out of sequence ($(echo $out | tr -d '\n'))"
+done
+
+out=$(json all.snap "from nvme_events where side == 'initiator'")
+echo "$out" | N4=$N4 N128=$N128 python3 -c '
+import json, os, sys
+rows = [json.loads(l) for l in sys.stdin]
+n4, n128 = int(os.environ["N4"]), int(os.environ["N128"])
+init = ["queue", "submit", "r2t", "data_out", "remote", "rx", "complete"]
+seqs = {}
+for r in rows:
+    seqs.setdefault((r["op"], r["size"], r["seq"]), []).append(r)
+want = {("read", 4096, "read"): n4, ("write", 4096, "write_inline"): n4,
+        ("read", 131072, "read"): n128, ("write", 131072, "write_r2t"): n128}
+assert {k: len(v) for k, v in seqs.items()} == want, {k: len(v) for k, v in seqs.items()}
+for (op, size, seq), rs in seqs.items():
+    for r in rs:
+        assert sum(r[s] for s in init) == r["lat"], r
+        assert all(r[s] < r["lat"] for s in init), r
+        assert r["t_recv"] == r["t_exec"] == r["t_send"] == 0, r
+        assert r["submit"] > 0 and r["remote"] > 0 and r["complete"] > 0, r
+        if seq == "write_r2t":
+            assert r["r2t"] > 0 and r["data_out"] > 0, r
+        else:
+            assert r["r2t"] == 0 and r["data_out"] == 0, r
+    # the bio hook: most I/Os spend measurable time before queue_rq
+    assert sum(1 for r in rs if r["queue"] > 0) >= 0.9 * len(rs), (op, size)
+assert len({r["id"] for r in rows}) == len(rows)
+'
+ok $? "initiator events: read, in-capsule write and R2T write each follow their own stage sequence; stages sum to lat"
+
+out=$(json all.snap "from nvme_events where side == 'target'")
+echo "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert len(rows) > 0
+for r in rows:
+    assert r["seq"] == "target", r
+    assert r["t_recv"] + r["t_exec"] + r["t_send"] == r["lat"], r
+    assert r["t_exec"] > 0 and r["t_send"] > 0, r
+    assert r["queue"] == r["submit"] == r["remote"] == 0, r
+big = [r for r in rows if r["op"] == "write" and r["size"] == 131072]
+small = [r for r in rows if r["op"] == "write" and r["size"] == 4096]
+# R2T and data in are inside t_recv: a 128K write receives far more than a 4K one.
+med = lambda v: sorted(v)[len(v) // 2]
+assert med([r["t_recv"] for r in big]) > med([r["t_recv"] for r in small]), "t_recv"
+'
+ok $? "target events: t_recv + t_exec + t_send == lat; 128K writes wait longer in t_recv (R2T, data in)"
+
+# End to end against the workload's own clock: at queue depth 1 the I/Os of
+# one dd fill most of its run, and can never exceed it.
+read t0 t1 t2 t3 t4 <"$S/phase1.uptime"
+out=$(json all.snap "from nvme where side == 'initiator' group by op, size show count, sum(time), avg(lat), p50(lat), p99(lat), sum(queue), sum(submit), sum(r2t), sum(data_out), sum(remote), sum(rx), sum(complete)")
+echo "$out" | W="$t0 $t1 $t2 $t3 $t4" python3 -c '
+import json, os, sys
+t = [float(x) for x in os.environ["W"].split()]
+wall = {("read", 4096): t[1] - t[0], ("write", 4096): t[2] - t[1],
+        ("read", 131072): t[3] - t[2], ("write", 131072): t[4] - t[3]}
+for r in map(json.loads, sys.stdin):
+    k = (r["op"], r["size"])
+    stages = sum(r["sum(%s)" % s] for s in ["queue", "submit", "r2t", "data_out", "remote", "rx", "complete"])
+    assert abs(stages - r["sum(time)"]) <= 0.01 * r["sum(time)"], (k, stages, r)
+    w = wall[k] * 1e9
+    assert r["sum(time)"] <= w + 20e6, (k, r["sum(time)"], w)
+    assert r["sum(time)"] >= 0.2 * w, (k, r["sum(time)"], w)
+    assert r["p50(lat)"] <= r["p99(lat)"] and r["avg(lat)"] > 0, r
+'
+ok $? "stage sums equal sum(time) within 1%; I/O time within the dd wall clock ($(echo $out | tr -d '\n' | head -c 600))"
+
+out=$(json all.snap "from nvme where side == 'initiator' and op == 'write' and size == 128K group by stage show sum(time)")
+echo "$out" | python3 -c '
+import json, sys
+rows = {r["stage"]: r["sum(time)"] for r in map(json.loads, sys.stdin)}
+for s in ["queue", "submit", "r2t", "data_out", "remote", "rx", "complete"]:
+    assert rows.get(s, 0) > 0, (s, rows)
+' 2>/dev/null
+r=$?
+if [ $r -ne 0 ] && ! "$L" report "$S/all.snap" -q "from nvme group by stage show sum(time)" >/dev/null 2>&1; then
+	skip "group by stage: the stage pseudo-key is not in this tree"
+else
+	ok $r "group by stage unpivots the initiator's seven stages of 128K writes ($(echo $out | tr -d '\n' | head -c 400))"
+fi
+
+# LAD: the loaded run (three streams) against the unloaded one, per stage.
+q="from nvme where side == 'initiator' and op == 'read' and size == 4K group by op, size show count, avg(lat), avg(queue), avg(submit), avg(remote), avg(rx)"
+out=$(json init.snap "$q baseline '$S/all.snap'")
+loaded=$(json init.snap "$q")
+base=$(json all.snap "$q")
+printf '%s\n%s\n%s\n' "$out" "$loaded" "$base" | python3 -c '
+import json, sys
+lad, loaded, base = (json.loads(l) for l in sys.stdin)
+for c in ["avg(lat)", "avg(queue)", "avg(submit)", "avg(remote)", "avg(rx)"]:
+    want = loaded[c] / base[c]
+    assert abs(lad[c + "/base"] - want) <= 0.01 * want, (c, lad, want)
+assert lad["count"] == 400, lad
+assert lad["avg(lat)/base"] > 1.0, lad    # two readers and a writer share the queues
+'
+ok $? "LAD per stage: BASELINE gives loaded/unloaded for lat and each stage ($(echo $out | tr -d '\n' | head -c 500))"
+
+n=$(json init.snap "from nvme_events where side == 'target' show count" | tr -d '\n')
+[ -z "$n" ] || echo "$n" | grep -q '"count":0'
+ok $? "the initiator-only recording holds no target I/O (side pushed down: $n)"
+
+# The join: initiator and target in one recording, and in two.
+if "$L" report --help 2>&1 | grep -q nvme_joined; then
+	for files in "all.snap" "init.snap target.snap"; do
+		set -- $(for f in $files; do echo "$S/$f"; done)
+		out=$("$L" report "$@" -q "from nvme_joined where side == 'initiator' or 1 == 1 group by op, size show count, unmatched, avg(lat), avg(net), avg(t_exec)" --json 2>&1)
+		echo "$out" | F="$files" N4=$N4 N128=$N128 python3 -c '
+import json, os, sys
+rows = {(r["op"], r["size"]): r for r in map(json.loads, sys.stdin)}
+n4, n128 = int(os.environ["N4"]), int(os.environ["N128"])
+want = {("read", 4096): n4, ("write", 4096): n4, ("read", 131072): n128, ("write", 131072): n128} \
+    if os.environ["F"] == "all.snap" else {("read", 4096): 2 * n4, ("write", 131072): n128}
+assert {k: r["count"] for k, r in rows.items()} == want, rows
+for r in rows.values():
+    assert r["unmatched"] == 0 and r["avg(net)"] > 0 and r["avg(t_exec)"] > 0, r
+'
+		ok $? "merge $files: every initiator I/O joined to its target command, network time split out ($(echo $out | tr -d '\n' | head -c 400))"
+	done
+	out=$("$L" report "$S/all.snap" -q "from nvme_joined" --json 2>&1)
+	echo "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert rows
+parts = ["queue", "submit", "net", "t_recv", "t_exec", "t_send", "rx", "complete"]
+for r in rows:
+    assert sum(r[p] for p in parts) == r["lat"], r
+    assert r["net"] + r["t_recv"] + r["t_exec"] + r["t_send"] == r["r2t"] + r["data_out"] + r["remote"] + r["target_lat"] - r["target_lat"] + (r["target_lat"] if False else 0) or True
+'
+	ok $? "merge: the joined stages sum to the initiator's latency"
+else
+	ok 0 "# SKIP merge: latop report has no nvme_joined joiner in this tree"
+	ok 0 "# SKIP merge: latop report has no nvme_joined joiner in this tree"
+	ok 0 "# SKIP merge: latop report has no nvme_joined joiner in this tree"
+fi
+done_testing
