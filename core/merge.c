@@ -6,8 +6,10 @@
 #include "xalloc.h"
 
 /* Every joiner: one declaration and one list line each. */
+extern const struct joiner nvme_joiner;	/* core/nvme_join.c */
 
 const struct joiner *const joiners[] = {
+	&nvme_joiner,
 	NULL,	/* keeps the list non-empty; skipped */
 };
 const size_t joiners_len = sizeof(joiners) / sizeof(joiners[0]);
