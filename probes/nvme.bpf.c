@@ -107,7 +107,7 @@ const volatile __u32 have = 0;
 struct filter_prog filters[2] = {};
 volatile __u32 filter_idx = 0;
 volatile __u64 events_used = 0;
-__u64 next_id[2] = {};
+volatile __u64 next_id = 0;
 
 struct iio {
 	__u64 t[IB_N];
@@ -536,7 +536,7 @@ static __always_inline void emit(const struct nvme_key *k, __u32 cid, __u32 seq,
 		return;
 	}
 	e->ts_ns = now;
-	e->id = __sync_fetch_and_add(&next_id[k->side & 1], 1) + 1;
+	e->id = __sync_fetch_and_add(&next_id, 1) + 1;
 	e->key = *k;
 	e->cid = cid;
 	e->seq = seq;

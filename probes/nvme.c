@@ -125,6 +125,7 @@ struct nvme_priv {
 	uint64_t health_prev[H_N];
 	uint64_t boot_offset_ns;
 	struct frame *ev_frame;
+	struct frame *span_frame;
 	struct hist *h;
 };
 
@@ -211,6 +212,31 @@ static const char *const seq_names[] = {
 	[SEQ_WRITE_R2T] = "write_r2t", [SEQ_TARGET] = "target",
 };
 
+/* Lay I/O e's stages (ending at end_ns) end to end as spans of its timeline. */
+static void add_spans(struct nvme_priv *np, const struct nvme_event *e, uint64_t end_ns)
+{
+	uint64_t at = end_ns - e->lat;
+	char row[48], ses[32];
+	int i;
+
+	snprintf(row, sizeof(row), "%s %s", e->key.side == SIDE_INITIATOR ? "initiator" : "target",
+		 session_name(&e->key, ses, sizeof(ses)));
+	for (i = 0; i < NS_N; i++) {
+		union cell *r;
+
+		if (!e->stage[i])
+			continue;
+		r = frame_add_row(np->span_frame);
+		r[NP_ID].u = e->id;
+		cell_set_str(&r[NP_ROW], row);
+		r[NP_START].u = at;
+		r[NP_DUR].u = e->stage[i];
+		cell_set_str(&r[NP_KIND], nvme_stage_names[i]);
+		cell_set_str(&r[NP_LABEL], nvme_stage_names[i]);
+		at += e->stage[i];
+	}
+}
+
 /* Append one ring buffer record to the events frame of this tick. */
 static int on_event(void *ctx, void *data, size_t size)
 {
@@ -237,6 +263,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	r[NE_LAT].u = e->lat;
 	for (i = 0; i < NS_N; i++)
 		r[NE_STAGE0 + i].u = e->stage[i];
+	add_spans(np, e, r[NE_TS].u);
 	return 0;
 }
 
@@ -373,17 +400,20 @@ static int nvme_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct t
 	struct nvme_priv *np = p->priv;
 	struct frame *f = frame_new(&nvme_schema, t_ns, dt_ns);
 	struct frame *ev = frame_new(&nvme_events_schema, t_ns, dt_ns);
+	struct frame *sp = frame_new(&nvme_spans_schema, t_ns, dt_ns);
 	uint64_t health[H_N];
 	int err;
 
 	np->ev_frame = ev;
+	np->span_frame = sp;
 	err = ring_buffer__consume(np->rb);
-	np->ev_frame = NULL;
+	np->ev_frame = np->span_frame = NULL;
 	np->skel->bss->events_used = 0;
 	if (err < 0) {
 		*cause = xasprintf("nvme: reading the events ring buffer: %s", strerror(-err));
 		frame_free(f);
 		frame_free(ev);
+		frame_free(sp);
 		return -1;
 	}
 	f->stats.events = read_stats(np, f);
@@ -395,8 +425,11 @@ static int nvme_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct t
 	memcpy(np->health_prev, health, sizeof(health));
 	ev->stats = f->stats;
 	ev->stats.events = ev->nrows;
+	sp->stats = ev->stats;
+	sp->stats.events = sp->nrows;
 	tick_add(t, f);
 	tick_add(t, ev);
+	tick_add(t, sp);
 	return 0;
 }
 
@@ -673,13 +706,13 @@ static size_t nvme_prog_fds(struct probe *p, int *out, size_t max)
 }
 
 static const struct schema *const nvme_tables[] = {
-	&nvme_schema, &nvme_events_schema,
+	&nvme_schema, &nvme_events_schema, &nvme_spans_schema,
 };
 
 const struct probe_ops nvme_probe_ops = {
 	.name = "nvme",
 	.help = "NVMe/TCP I/O latency by stage, initiator (nvme_tcp) and target (nvmet_tcp)",
-	.ntables = 2,
+	.ntables = 3,
 	.tables = nvme_tables,
 	.open = nvme_open,
 	.attach = nvme_attach,

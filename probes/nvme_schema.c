@@ -107,3 +107,19 @@ const struct schema nvme_events_schema = {
 	.nfields = NE_NCOLS,
 	.fields = nvme_events_fields,
 };
+
+static const struct field nvme_spans_fields[NP_NCOLS] = {
+	[NP_ID]    = {"id", FT_U64, FF_KEY, "", "the I/O (nvme_events.id)"},
+	[NP_ROW]   = {"row", FT_STR, FF_KEY, "", "side and session the stage ran on"},
+	[NP_START] = {"start", FT_U64, 0, "ns", "start of the stage, CLOCK_REALTIME ns"},
+	[NP_DUR]   = {"dur", FT_DUR, 0, "ns", "length of the stage"},
+	[NP_KIND]  = {"kind", FT_STR, 0, "", "the stage"},
+	[NP_LABEL] = {"label", FT_STR, 0, "", "the stage drawn on the span"},
+};
+
+const struct schema nvme_spans_schema = {
+	.table = "nvme_spans",
+	.help = "the stages of each I/O in nvme_events as spans on one time axis",
+	.nfields = NP_NCOLS,
+	.fields = nvme_spans_fields,
+};

@@ -23,7 +23,14 @@ enum nvme_events_col {
 	NE_NCOLS = NE_STAGE0 + NVME_NSTAGES
 };
 
+/* Column indexes of nvme_spans (an I/O's stages on one time axis, for the detail pane). */
+enum nvme_spans_col {
+	NP_ID, NP_ROW, NP_START, NP_DUR, NP_KIND, NP_LABEL,
+	NP_NCOLS
+};
+
 extern const struct schema nvme_schema;
+extern const struct schema nvme_spans_schema;
 extern const struct schema nvme_events_schema;
 
 /* The stage names, in column order ("queue", ... "t_send"). */

@@ -11,8 +11,9 @@ const struct view views[] = {
 	 "from paths group by path show count, rate(count), p50(lat), p99(lat), max(lat), "
 	 "sum(time) order by sum(time) desc"},
 	{'3', "nvme", "nvme",
-	 "from nvme group by dev, op show count, rate(count), p50(lat), p99(lat), max(lat) "
-	 "order by p99(lat) desc"},
+	 "from nvme group by side, session, op, size show count, rate(count), misfit, p50(lat), "
+	 "p99(lat), avg(queue), avg(submit), avg(remote), avg(rx), avg(t_recv), avg(t_exec), "
+	 "avg(t_send) order by p99(lat) desc"},
 	{'4', "block", "block",
 	 "from block group by dev, op show count, rate(count), sum(size), p50(lat), p99(lat), "
 	 "max(lat) order by p99(lat) desc"},

@@ -200,6 +200,27 @@ assert med([r["t_recv"] for r in big]) > med([r["t_recv"] for r in small]), "t_r
 '
 ok $? "target events: t_recv + t_exec + t_send == lat; 128K writes wait longer in t_recv (R2T, data in)"
 
+# The detail pane's timelines: each I/O's stages end to end, ending at its ts.
+ev=$(json all.snap "from nvme_events group by id show sum(lat) as lat, max(ts) as ts")
+sp=$(json all.snap "from nvme_spans group by id, start show sum(dur) as dur")
+printf '%s\n--\n%s\n' "$ev" "$sp" | python3 -c '
+import json, sys
+text = sys.stdin.read().split("--\n")
+ev = {r["id"]: r for r in map(json.loads, text[0].split())}
+spans = {}
+for r in map(json.loads, text[1].split()):
+    spans.setdefault(r["id"], []).append(r)
+assert len(ev) == 960, len(ev)          # 480 I/Os, each seen by both sides: ids unique
+assert set(spans) == set(ev), (len(spans), len(ev))
+for i, e in ev.items():
+    s = sorted(spans[i], key=lambda r: r["start"])
+    assert s[0]["start"] == e["ts"] - e["lat"], (e, s)
+    for a, b in zip(s, s[1:]):
+        assert a["start"] + a["dur"] == b["start"], s
+    assert sum(r["dur"] for r in s) == e["lat"], (e, s)
+'
+ok $? "nvme_spans: every I/O's stages laid end to end from ts - lat to ts, ids unique over both sides"
+
 # End to end against the workload's own clock: at queue depth 1 the I/Os of
 # one dd fill most of its run, and can never exceed it.
 read t0 t1 t2 t3 t4 <"$S/phase1.uptime"
