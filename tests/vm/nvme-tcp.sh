@@ -256,18 +256,20 @@ else
 fi
 
 # LAD: the loaded run (three streams) against the unloaded one, per stage.
-q="from nvme where side == 'initiator' and op == 'read' and size == 4K group by op, size show count, avg(lat), avg(queue), avg(submit), avg(remote), avg(rx)"
+q="from nvme where side == 'initiator' and op == 'read' and size == 4K group by op, size show count, p50(lat), avg(lat), avg(queue), avg(submit), avg(remote), avg(rx)"
 out=$(json init.snap "$q baseline '$S/all.snap'")
 loaded=$(json init.snap "$q")
 base=$(json all.snap "$q")
 printf '%s\n%s\n%s\n' "$out" "$loaded" "$base" | python3 -c '
 import json, sys
 lad, loaded, base = (json.loads(l) for l in sys.stdin)
-for c in ["avg(lat)", "avg(queue)", "avg(submit)", "avg(remote)", "avg(rx)"]:
+for c in ["p50(lat)", "avg(lat)", "avg(queue)", "avg(submit)", "avg(remote)", "avg(rx)"]:
     want = loaded[c] / base[c]
     assert abs(lad[c + "/base"] - want) <= 0.01 * want, (c, lad, want)
 assert lad["count"] == 400, lad
-assert lad["avg(lat)/base"] > 1.0, lad    # two readers and a writer share the queues
+# two readers and a writer share two vCPUs and the queues: the median I/O
+# waits longer (the mean is at the mercy of a few slow I/Os under TCG)
+assert lad["p50(lat)/base"] > 1.1, lad
 '
 ok $? "LAD per stage: BASELINE gives loaded/unloaded for lat and each stage ($(echo $out | tr -d '\n' | head -c 500))"
 
