@@ -26,8 +26,10 @@ enum filter_term {
 	FTERM_UID,
 	FTERM_LPORT,		/* flows, paths: local port */
 	FTERM_RPORT,		/* remote port */
-	FTERM_DEV,		/* block, nvme: device number (dev_t as the kernel keeps it) */
-	FTERM_OP,		/* block, nvme: operation code */
+	FTERM_DEV,		/* block, nvme: device number (dev_t as the kernel keeps it,
+				 * major << 20 | minor; the planner resolves 'loop0') */
+	FTERM_OP,		/* block, nvme: the block layer's REQ_OP_* code (read 0,
+				 * write 1, flush 2, discard 3; core/blkdev.c names them) */
 	FTERM_SIZE,		/* block, nvme: bytes */
 	FTERM_LADDR,		/* flows, paths: local address (the flows probe defines the value) */
 	FTERM_RADDR,		/* remote address */

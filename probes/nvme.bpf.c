@@ -218,7 +218,8 @@ static __always_inline bool filter_io(const struct filter_prog *f, const struct 
 {
 	struct filter_input in = {};
 
-	in.op = k->op;
+	/* FTERM_OP speaks the block layer's REQ_OP codes (read 0, write 1, flush 2). */
+	in.op = k->op == NVME_OP_READ ? 0 : k->op == NVME_OP_WRITE ? 1 : k->op == 0 ? 2 : 0xff;
 	in.size = k->size;
 	in.qid = k->qid;
 	in.side = k->side;
@@ -294,11 +295,12 @@ static __always_inline void start_io(struct request *rq, __u64 now)
 {
 	struct iio io = {};
 	__u64 key = (__u64)rq, bio, *bt;
+	__u32 op;
 
 	if (bpf_map_lookup_elem(&ios, &key) || !tcp_request(rq, &io.key))
 		return;
-	io.key.op = (BPF_CORE_READ(rq, cmd_flags) & 0xff) == 1 ? NVME_OP_WRITE :
-		    (BPF_CORE_READ(rq, cmd_flags) & 0xff) == 0 ? NVME_OP_READ : 0xff;
+	op = BPF_CORE_READ(rq, cmd_flags) & 0xff;	/* REQ_OP_*, until nvme_setup_cmd */
+	io.key.op = op == 0 ? NVME_OP_READ : op == 1 ? NVME_OP_WRITE : op == 2 ? 0 : 0xff;
 	if (!track_start(&io.key))
 		return;
 	io.t[IB_QRQ] = now;

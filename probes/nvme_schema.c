@@ -40,7 +40,7 @@ const char *nvme_op_name(unsigned op, char *buf, size_t len)
 static const struct field nvme_fields[NC_NCOLS] = {
 	[NC_SIDE]    = {"side", FT_STR, FF_KEY | FF_PUSH, "", "initiator (nvme_tcp) or target (nvmet_tcp)"},
 	[NC_SESSION] = {"session", FT_STR, FF_KEY, "", "controller and queue: nvme0q1 (initiator), cntlid1q1 (target)"},
-	[NC_OP]      = {"op", FT_STR, FF_KEY, "", "NVMe command: read, write, flush, op<N>"},
+	[NC_OP]      = {"op", FT_STR, FF_KEY | FF_PUSH, "", "NVMe command: read, write, flush, op<N>"},
 	[NC_SIZE]    = {"size", FT_SIZE, FF_KEY | FF_PUSH, "B", "bytes transferred by the command"},
 	[NC_QID]     = {"qid", FT_U64, FF_KEY | FF_PUSH | FF_HIDDEN, "", "NVMe queue id (1.. for I/O queues)"},
 	[NC_CNTLID]  = {"cntlid", FT_U64, FF_KEY | FF_HIDDEN, "", "controller id (the same on initiator and target)"},
@@ -82,7 +82,7 @@ static const struct field nvme_events_fields[NE_NCOLS] = {
 	[NE_ID]      = {"id", FT_U64, FF_KEY, "", "I/O number on its side (a key: one row per I/O)"},
 	[NE_SIDE]    = {"side", FT_STR, FF_KEY | FF_PUSH, "", "initiator or target"},
 	[NE_SESSION] = {"session", FT_STR, FF_KEY, "", "controller and queue"},
-	[NE_OP]      = {"op", FT_STR, FF_KEY, "", "NVMe command"},
+	[NE_OP]      = {"op", FT_STR, FF_KEY | FF_PUSH, "", "NVMe command"},
 	[NE_SIZE]    = {"size", FT_SIZE, FF_KEY | FF_PUSH, "B", "bytes transferred"},
 	[NE_QID]     = {"qid", FT_U64, FF_KEY | FF_PUSH, "", "NVMe queue id"},
 	[NE_CNTLID]  = {"cntlid", FT_U64, FF_KEY, "", "controller id"},

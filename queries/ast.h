@@ -81,10 +81,13 @@ struct pcol {
 	enum agg agg;		/* effective aggregate (never AGG_NONE unless key or ratio) */
 	double pct;
 	int ratio_of;		/* BASELINE: this column is cols[ratio_of] / the baseline's; else -1 */
+	bool part;		/* of an FF_PART field (a stage), or the ratio of one */
 };
 
 /* The pseudo-key that unpivots a schema's FF_PART fields into one row per part. */
 #define PART_KEY "subsystem"
+/* Another name for it, for tables whose parts are stages (block, nvme). */
+#define PART_KEY_ALIAS "stage"
 
 /* What query_bind derives: grouping keys, columns, order. */
 struct plan {

@@ -63,7 +63,17 @@ static bool bind_numeric(const struct field *f)
 	return f->type != FT_STR && f->type != FT_IP;
 }
 
-/* Resolve a field name, suggesting a close one when unknown. */
+static const char part_key_help[] =
+	"the part of the time breakdown a row's time went to (one row per part)";
+
+/* Return whether name is PART_KEY or its alias. */
+static bool bind_part_name(const char *name)
+{
+	return name && (!strcmp(name, PART_KEY) || !strcmp(name, PART_KEY_ALIAS));
+}
+
+/* Resolve a field name, suggesting a close one when unknown.  Both names
+ * of the pseudo-key find it, whichever one it carries. */
 static int bind_field(const struct schema *s, struct fref *f, struct query_error *err)
 {
 	const char **names;
@@ -74,6 +84,11 @@ static int bind_field(const struct schema *s, struct fref *f, struct query_error
 	f->idx = schema_field(s, f->name);
 	if (f->idx >= 0)
 		return 0;
+	if (bind_part_name(f->name) && s->nfields &&
+	    s->fields[s->nfields - 1].help == part_key_help) {
+		f->idx = (int)s->nfields - 1;
+		return 0;
+	}
 	if (ast_func(f->name, &pct) != AGG_NONE) {
 		error_set(err, f->pos, f->len, "'%s' is a function: write %s(FIELD)", f->name,
 			  f->name);
@@ -332,6 +347,7 @@ static int bind_item(const struct schema *s, struct query *q, struct item *it,
 	struct plan *pl = &q->plan;
 	const struct field *f = NULL;
 	enum agg a = it->agg;
+	bool part = false;
 	struct pcol *c;
 	char *text;
 	int k;
@@ -360,6 +376,19 @@ static int bind_item(const struct schema *s, struct query *q, struct item *it,
 	}
 	if (a == AGG_NONE)
 		a = f ? bind_default(f) : AGG_COUNT;
+	part = f && (f->flags & FF_PART);
+	if (part && a != AGG_SUM && a != AGG_RATE && a != AGG_COUNT) {
+		/* A part with a per-event histogram <part>_lat: min, max, avg,
+		 * stddev, pNN and dist are those of each event's time in it. */
+		char *hname = xasprintf("%s_lat", f->name);
+		int hi = schema_field(s, hname);
+
+		free(hname);
+		if (hi >= 0 && s->fields[hi].type == FT_HIST) {
+			it->f.idx = hi;
+			f = &s->fields[hi];
+		}
+	}
 	if (f && a != AGG_COUNT && !bind_numeric(f)) {
 		error_set(err, it->f.pos, it->f.len, "%s() needs a numeric field; '%s' is %s",
 			  it->func ? it->func : "sum", f->name, bind_kind(f));
@@ -378,6 +407,7 @@ static int bind_item(const struct schema *s, struct query *q, struct item *it,
 	c = bind_col(pl, it->as ? it->as : text, text);
 	free(text);
 	c->field = f ? it->f.idx : -1;
+	c->part = part;
 	c->agg = a;
 	c->pct = it->pct;
 	c->type = bind_type(f, a, &c->real);
@@ -502,6 +532,7 @@ static void bind_ratios(struct plan *pl)
 		c->field = -1;
 		c->keyslot = -1;
 		c->ratio_of = (int)n - 2;
+		c->part = old[i].part;
 	}
 	free(old);
 	pl->ncols = pl->nvisible = n;
@@ -598,7 +629,34 @@ const char *bind_part_key(const struct schema *s)
 	return NULL;
 }
 
-/* Return the schema q binds against: s, or s plus the PART_KEY pseudo-field. */
+/* Return whether a predicate names field name. */
+static bool bind_pred_names(const struct pred *p, const char *name)
+{
+	if (!p)
+		return false;
+	if (p->kind == P_AND || p->kind == P_OR || p->kind == P_NOT)
+		return bind_pred_names(p->l, name) || bind_pred_names(p->r, name);
+	return p->f.name && !strcmp(p->f.name, name);
+}
+
+/* Return whether q names field name anywhere. */
+static bool bind_names(const struct query *q, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < q->ngroup; i++)
+		if (!strcmp(q->group[i].name, name))
+			return true;
+	for (i = 0; i < q->nshow; i++)
+		if (q->show[i].f.name && !strcmp(q->show[i].f.name, name))
+			return true;
+	if (q->has_order && q->order.f.name && !strcmp(q->order.f.name, name))
+		return true;
+	return bind_pred_names(q->where, name);
+}
+
+/* Return the schema q binds against: s, or s plus the PART_KEY pseudo-field,
+ * named as q names it (PART_KEY or PART_KEY_ALIAS). */
 static const struct schema *bind_parts(struct query *q, const struct schema *s)
 {
 	struct plan *pl = &q->plan;
@@ -614,11 +672,12 @@ static const struct schema *bind_parts(struct query *q, const struct schema *s)
 	pl->xfields = xcalloc(s->nfields + 1, sizeof(*pl->xfields));
 	memcpy(pl->xfields, s->fields, s->nfields * sizeof(*pl->xfields));
 	pk = &pl->xfields[s->nfields];
-	pk->name = PART_KEY;
+	pk->name = schema_field(s, PART_KEY_ALIAS) < 0 && bind_names(q, PART_KEY_ALIAS) ?
+		   PART_KEY_ALIAS : PART_KEY;
 	pk->type = FT_STR;
 	pk->flags = FF_KEY | FF_HIDDEN;
 	pk->unit = "";
-	pk->help = "the part of the time breakdown a row's time went to (one row per part)";
+	pk->help = part_key_help;
 	pl->part_key = (int)s->nfields;
 	pl->xs = *s;
 	pl->xs.nfields = s->nfields + 1;

@@ -104,8 +104,10 @@ size_t query_complete(const char *text, size_t pos, const struct schema *const *
 
 		for (j = 0; j < s->nfields; j++)
 			complete_add(&c, s->fields[j].name, "");
-		if (bind_part_key(s))
+		if (bind_part_key(s)) {
 			complete_add(&c, bind_part_key(s), "");
+			complete_add(&c, PART_KEY_ALIAS, "");
+		}
 		if (from)
 			break;
 	}

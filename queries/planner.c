@@ -10,9 +10,10 @@
  */
 #include <string.h>
 #include "../core/systbl.h"
+#include "../core/blkdev.h"
 #include "ast.h"
 
-enum term_kind { TV_NUM, TV_COMM, TV_SYSNAME };
+enum term_kind { TV_NUM, TV_COMM, TV_SYSNAME, TV_DEVNAME, TV_OPNAME };
 
 /* Field name -> filter term; later tables reuse the names. */
 static const struct {
@@ -28,8 +29,8 @@ static const struct {
 	{"lat", FTERM_LAT, TV_NUM},
 	{"lport", FTERM_LPORT, TV_NUM},
 	{"rport", FTERM_RPORT, TV_NUM},
-	{"dev", FTERM_DEV, TV_NUM},
-	{"op", FTERM_OP, TV_NUM},
+	{"dev", FTERM_DEV, TV_DEVNAME},	/* 'loop0' -> dev_t (major << 20 | minor) */
+	{"op", FTERM_OP, TV_OPNAME},	/* 'read' -> REQ_OP_READ */
 	{"size", FTERM_SIZE, TV_NUM},
 	{"qid", FTERM_QID, TV_NUM},
 	{"side", FTERM_SIDE, TV_COMM},
@@ -80,6 +81,15 @@ static bool planner_test(struct filter_prog *f, int *nstrs, enum filter_term ter
 		return false;
 	if (kind == TV_SYSNAME) {
 		idx = syscall_nr(v->s);
+		return idx >= 0 && planner_emit(f, op, term, (uint64_t)idx);
+	}
+	if (kind == TV_DEVNAME) {
+		uint32_t dev;
+
+		return !blkdev_lookup(v->s, &dev) && planner_emit(f, op, term, dev);
+	}
+	if (kind == TV_OPNAME) {
+		idx = blkdev_op_code(v->s);
 		return idx >= 0 && planner_emit(f, op, term, (uint64_t)idx);
 	}
 	if (strlen(v->s) >= FILTER_STR_LEN || (idx = planner_str(f, v->s, nstrs)) < 0)

@@ -58,6 +58,7 @@ struct result_col {
 	bool key;		/* a GROUP BY field */
 	bool real;		/* value is in .d (avg, stddev, rate, ratios) */
 	bool ratio;		/* BASELINE's "C/base": C's value / the baseline's (real) */
+	bool part;		/* aggregates a part of the time breakdown (a stage), or its ratio */
 };
 
 struct result_val {

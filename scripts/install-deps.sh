@@ -10,7 +10,7 @@ for arg in "$@"; do
 	case $arg in
 	--test) PKGS="$PKGS python3" ;;
 	--vm) PKGS="$PKGS qemu-system-x86 linux-image-amd64 busybox-static cpio kmod" ;;
-	--bench) PKGS="$PKGS linux-perf" ;;
+	--bench) PKGS="$PKGS linux-perf fio bpftrace" ;;
 	*) echo "install-deps.sh: unknown option '$arg' (--test, --vm, --bench)" >&2; exit 2 ;;
 	esac
 done

@@ -222,9 +222,24 @@ static void header_row(const struct table_view *tv, const struct result *r, int 
 }
 
 /* Draw row i at line y. */
+/* Return the BASELINE ratio column of a stage that grew most in row i, or -1. */
+static long top_stage_ratio(const struct result *r, size_t i)
+{
+	const struct result_val *row = result_row(r, i);
+	long best = -1;
+	size_t c;
+
+	for (c = 0; c < r->ncols; c++)
+		if (r->cols[c].ratio && r->cols[c].part && !row[c].null &&
+		    (best < 0 || row[c].d > row[best].d))
+			best = (long)c;
+	return best >= 0 && row[best].d > 1.0 ? best : -1;
+}
+
 static void body_row(const struct table_view *tv, const struct result *r, size_t i, int y, int w)
 {
 	attr_t a = theme_attr(i == tv->sel ? ROLE_SELECTION : ROLE_ROW);
+	long top = top_stage_ratio(r, i);
 	char buf[256];
 	size_t c;
 
@@ -237,6 +252,8 @@ static void body_row(const struct table_view *tv, const struct result *r, size_t
 			continue;
 		if (v->null && i != tv->sel)
 			ca = theme_attr(ROLE_ROW_DIM);
+		if ((long)c == top)	/* the stage that grew most against BASELINE */
+			ca = theme_attr(ROLE_METER_BAD) | A_BOLD;
 		cell_text(r, i, c, buf, sizeof(buf));
 		if (r->cols[c].key)
 			draw_text(y, tv->col_x[c], tv->col_w[c], buf, ca);

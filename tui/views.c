@@ -15,8 +15,8 @@ const struct view views[] = {
 	 "p99(lat), avg(queue), avg(submit), avg(remote), avg(rx), avg(t_recv), avg(t_exec), "
 	 "avg(t_send) order by p99(lat) desc"},
 	{'4', "block", "block",
-	 "from block group by dev, op show count, rate(count), sum(size), p50(lat), p99(lat), "
-	 "max(lat) order by p99(lat) desc"},
+	 "from block group by dev, op show count, rate(count), sum(bytes), p50(lat), p99(lat), "
+	 "max(lat), p99(sched), p99(device), max(inflight) order by p99(lat) desc threshold 10ms"},
 	{'5', "locks", "locks",
 	 "from locks group by lock show count, p50(wait), p99(wait), p9999(wait), max(wait), "
 	 "max(hold) order by p9999(wait) desc"},

@@ -1,0 +1,529 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The block probe: each request of a blk-mq device followed from the moment
+ * its bio is queued to its completion, its time split into stages (alloc,
+ * plug, sched, device) that telescope: every hook charges the time since the
+ * last one to the stage the request was in and moves it to the next, so the
+ * stages sum to the request's latency exactly.
+ *
+ * A request is keyed by its first bio (struct bio *): the bio is all
+ * block_bio_queue and block_getrq give, and rq->bio leads back to it from
+ * every request hook.  A front merge replaces a request's first bio; that
+ * request is then no longer followed (counted as untracked).  A split gives
+ * the split-off bio a copy of its parent's state.
+ *
+ * Per (dev, op, size, pid) totals and log-linear histograms of the latency
+ * and of each stage live in the stats hash, added atomically because any CPU
+ * may complete a request.  Slow or sampled requests go to a ring buffer.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "block.h"
+#include "filter.bpf.h"
+
+#define REQ_OP_MASK 0xff
+#define OP_WRITE 1
+#define OP_FLUSH 2
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile __u32 self_tgid = 0;
+
+/* Two filter slots: user space writes the idle one, then flips filter_idx. */
+struct filter_prog filters[2] = {};
+__u32 filter_need[2] = {};
+volatile __u32 filter_idx = 0;
+/* Single events sent this tick; user space zeroes it every tick. */
+volatile __u64 events_used = 0;
+
+static const struct blk_stats zero_stats;
+static const struct blk_dev zero_dev;
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BLK_MAX_REQS);
+	__type(key, __u64);
+	__type(value, struct blk_req);
+} reqs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BLK_MAX_KEYS);
+	__type(key, struct blk_key);
+	__type(value, struct blk_stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BLK_MAX_DEVS);
+	__type(key, __u32);
+	__type(value, struct blk_dev);
+} devs SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, BH_N);
+	__type(key, __u32);
+	__type(value, __u64);
+} health SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, BLK_RINGBUF_BYTES);
+} events SEC(".maps");
+
+/* Count one health event on this CPU. */
+static __always_inline void health_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&health, &idx);
+
+	if (v)
+		(*v)++;
+}
+
+/* Return the filter user space installed last. */
+static __always_inline const struct filter_prog *filter_cur(void)
+{
+	return &filters[filter_idx & 1];
+}
+
+/* Return the device state of dev, creating it. */
+static __always_inline struct blk_dev *dev_get(__u32 dev)
+{
+	struct blk_dev *d = bpf_map_lookup_elem(&devs, &dev);
+
+	if (d)
+		return d;
+	bpf_map_update_elem(&devs, &dev, &zero_dev, BPF_NOEXIST);
+	return bpf_map_lookup_elem(&devs, &dev);
+}
+
+/* Add delta to one of d's counters and raise its tick maximum. */
+static __always_inline void dev_add(__s64 *cur, __s64 *max, __s64 delta)
+{
+	__s64 v = __sync_fetch_and_add(cur, delta) + delta;
+
+	if (v > *max)
+		*max = v;
+}
+
+/* Charge the time since the last change to the current stage; enter next. */
+static __always_inline void stage_to(struct blk_req *r, __u64 now, __u8 next)
+{
+	if (now > r->last_ns)
+		r->stage[r->cur & (BS_N - 1)] += now - r->last_ns;
+	r->last_ns = now;
+	r->cur = next;
+}
+
+/* Start following bio: filter, sample, and record who queued it. */
+static __always_inline int on_queue(struct bio *bio)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid(), id = (__u64)bio;
+	const struct filter_prog *f = filter_cur();
+	__u32 need = filter_need[filter_idx & 1];
+	struct filter_input in = {};
+	struct blk_req r = {};
+	struct blk_dev *d;
+	__u32 opf;
+
+	if ((pid_tgid >> 32) == self_tgid)
+		return 0;
+	/* Bio-based devices (dm, md) never make requests of their own. */
+	if (!BPF_CORE_READ(bio, bi_bdev, bd_disk, queue, mq_ops))
+		return 0;
+	r.dev = BPF_CORE_READ(bio, bi_bdev, bd_dev);
+	opf = BPF_CORE_READ(bio, bi_opf);
+	r.op = opf & REQ_OP_MASK;
+	r.size = BPF_CORE_READ(bio, bi_iter.bi_size);
+	/* What fsync sends is an empty write that asks for a cache flush. */
+	if (r.size == 0 && r.op == OP_WRITE &&
+	    (opf & (1u << bpf_core_enum_value(enum req_flag_bits, __REQ_PREFLUSH))))
+		r.op = OP_FLUSH;
+	r.sector = BPF_CORE_READ(bio, bi_iter.bi_sector);
+	r.tgid = pid_tgid >> 32;
+	r.tid = (__u32)pid_tgid;
+	bpf_get_current_comm(r.comm, sizeof(r.comm));
+	if (f->sample_n > 1) {
+		if (bpf_get_prandom_u32() % f->sample_n)
+			goto drop;
+		r.flags |= BR_SAMPLED;
+	}
+	if (f->n && !f->needs_lat) {
+		in.pid = r.tgid;
+		in.tid = r.tid;
+		in.dev = r.dev;
+		in.op = r.op;
+		in.size = r.size;
+		in.comm = r.comm;
+		if (need & FILTER_NEED_UID)
+			in.uid = (__u32)bpf_get_current_uid_gid();
+		if (!filter_match(f, &in))
+			goto drop;
+	}
+	r.queue_ns = r.last_ns = bpf_ktime_get_ns();
+	r.cur = BS_ALLOC;
+	if (bpf_map_update_elem(&reqs, &id, &r, BPF_ANY)) {
+		health_inc(BH_UNTRACKED);
+		return 0;
+	}
+	d = dev_get(r.dev);
+	if (d)
+		dev_add(&d->queued, &d->max_queued, 1);
+	return 0;
+drop:
+	health_inc(BH_DROPPED);
+	return 0;
+}
+
+/* Return the followed request whose first bio is bio, or NULL. */
+static __always_inline struct blk_req *req_of_bio(struct bio *bio)
+{
+	__u64 id = (__u64)bio;
+
+	return bio ? bpf_map_lookup_elem(&reqs, &id) : NULL;
+}
+
+/* Return the followed request of rq, or NULL. */
+static __always_inline struct blk_req *req_of(struct request *rq)
+{
+	return req_of_bio(BPF_CORE_READ(rq, bio));
+}
+
+/* Add one bio merged into another request to its key, and stop following it. */
+static __always_inline void on_merge(struct bio *bio)
+{
+	struct blk_req *r = req_of_bio(bio);
+	struct blk_key key = {};
+	struct blk_stats *v;
+	struct blk_dev *d;
+	__u64 id = (__u64)bio;
+
+	if (!r)
+		return;
+	key.dev = r->dev;
+	key.op = r->op;
+	key.tgid = r->tgid;
+	key.size = r->size;
+	d = bpf_map_lookup_elem(&devs, &key.dev);
+	if (d)
+		__sync_fetch_and_add(&d->queued, -1);
+	v = bpf_map_lookup_elem(&stats, &key);
+	if (!v) {
+		if (!bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST)) {
+			v = bpf_map_lookup_elem(&stats, &key);
+			if (v)
+				__builtin_memcpy(v->comm, r->comm, sizeof(v->comm));
+		} else {
+			health_inc(BH_EVICTED);
+		}
+	}
+	if (v)
+		__sync_fetch_and_add(&v->merges, 1);
+	bpf_map_delete_elem(&reqs, &id);
+}
+
+/* Send one request to the ring buffer, within the per-tick budget. */
+static __always_inline void emit_event(const struct blk_req *r, __u64 id, __u64 now, __u64 lat,
+				       int error, const struct filter_prog *f)
+{
+	__u64 budget = f->max_events ? f->max_events : BLK_DEFAULT_MAX_EVENTS;
+	struct blk_event *e;
+
+	if (events_used >= budget) {
+		health_inc(BH_BUDGET);
+		return;
+	}
+	__sync_fetch_and_add(&events_used, 1);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		health_inc(BH_LOST);
+		return;
+	}
+	e->ts_ns = now;
+	e->id = id;
+	e->queue_ns = r->queue_ns;
+	e->sector = r->sector;
+	e->lat = lat;
+	__builtin_memcpy(e->stage, r->stage, sizeof(e->stage));
+	e->dev = r->dev;
+	e->op = r->op;
+	e->tgid = r->tgid;
+	e->tid = r->tid;
+	e->size = r->size;
+	e->requeues = r->requeues;
+	e->error = error;
+	e->pad = 0;
+	__builtin_memcpy(e->comm, r->comm, sizeof(e->comm));
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/* Add one atomically to a histogram bucket. */
+static __always_inline void hist_inc(__u32 *hist, __u64 v)
+{
+	__u32 idx = lh_bucket(v);
+
+	asm volatile("" : "+r"(idx));
+	if (idx >= LH_NBUCKETS)
+		return;
+	__sync_fetch_and_add(&hist[idx], 1);
+}
+
+/* Add one finished request to its key's totals. */
+static __always_inline void account(const struct blk_req *r, __u64 lat, int error)
+{
+	struct blk_key key = {.dev = r->dev, .op = r->op, .tgid = r->tgid, .size = r->size};
+	struct blk_stats *v = bpf_map_lookup_elem(&stats, &key);
+	__u32 s;
+
+	if (!v) {
+		bool fresh = !bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
+
+		v = bpf_map_lookup_elem(&stats, &key);
+		if (!v) {
+			health_inc(BH_EVICTED);
+			return;
+		}
+		if (fresh)
+			__builtin_memcpy(v->comm, r->comm, sizeof(v->comm));
+	}
+	/* min and max race only between CPUs completing one key at once. */
+	if (v->count == 0 || lat < v->lat_min)
+		v->lat_min = lat;
+	if (lat > v->lat_max)
+		v->lat_max = lat;
+	__sync_fetch_and_add(&v->errors, error != 0);
+	__sync_fetch_and_add(&v->requeues, r->requeues);
+	__sync_fetch_and_add(&v->bytes, r->size);
+	__sync_fetch_and_add(&v->lat_sum, lat);
+	hist_inc(v->hist[0], lat);
+	for (s = 0; s < BS_N; s++) {
+		__sync_fetch_and_add(&v->stage[s], r->stage[s]);
+		hist_inc(v->hist[1 + s], r->stage[s]);
+	}
+	/* count last: user space reads a key's totals once count moved. */
+	__sync_fetch_and_add(&v->count, 1);
+}
+
+/* A split: the split-off bio goes on as a request of its own. */
+static __always_inline void on_split(struct bio *split)
+{
+	struct bio *parent = BPF_CORE_READ(split, bi_private);
+	struct blk_req *r = req_of_bio(parent), copy;
+	struct blk_dev *d;
+	__u64 id = (__u64)split;
+
+	if (!r || parent == split)
+		return;
+	copy = *r;
+	copy.size = BPF_CORE_READ(split, bi_iter.bi_size);
+	copy.sector = BPF_CORE_READ(split, bi_iter.bi_sector);
+	if (bpf_map_update_elem(&reqs, &id, &copy, BPF_NOEXIST)) {
+		health_inc(BH_UNTRACKED);
+		return;
+	}
+	d = bpf_map_lookup_elem(&devs, &copy.dev);
+	if (d)
+		dev_add(&d->queued, &d->max_queued, 1);
+}
+
+/* The request of bio was allocated. */
+static __always_inline void on_getrq(struct bio *bio)
+{
+	struct blk_req *r = req_of_bio(bio);
+
+	if (r && r->cur == BS_ALLOC)
+		stage_to(r, bpf_ktime_get_ns(), BS_PLUG);
+}
+
+/* rq entered the I/O scheduler or a dispatch list. */
+static __always_inline void on_insert(struct request *rq)
+{
+	struct blk_req *r = req_of(rq);
+
+	if (r && r->cur != BS_DEVICE)
+		stage_to(r, bpf_ktime_get_ns(), BS_SCHED);
+}
+
+/* rq went to the driver. */
+static __always_inline void on_issue(struct request *rq)
+{
+	struct blk_req *r = req_of(rq);
+	struct blk_dev *d;
+	__u32 dev;
+
+	if (!r) {
+		/* The queue's own flush request carries no bio: remember when
+		 * it went out, for the flushes waiting on it. */
+		if ((BPF_CORE_READ(rq, cmd_flags) & REQ_OP_MASK) != OP_FLUSH)
+			return;
+		dev = BPF_CORE_READ(rq, q, disk, part0, bd_dev);
+		d = bpf_map_lookup_elem(&devs, &dev);
+		if (d)
+			d->flush_issue_ns = bpf_ktime_get_ns();
+		return;
+	}
+	stage_to(r, bpf_ktime_get_ns(), BS_DEVICE);
+	r->size = BPF_CORE_READ(rq, __data_len);
+	if (!(r->flags & BR_ISSUED)) {
+		r->flags |= BR_ISSUED;
+		d = bpf_map_lookup_elem(&devs, &r->dev);
+		if (d)
+			dev_add(&d->inflight, &d->max_inflight, 1);
+	}
+}
+
+/* rq came back from the driver to be issued again. */
+static __always_inline void on_requeue(struct request *rq)
+{
+	struct blk_req *r = req_of(rq);
+	struct blk_dev *d;
+
+	if (!r)
+		return;
+	stage_to(r, bpf_ktime_get_ns(), BS_SCHED);
+	r->requeues++;
+	if (r->flags & BR_ISSUED) {
+		r->flags &= ~BR_ISSUED;
+		d = bpf_map_lookup_elem(&devs, &r->dev);
+		if (d)
+			__sync_fetch_and_add(&d->inflight, -1);
+	}
+}
+
+/* rq completed nr_bytes: account it once all of it is done. */
+static __always_inline void on_complete(struct request *rq, int error, unsigned int nr_bytes)
+{
+	struct bio *bio = BPF_CORE_READ(rq, bio);
+	struct blk_req *r = req_of_bio(bio);
+	const struct filter_prog *f;
+	__u64 now, lat, id = (__u64)bio;
+	struct blk_dev *d;
+
+	if (!r)
+		return;
+	if (nr_bytes < BPF_CORE_READ(rq, __data_len))
+		return;		/* a partial completion: more of rq follows */
+	now = bpf_ktime_get_ns();
+	d = bpf_map_lookup_elem(&devs, &r->dev);
+	/* A flush without data never issues: the queue's flush request does
+	 * its device work. */
+	if (r->cur != BS_DEVICE && d && d->flush_issue_ns > r->last_ns &&
+	    d->flush_issue_ns < now)
+		stage_to(r, d->flush_issue_ns, BS_DEVICE);
+	stage_to(r, now, BS_DEVICE);
+	lat = now - r->queue_ns;
+	if (d) {
+		__sync_fetch_and_add(&d->queued, -1);
+		if (r->flags & BR_ISSUED)
+			__sync_fetch_and_add(&d->inflight, -1);
+	}
+	f = filter_cur();
+	if (f->n && f->needs_lat) {
+		struct filter_input in = {
+			.pid = r->tgid, .tid = r->tid, .dev = r->dev, .op = r->op,
+			.size = r->size, .lat = lat, .comm = r->comm,
+		};
+
+		if (!filter_match(f, &in)) {
+			health_inc(BH_DROPPED);
+			goto out;
+		}
+	}
+	account(r, lat, error);
+	if ((r->flags & BR_SAMPLED) || (f->threshold_ns && lat >= f->threshold_ns))
+		emit_event(r, id, now, lat, error, f);
+out:
+	bpf_map_delete_elem(&reqs, &id);
+}
+
+SEC("tp_btf/block_bio_queue")
+int BPF_PROG(bio_queue, struct bio *bio)
+{
+	return on_queue(bio);
+}
+
+SEC("fentry/submit_bio_noacct_nocheck")
+int BPF_PROG(bio_queue_fentry, struct bio *bio)
+{
+	return on_queue(bio);
+}
+
+SEC("tp_btf/block_split")
+int BPF_PROG(bio_split, struct bio *bio, unsigned int new_sector)
+{
+	on_split(bio);
+	return 0;
+}
+
+SEC("tp_btf/block_bio_backmerge")
+int BPF_PROG(bio_backmerge, struct bio *bio)
+{
+	on_merge(bio);
+	return 0;
+}
+
+SEC("tp_btf/block_bio_frontmerge")
+int BPF_PROG(bio_frontmerge, struct bio *bio)
+{
+	on_merge(bio);
+	return 0;
+}
+
+SEC("tp_btf/block_getrq")
+int BPF_PROG(rq_getrq, struct bio *bio)
+{
+	on_getrq(bio);
+	return 0;
+}
+
+SEC("tp_btf/block_io_start")
+int BPF_PROG(rq_io_start, struct request *rq)
+{
+	on_getrq(BPF_CORE_READ(rq, bio));
+	return 0;
+}
+
+SEC("tp_btf/block_rq_insert")
+int BPF_PROG(rq_insert, struct request *rq)
+{
+	on_insert(rq);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_issue")
+int BPF_PROG(rq_issue, struct request *rq)
+{
+	on_issue(rq);
+	return 0;
+}
+
+SEC("fentry/blk_mq_start_request")
+int BPF_PROG(rq_issue_fentry, struct request *rq)
+{
+	on_issue(rq);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_requeue")
+int BPF_PROG(rq_requeue, struct request *rq)
+{
+	on_requeue(rq);
+	return 0;
+}
+
+SEC("tp_btf/block_rq_complete")
+int BPF_PROG(rq_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
+{
+	on_complete(rq, error, nr_bytes);
+	return 0;
+}
+
+SEC("fentry/blk_update_request")
+int BPF_PROG(rq_complete_fentry, struct request *rq, blk_status_t error, unsigned int nr_bytes)
+{
+	on_complete(rq, error, nr_bytes);
+	return 0;
+}

@@ -1,0 +1,692 @@
+/*
+ * The block probe, user side: choose hooks, load and attach block.bpf.c, and
+ * turn its monotonic per-key totals into one frame of block per tick, with
+ * the slow or sampled requests in block_events and their stages in
+ * block_spans.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "../core/xalloc.h"
+#include "../core/hist.h"
+#include "../core/blkdev.h"
+#include "probe.h"
+#include "feature.h"
+#include "block.h"
+#include "block_schema.h"
+#include "block.skel.h"
+
+#define IDLE_TICKS 10		/* a key idle this many ticks leaves the map */
+#define PREV_SLOTS (4 * BLK_MAX_KEYS)	/* user-side table of last totals, a power of 2 */
+#define NAME_CACHE 64
+
+/* One way of hooking a stage boundary. */
+struct hook_alt {
+	const char *kind;	/* "tp_btf" or "fentry" */
+	const char *target;	/* tracepoint or kernel function */
+	const char *prog;	/* program in block.bpf.c */
+};
+
+/* A stage boundary and its hooks, in order of preference. */
+struct hook_spec {
+	const char *stage;
+	struct hook_alt alt[2];
+	bool required;
+	const char *without;	/* what is lost when no hook works */
+};
+
+static const struct hook_spec hook_specs[] = {
+	{"bio queued (who, dev, op, size)",
+	 {{"tp_btf", "block_bio_queue", "bio_queue"},
+	  {"fentry", "submit_bio_noacct_nocheck", "bio_queue_fentry"}}, true, NULL},
+	{"request allocated (alloc ends)",
+	 {{"tp_btf", "block_getrq", "rq_getrq"}, {"tp_btf", "block_io_start", "rq_io_start"}},
+	 false, "alloc is 0: its time shows in plug"},
+	{"inserted in scheduler (plug ends)",
+	 {{"tp_btf", "block_rq_insert", "rq_insert"}}, false,
+	 "sched is 0: its time shows in plug"},
+	{"issued to driver (device begins)",
+	 {{"tp_btf", "block_rq_issue", "rq_issue"},
+	  {"fentry", "blk_mq_start_request", "rq_issue_fentry"}}, true, NULL},
+	{"completed",
+	 {{"tp_btf", "block_rq_complete", "rq_complete"},
+	  {"fentry", "blk_update_request", "rq_complete_fentry"}}, true, NULL},
+	{"requeued (count, back to sched)",
+	 {{"tp_btf", "block_rq_requeue", "rq_requeue"}}, false,
+	 "requeues not counted; a requeued request's wait shows in device"},
+	{"bio merged (count)",
+	 {{"tp_btf", "block_bio_backmerge", "bio_backmerge"}}, false,
+	 "back merges not counted; merged bios stay followed until evicted"},
+	{"bio front-merged (count)",
+	 {{"tp_btf", "block_bio_frontmerge", "bio_frontmerge"}}, false,
+	 "front merges not counted"},
+	{"bio split (each part followed)",
+	 {{"tp_btf", "block_split", "bio_split"}}, false,
+	 "split-off parts of large bios are not followed"},
+};
+#define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
+
+/* The totals of one key last tick. */
+struct prev_ent {
+	struct blk_key key;
+	uint8_t state;		/* 0 free, 1 used, 2 deleted */
+	uint32_t idle;
+	struct blk_stats *st;
+};
+
+struct block_priv {
+	struct block_bpf *skel;
+	struct ring_buffer *rb;
+	struct hook_choice choices[NSPECS];
+	struct prev_ent *prev;	/* PREV_SLOTS */
+	struct blk_stats *cur;
+	uint32_t sample_n;
+	int ncpus;
+	uint64_t health_prev[BH_N];
+	uint64_t boot_offset_ns;
+	struct frame *ev_frame, *span_frame;
+	struct hist *h;
+	struct {
+		uint32_t dev;
+		char name[32];
+	} names[NAME_CACHE];
+	size_t nnames;
+};
+
+/* Return the name of dev, cached. */
+static const char *dev_name(struct block_priv *bp, uint32_t dev)
+{
+	size_t i;
+
+	for (i = 0; i < bp->nnames; i++)
+		if (bp->names[i].dev == dev)
+			return bp->names[i].name;
+	i = bp->nnames < NAME_CACHE ? bp->nnames++ : dev % NAME_CACHE;
+	bp->names[i].dev = dev;
+	blkdev_name(dev, bp->names[i].name, sizeof(bp->names[i].name));
+	return bp->names[i].name;
+}
+
+/* Write op's name into buf. */
+static const char *op_name(uint32_t op, char *buf, size_t len)
+{
+	const char *n = blkdev_op_name(op);
+
+	if (n)
+		return n;
+	snprintf(buf, len, "op%u", op);
+	return buf;
+}
+
+/* Return true when alt loads here; fill why otherwise. */
+static bool alt_works(const struct hook_alt *alt, char *why, size_t len)
+{
+	return !strcmp(alt->kind, "fentry") ? feature_fentry(alt->target, why, len) :
+	       feature_tp_btf(alt->target, why, len);
+}
+
+/* Fill choice for spec: the first alternative that loads, or why none does.
+ * Return the index of the alternative chosen, or -1. */
+static int choose_hook(const struct hook_spec *spec, struct hook_choice *choice)
+{
+	static char labels[NSPECS][2][80];
+	size_t si = (size_t)(spec - hook_specs);
+	char why[2][140];
+	int i, n = 0;
+
+	choice->stage = spec->stage;
+	choice->hook = NULL;
+	choice->why[0] = 0;
+	for (i = 0; i < 2 && spec->alt[i].kind; i++, n++) {
+		snprintf(labels[si][i], sizeof(labels[si][i]), "%s/%s", spec->alt[i].kind,
+			 spec->alt[i].target);
+		if (!alt_works(&spec->alt[i], why[i], sizeof(why[i])))
+			continue;
+		choice->hook = labels[si][i];
+		if (i > 0)
+			snprintf(choice->why, sizeof(choice->why), "%s refused: %.120s",
+				 labels[si][0], why[0]);
+		else if (spec->alt[1].kind)
+			snprintf(choice->why, sizeof(choice->why), "alternative %s/%s",
+				 spec->alt[1].kind, spec->alt[1].target);
+		return i;
+	}
+	snprintf(choice->why, sizeof(choice->why), "refused: %.100s%s%.50s",
+		 n ? why[n - 1] : "no hook", spec->without ? "; " : "",
+		 spec->without ? spec->without : "");
+	return -1;
+}
+
+/* Return CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns. */
+static uint64_t boot_offset_ns(void)
+{
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return (rt.tv_sec - mono.tv_sec) * 1000000000ULL + rt.tv_nsec - mono.tv_nsec;
+}
+
+static const char *const stage_names[BS_N] = {"alloc", "plug", "sched", "device"};
+
+/* Append one ring buffer record to this tick's events and spans frames. */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct block_priv *bp = ctx;
+	const struct blk_event *e = data;
+	char comm[BLK_COMM_LEN + 1], buf[16];
+	uint64_t start;
+	union cell *r;
+	int s;
+
+	if (size < sizeof(*e) || !bp->ev_frame)
+		return 0;
+	r = frame_add_row(bp->ev_frame);
+	r[BE_TS].u = e->ts_ns + bp->boot_offset_ns;
+	r[BE_ID].u = e->id;
+	cell_set_str(&r[BE_DEV], dev_name(bp, e->dev));
+	cell_set_str(&r[BE_OP], op_name(e->op, buf, sizeof(buf)));
+	r[BE_SIZE].u = e->size;
+	r[BE_PID].u = e->tgid;
+	r[BE_TID].u = e->tid;
+	memcpy(comm, e->comm, BLK_COMM_LEN);
+	comm[BLK_COMM_LEN] = 0;
+	cell_set_str(&r[BE_COMM], comm);
+	r[BE_SECTOR].u = e->sector;
+	r[BE_LAT].u = e->lat;
+	for (s = 0; s < BS_N; s++)
+		r[BE_ALLOC + s].u = e->stage[s];
+	r[BE_REQUEUES].u = e->requeues;
+	r[BE_ERROR].u = (uint64_t)(int64_t)e->error;
+	start = e->queue_ns + bp->boot_offset_ns;
+	for (s = 0; s < BS_N; s++) {
+		if (!e->stage[s])
+			continue;
+		r = frame_add_row(bp->span_frame);
+		r[BS_COL_ID].u = e->id;
+		cell_set_str(&r[BS_COL_ROW], "request");
+		r[BS_COL_START].u = start;
+		r[BS_COL_DUR].u = e->stage[s];
+		cell_set_str(&r[BS_COL_KIND], stage_names[s]);
+		cell_set_str(&r[BS_COL_LABEL], stage_names[s]);
+		start += e->stage[s];
+	}
+	return 0;
+}
+
+/* Return the hash of a key. */
+static uint32_t key_hash(const struct blk_key *k)
+{
+	uint64_t h = ((uint64_t)k->dev * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)k->op << 40) ^
+		     ((uint64_t)k->tgid * 0xC2B2AE3D27D4EB4FULL) ^ ((uint64_t)k->size << 7);
+
+	return (uint32_t)(h ^ (h >> 29));
+}
+
+/* Return key's entry in the prev table, adding it when absent (NULL when full). */
+static struct prev_ent *prev_get(struct block_priv *bp, const struct blk_key *k)
+{
+	uint32_t i, mask = PREV_SLOTS - 1, h = key_hash(k);
+	struct prev_ent *tomb = NULL;
+
+	for (i = 0; i < PREV_SLOTS; i++) {
+		struct prev_ent *p = &bp->prev[(h + i) & mask];
+
+		if (p->state == 1 && !memcmp(&p->key, k, sizeof(*k)))
+			return p;
+		if (p->state == 2 && !tomb)
+			tomb = p;
+		if (p->state == 0) {
+			if (!tomb)
+				tomb = p;
+			break;
+		}
+	}
+	if (!tomb)
+		return NULL;
+	tomb->key = *k;
+	tomb->state = 1;
+	tomb->idle = 0;
+	tomb->st = xcalloc(1, sizeof(*tomb->st));
+	return tomb;
+}
+
+/* Return cur - prev for a monotonic total. */
+static inline uint64_t delta(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;
+}
+
+/* Build the histogram of hist row i between prev and cur into h. */
+static void hist_delta(struct hist *h, const struct blk_stats *cur, const struct blk_stats *prev,
+		       int i, uint64_t sum, uint64_t min, uint64_t max, bool exact)
+{
+	int b, lo = -1, hi = -1, nb = LH_NBUCKETS;
+
+	hist_init(h);
+	h->sum = sum;
+	for (b = 0; b < nb; b++) {
+		h->b[b] = (uint32_t)(cur->hist[i][b] - prev->hist[i][b]);
+		h->count += h->b[b];
+		if (h->b[b]) {
+			if (lo < 0)
+				lo = b;
+			hi = b;
+		}
+	}
+	if (lo < 0)
+		return;
+	h->min = lh_bucket_low(lo);
+	h->max = hi + 1 < nb ? lh_bucket_low(hi + 1) - 1 : UINT64_MAX;
+	if (!exact)
+		return;
+	/* The all-time extremes are exact when they moved this tick; else
+	 * they clamp the bucket bounds. */
+	if (prev->count == 0 || min < prev->lat_min || h->min < min)
+		h->min = min;
+	if (prev->count == 0 || max > prev->lat_max || h->max > max)
+		h->max = max;
+}
+
+/* Append a row for key's requests since last tick; return the requests counted. */
+static uint64_t add_row(struct block_priv *bp, struct frame *f, const struct blk_key *k,
+			const struct blk_stats *cur, const struct blk_stats *prev,
+			const int64_t *dev_max)
+{
+	uint64_t n = bp->sample_n > 1 ? bp->sample_n : 1;
+	uint64_t count = delta(cur->count, prev->count);
+	char comm[BLK_COMM_LEN + 1], buf[16];
+	union cell *r = frame_add_row(f);
+	int s;
+
+	cell_set_str(&r[BC_DEV], dev_name(bp, k->dev));
+	cell_set_str(&r[BC_OP], op_name(k->op, buf, sizeof(buf)));
+	r[BC_SIZE].u = k->size;
+	r[BC_PID].u = k->tgid;
+	memcpy(comm, cur->comm, BLK_COMM_LEN);
+	comm[BLK_COMM_LEN] = 0;
+	cell_set_str(&r[BC_COMM], comm);
+	r[BC_COUNT].u = count * n;
+	r[BC_ERRORS].u = delta(cur->errors, prev->errors) * n;
+	r[BC_REQUEUES].u = delta(cur->requeues, prev->requeues) * n;
+	r[BC_MERGES].u = delta(cur->merges, prev->merges) * n;
+	r[BC_BYTES].u = delta(cur->bytes, prev->bytes) * n;
+	hist_delta(bp->h, cur, prev, 0, delta(cur->lat_sum, prev->lat_sum), cur->lat_min,
+		   cur->lat_max, true);
+	if (n > 1)
+		hist_scale(bp->h, n);
+	cell_set_hist(&r[BC_LAT], bp->h);
+	r[BC_TIME].u = delta(cur->lat_sum, prev->lat_sum) * n;
+	for (s = 0; s < BS_N; s++) {
+		uint64_t t = delta(cur->stage[s], prev->stage[s]);
+
+		r[BC_ALLOC + s].u = t * n;
+		hist_delta(bp->h, cur, prev, 1 + s, t, 0, 0, false);
+		if (n > 1)
+			hist_scale(bp->h, n);
+		cell_set_hist(&r[BC_ALLOC_LAT + s], bp->h);
+	}
+	r[BC_INFLIGHT].u = dev_max[0] > 0 ? (uint64_t)dev_max[0] : 0;
+	r[BC_QUEUED].u = dev_max[1] > 0 ? (uint64_t)dev_max[1] : 0;
+	return count;
+}
+
+/* Read this tick's most in-flight and queued per device, and start the next tick. */
+static size_t read_devs(struct block_priv *bp, uint32_t *devs, int64_t (*max)[2], size_t cap)
+{
+	int fd = bpf_map__fd(bp->skel->maps.devs);
+	uint32_t key, next, *prevk = NULL;
+	struct blk_dev d;
+	size_t n = 0;
+
+	while (n < cap && !bpf_map_get_next_key(fd, prevk, &next)) {
+		key = next;
+		prevk = &key;
+		if (bpf_map_lookup_elem(fd, &key, &d))
+			continue;
+		devs[n] = key;
+		max[n][0] = d.max_inflight;
+		max[n][1] = d.max_queued;
+		n++;
+		/* The next tick's maxima start from what is outstanding now;
+		 * a change between the read and the write is lost to them. */
+		d.max_inflight = d.inflight;
+		d.max_queued = d.queued;
+		bpf_map_update_elem(fd, &key, &d, BPF_EXIST);
+	}
+	return n;
+}
+
+/* Fold every key of the stats map into f; return the requests counted. */
+static uint64_t read_stats(struct block_priv *bp, struct frame *f)
+{
+	int fd = bpf_map__fd(bp->skel->maps.stats);
+	struct blk_key key, next, *prevk = NULL;
+	struct blk_key evict[64];
+	uint32_t devs[BLK_MAX_DEVS];
+	int64_t dmax[BLK_MAX_DEVS][2], zero[2] = {0, 0};
+	size_t ndevs = read_devs(bp, devs, dmax, BLK_MAX_DEVS), nevict = 0, i;
+	uint64_t events = 0;
+
+	while (!bpf_map_get_next_key(fd, prevk, &next)) {
+		struct prev_ent *p;
+		const int64_t *dm = zero;
+
+		key = next;
+		prevk = &key;
+		if (bpf_map_lookup_elem(fd, &key, bp->cur))
+			continue;
+		p = prev_get(bp, &key);
+		if (!p)
+			continue;
+		if (bp->cur->count == p->st->count && bp->cur->merges == p->st->merges) {
+			if (++p->idle >= IDLE_TICKS && nevict < 64)
+				evict[nevict++] = key;
+			continue;
+		}
+		for (i = 0; i < ndevs; i++)
+			if (devs[i] == key.dev)
+				dm = dmax[i];
+		events += add_row(bp, f, &key, bp->cur, p->st, dm);
+		memcpy(p->st, bp->cur, sizeof(*p->st));
+		p->idle = 0;
+	}
+	/* An idle key leaves the map; a request completing just as it goes
+	 * may be lost, as a key evicted under a running update would be. */
+	for (i = 0; i < nevict; i++) {
+		struct prev_ent *p = prev_get(bp, &evict[i]);
+
+		bpf_map_delete_elem(fd, &evict[i]);
+		if (p) {
+			free(p->st);
+			p->st = NULL;
+			p->state = 2;
+		}
+	}
+	return events;
+}
+
+/* Read the per-CPU health counters summed over CPUs into sum. */
+static void read_health(struct block_priv *bp, uint64_t sum[BH_N])
+{
+	int fd = bpf_map__fd(bp->skel->maps.health);
+	uint64_t *v = xcalloc(bp->ncpus, sizeof(*v));
+	uint32_t i;
+	int c;
+
+	for (i = 0; i < BH_N; i++) {
+		sum[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, v))
+			continue;
+		for (c = 0; c < bp->ncpus; c++)
+			sum[i] += v[c];
+	}
+	free(v);
+}
+
+/* Read and fold this tick's totals and events into three frames of t. */
+static int block_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
+			 char **cause)
+{
+	struct block_priv *bp = p->priv;
+	struct frame *f = frame_new(&block_schema, t_ns, dt_ns);
+	struct frame *ev = frame_new(&block_events_schema, t_ns, dt_ns);
+	struct frame *sp = frame_new(&block_spans_schema, t_ns, dt_ns);
+	uint64_t health[BH_N];
+	int err;
+
+	bp->ev_frame = ev;
+	bp->span_frame = sp;
+	err = ring_buffer__consume(bp->rb);
+	bp->ev_frame = bp->span_frame = NULL;
+	bp->skel->bss->events_used = 0;
+	if (err < 0) {
+		*cause = xasprintf("block: reading the events ring buffer: %s", strerror(-err));
+		frame_free(f);
+		frame_free(ev);
+		frame_free(sp);
+		return -1;
+	}
+	f->stats.events = read_stats(bp, f);
+	read_health(bp, health);
+	f->stats.dropped = delta(health[BH_DROPPED], bp->health_prev[BH_DROPPED]);
+	f->stats.lost = delta(health[BH_LOST], bp->health_prev[BH_LOST]) +
+			delta(health[BH_BUDGET], bp->health_prev[BH_BUDGET]);
+	f->stats.evicted = delta(health[BH_EVICTED], bp->health_prev[BH_EVICTED]) +
+			   delta(health[BH_UNTRACKED], bp->health_prev[BH_UNTRACKED]);
+	memcpy(bp->health_prev, health, sizeof(health));
+	ev->stats = f->stats;
+	ev->stats.events = ev->nrows;
+	sp->stats = ev->stats;
+	tick_add(t, f);
+	tick_add(t, ev);
+	tick_add(t, sp);
+	return 0;
+}
+
+/* Check that f is a well-formed postfix program; fill *cause if not. */
+static int filter_check(const struct filter_prog *f, char **cause)
+{
+	int depth = 0;
+	uint32_t i;
+
+	if (f->n > FILTER_MAX_ENTRIES) {
+		*cause = xasprintf("block: filter has %u entries, at most %d fit",
+				   f->n, FILTER_MAX_ENTRIES);
+		return -1;
+	}
+	for (i = 0; i < f->n; i++) {
+		const struct filter_entry *e = &f->e[i];
+
+		if (e->op == FOP_AND || e->op == FOP_OR) {
+			depth--;
+		} else if (e->op == FOP_NOT) {
+			if (depth < 1)
+				depth = -1;
+		} else if (e->op >= FOP_EQ && e->op <= FOP_PREFIX && e->term > FTERM_NONE &&
+			   e->term < FTERM_MAX) {
+			bool comm = e->term == FTERM_COMM;
+
+			if ((comm && e->op != FOP_PREFIX && e->op != FOP_EQ && e->op != FOP_NE) ||
+			    (!comm && e->op == FOP_PREFIX) || (comm && e->value >= FILTER_MAX_STRS)) {
+				*cause = xasprintf("block: filter entry %u: bad comm test", i);
+				return -1;
+			}
+			depth++;
+		} else {
+			*cause = xasprintf("block: filter entry %u: unknown op %u or term %u",
+					   i, e->op, e->term);
+			return -1;
+		}
+		if (depth < 1 || depth > 64) {
+			*cause = xasprintf("block: filter entry %u: stack %s", i,
+					   depth < 1 ? "underflow" : "deeper than 64");
+			return -1;
+		}
+	}
+	if (f->n && depth != 1) {
+		*cause = xasprintf("block: filter leaves %d values, not 1", depth);
+		return -1;
+	}
+	return 0;
+}
+
+/* Install f in the idle slot, then make it current. */
+static int block_set_filter(struct probe *p, const struct filter_prog *f, char **cause)
+{
+	struct block_priv *bp = p->priv;
+	uint32_t next, i, need = 0;
+
+	if (filter_check(f, cause))
+		return -1;
+	for (i = 0; i < f->n; i++)
+		if (f->e[i].term == FTERM_UID)
+			need |= FILTER_NEED_UID;
+	next = (bp->skel->bss->filter_idx + 1) & 1;
+	bp->skel->bss->filters[next] = *f;
+	bp->skel->bss->filter_need[next] = need;
+	__atomic_store_n(&bp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
+	bp->sample_n = f->sample_n;
+	return 0;
+}
+
+/* Free everything block_open made. */
+static void block_close(struct probe *p)
+{
+	struct block_priv *bp = p->priv;
+	size_t i;
+
+	if (!bp)
+		return;
+	ring_buffer__free(bp->rb);
+	block_bpf__destroy(bp->skel);
+	if (bp->prev)
+		for (i = 0; i < PREV_SLOTS; i++)
+			free(bp->prev[i].st);
+	free(bp->prev);
+	free(bp->cur);
+	hist_free(bp->h);
+	free(bp);
+	p->priv = NULL;
+}
+
+/* Switch off every program of spec but alternative keep (-1: all). */
+static void disable_others(struct block_bpf *skel, const struct hook_spec *spec, int keep)
+{
+	int i;
+
+	for (i = 0; i < 2 && spec->alt[i].kind; i++) {
+		struct bpf_program *prog =
+			bpf_object__find_program_by_name(skel->obj, spec->alt[i].prog);
+
+		if (prog && i != keep)
+			bpf_program__set_autoload(prog, false);
+	}
+}
+
+/* Choose hooks and load; block_attach starts counting. */
+static int block_open(struct probe *p, char **cause)
+{
+	struct block_priv *bp = xcalloc(1, sizeof(*bp));
+	char why[160];
+	size_t i;
+	int err;
+
+	p->priv = bp;
+	if (!feature_btf(why, sizeof(why))) {
+		*cause = xasprintf("block: %s", why);
+		goto fail;
+	}
+	bp->skel = block_bpf__open();
+	if (!bp->skel) {
+		*cause = xasprintf("block: opening the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	for (i = 0; i < NSPECS; i++) {
+		int k = choose_hook(&hook_specs[i], &bp->choices[i]);
+
+		if (k < 0 && hook_specs[i].required) {
+			*cause = strstr(bp->choices[i].why, "EPERM") && geteuid() != 0 ?
+				 xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
+					   "(block: %s)", bp->choices[i].why) :
+				 xasprintf("block: %s: %s", hook_specs[i].stage, bp->choices[i].why);
+			goto fail;
+		}
+		disable_others(bp->skel, &hook_specs[i], k);
+	}
+	bp->skel->rodata->self_tgid = getpid();
+	err = block_bpf__load(bp->skel);
+	if (err) {
+		*cause = err == -EPERM ?
+			 xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
+				   "(EPERM at load of block)") :
+			 xasprintf("block: loading the BPF programs: %s", strerror(-err));
+		goto fail;
+	}
+	bp->rb = ring_buffer__new(bpf_map__fd(bp->skel->maps.events), on_event, bp, NULL);
+	if (!bp->rb) {
+		*cause = xasprintf("block: opening the events ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	bp->ncpus = libbpf_num_possible_cpus();
+	bp->boot_offset_ns = boot_offset_ns();
+	bp->prev = xcalloc(PREV_SLOTS, sizeof(*bp->prev));
+	bp->cur = xcalloc(1, sizeof(*bp->cur));
+	bp->h = hist_new();
+	read_health(bp, bp->health_prev);
+	return 0;
+fail:
+	block_close(p);
+	return -1;
+}
+
+/* Attach the loaded programs. */
+static int block_attach(struct probe *p, char **cause)
+{
+	struct block_priv *bp = p->priv;
+	int err = block_bpf__attach(bp->skel);
+
+	if (err) {
+		*cause = xasprintf("block: attaching the BPF programs: %s", strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/* List the hooks of each stage: the ones in use when open, else what would be. */
+static size_t block_hooks(struct probe *p, struct hook_choice *out, size_t max)
+{
+	struct block_priv *bp = p ? p->priv : NULL;
+	struct hook_choice all[NSPECS];
+	size_t i, n = NSPECS;
+
+	if (bp)
+		memcpy(all, bp->choices, sizeof(all));
+	else
+		for (i = 0; i < NSPECS; i++)
+			choose_hook(&hook_specs[i], &all[i]);
+	if (n > max)
+		n = max;
+	memcpy(out, all, n * sizeof(*out));
+	return n;
+}
+
+/* List the fds of the loaded programs. */
+static size_t block_prog_fds(struct probe *p, int *out, size_t max)
+{
+	struct block_priv *bp = p->priv;
+	struct bpf_program *prog;
+	size_t n = 0;
+
+	if (!bp)
+		return 0;
+	bpf_object__for_each_program(prog, bp->skel->obj) {
+		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
+			out[n++] = bpf_program__fd(prog);
+	}
+	return n;
+}
+
+static const struct schema *const block_tables[] = {
+	&block_schema, &block_events_schema, &block_spans_schema,
+};
+
+const struct probe_ops block_probe_ops = {
+	.name = "block",
+	.help = "block I/O requests by device, operation, size and process, split into "
+		"alloc, plug, sched and device stages",
+	.ntables = 3,
+	.tables = block_tables,
+	.open = block_open,
+	.attach = block_attach,
+	.set_filter = block_set_filter,
+	.collect = block_collect,
+	.hooks = block_hooks,
+	.close = block_close,
+	.prog_fds = block_prog_fds,
+};

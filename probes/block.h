@@ -1,0 +1,120 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The block probe: structs shared by block.bpf.c and block.c (__u32/__u64
+ * only).  Include <linux/types.h> (user space) or vmlinux.h (BPF) first.
+ */
+#ifndef LATOP_BLOCK_H
+#define LATOP_BLOCK_H
+
+#include "../core/lhist.h"
+
+#define BLK_COMM_LEN 16
+#define BLK_MAX_KEYS 1024	/* (dev, op, size, pid) keys the stats map holds */
+#define BLK_MAX_REQS 16384	/* requests in flight the probe follows at once */
+#define BLK_MAX_DEVS 256
+#define BLK_RINGBUF_BYTES (1 << 20)
+#define BLK_DEFAULT_MAX_EVENTS 4096	/* single events per tick when BUFFER is 0 */
+
+/*
+ * Where a request's time goes, in the order it passes the stages.  Each
+ * nanosecond from the bio's queueing to the request's completion is in
+ * exactly one stage, so the stages sum to its latency.  Order matches the
+ * schema's alloc..device columns.
+ */
+enum blk_stage {
+	BS_ALLOC,	/* bio queued -> request allocated (waits for a tag) */
+	BS_PLUG,	/* allocated -> inserted, or issued when never inserted */
+	BS_SCHED,	/* inserted (or requeued) -> issued to the driver */
+	BS_DEVICE,	/* issued -> completed: driver and device */
+	BS_N,
+};
+
+/* Health counters, one per-CPU array slot each. */
+enum blk_health {
+	BH_DROPPED,	/* requests the pushdown filter or sampling dropped */
+	BH_LOST,	/* ring buffer full */
+	BH_EVICTED,	/* stats map full: a new key could not be inserted */
+	BH_BUDGET,	/* single events over the per-tick budget (BUFFER) */
+	BH_UNTRACKED,	/* request table full: a request could not be followed */
+	BH_N,
+};
+
+#define FILTER_NEED_COMM 1
+#define FILTER_NEED_UID 2
+
+/* Flags of a followed request. */
+#define BR_SAMPLED 1	/* picked by SAMPLE 1/N: also send as an event */
+#define BR_ISSUED 2	/* counted in its device's in-flight */
+
+/* A followed request, keyed by its first bio (struct bio *). */
+struct blk_req {
+	__u64 queue_ns;		/* bio queued */
+	__u64 last_ns;		/* the last stage change */
+	__u64 stage[BS_N];
+	__u64 sector;
+	__u32 dev;		/* dev_t as the kernel keeps it (major << 20 | minor) */
+	__u32 op;		/* REQ_OP_* */
+	__u32 tgid;
+	__u32 tid;
+	__u32 size;		/* bytes: the bio's when queued, the request's when issued */
+	__u32 requeues;
+	__u8 cur;		/* enum blk_stage now */
+	__u8 flags;		/* BR_* */
+	__u8 pad[6];
+	char comm[BLK_COMM_LEN];
+};
+
+struct blk_key {
+	__u32 dev;
+	__u32 op;
+	__u32 tgid;
+	__u32 size;
+};
+
+/*
+ * Monotonic per-key totals; user space computes per-tick deltas.  Several
+ * CPUs complete requests of one key, so BPF adds atomically.
+ */
+struct blk_stats {
+	__u64 count;
+	__u64 errors;
+	__u64 requeues;
+	__u64 merges;		/* bios of this key merged into another request */
+	__u64 bytes;
+	__u64 lat_sum;
+	__u64 lat_min;
+	__u64 lat_max;
+	__u64 stage[BS_N];
+	char comm[BLK_COMM_LEN];
+	__u32 hist[BS_N + 1][LH_NBUCKETS];	/* [0]: latency, [1 + s]: stage s */
+};
+
+/* Requests of a device between queueing and completion, and at the driver. */
+struct blk_dev {
+	__s64 queued;
+	__s64 inflight;
+	__s64 max_queued;	/* this tick: user space resets them to the current values */
+	__s64 max_inflight;
+	__u64 flush_issue_ns;	/* the queue's own flush request was last issued */
+};
+
+/* One slow or sampled request, sent through the ring buffer. */
+struct blk_event {
+	__u64 ts_ns;		/* CLOCK_MONOTONIC at completion */
+	__u64 id;		/* the request's first bio, as the kernel addressed it */
+	__u64 queue_ns;
+	__u64 sector;
+	__u64 lat;
+	__u64 stage[BS_N];
+	__u32 dev;
+	__u32 op;
+	__u32 tgid;
+	__u32 tid;
+	__u32 size;
+	__u32 requeues;
+	__s32 error;		/* blk_status_t, 0 on success */
+	__u32 pad;
+	char comm[BLK_COMM_LEN];
+};
+
+#endif

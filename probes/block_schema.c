@@ -1,0 +1,83 @@
+/* The block tables: per (dev, op, size, pid) aggregates, single requests, their spans. */
+#include "block_schema.h"
+
+/*
+ * A request's latency (lat, summed in time) splits into the stages
+ * alloc + plug + sched + device exactly.  The stages are FF_PART and time
+ * FF_TOTAL: queries unpivot them into one row per stage (GROUP BY stage).
+ * Each stage also has a per-request histogram, <stage>_lat, which
+ * pNN(<stage>), avg, min, max, stddev and dist read.
+ */
+static const struct field block_fields[BC_NCOLS] = {
+	[BC_DEV]      = {"dev", FT_STR, FF_KEY | FF_PUSH, "", "block device (loop0, sda, nvme0n1)"},
+	[BC_OP]       = {"op", FT_STR, FF_KEY | FF_PUSH, "", "operation: read, write, flush, discard, write_zeroes..."},
+	[BC_SIZE]     = {"size", FT_SIZE, FF_KEY | FF_PUSH, "B", "request size in bytes, exact (as issued)"},
+	[BC_PID]      = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process that queued the I/O (tgid)"},
+	[BC_COMM]     = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "name of the thread that queued the I/O"},
+	[BC_COUNT]    = {"count", FT_U64, FF_SUM, "", "requests completed"},
+	[BC_ERRORS]   = {"errors", FT_U64, FF_SUM, "", "requests completed with an error"},
+	[BC_REQUEUES] = {"requeues", FT_U64, FF_SUM, "", "times requests went back from the driver to be issued again"},
+	[BC_MERGES]   = {"merges", FT_U64, FF_SUM, "", "bios merged into another request"},
+	[BC_BYTES]    = {"bytes", FT_SIZE, FF_SUM, "B", "bytes completed"},
+	[BC_LAT]      = {"lat", FT_HIST, FF_PUSH, "ns", "latency of each request, bio queued to completion"},
+	[BC_TIME]     = {"time", FT_DUR, FF_SUM | FF_TOTAL, "ns", "total time of requests (sum of lat)"},
+	[BC_ALLOC]    = {"alloc", FT_DUR, FF_SUM | FF_PART, "ns", "bio queued to request allocated: waiting for a tag"},
+	[BC_PLUG]     = {"plug", FT_DUR, FF_SUM | FF_PART, "ns", "allocated to inserted (or issued directly): plug and submit path"},
+	[BC_SCHED]    = {"sched", FT_DUR, FF_SUM | FF_PART, "ns", "inserted or requeued to issued: I/O scheduler and dispatch"},
+	[BC_DEVICE]   = {"device", FT_DUR, FF_SUM | FF_PART, "ns", "issued to completed: driver and device"},
+	[BC_ALLOC_LAT]  = {"alloc_lat", FT_HIST, FF_HIDDEN, "ns", "alloc stage of each request"},
+	[BC_PLUG_LAT]   = {"plug_lat", FT_HIST, FF_HIDDEN, "ns", "plug stage of each request"},
+	[BC_SCHED_LAT]  = {"sched_lat", FT_HIST, FF_HIDDEN, "ns", "sched stage of each request"},
+	[BC_DEVICE_LAT] = {"device_lat", FT_HIST, FF_HIDDEN, "ns", "device stage of each request"},
+	[BC_INFLIGHT] = {"inflight", FT_U64, FF_HIDDEN, "", "most requests of the device at the driver at once this tick"},
+	[BC_QUEUED]   = {"queued", FT_U64, FF_HIDDEN, "", "most requests of the device queued and not completed at once this tick"},
+};
+
+const struct schema block_schema = {
+	.table = "block",
+	.help = "block I/O latency by device, operation, size and process, split into stages",
+	.nfields = BC_NCOLS,
+	.fields = block_fields,
+};
+
+static const struct field block_events_fields[BE_NCOLS] = {
+	[BE_TS]       = {"ts", FT_U64, FF_KEY, "ns", "completion, CLOCK_REALTIME ns (a key: one row per request)"},
+	[BE_ID]       = {"id", FT_U64, FF_KEY | FF_HIDDEN, "", "the request (its first bio's kernel address)"},
+	[BE_DEV]      = {"dev", FT_STR, FF_KEY | FF_PUSH, "", "block device"},
+	[BE_OP]       = {"op", FT_STR, FF_KEY | FF_PUSH, "", "operation"},
+	[BE_SIZE]     = {"size", FT_SIZE, FF_KEY | FF_PUSH, "B", "request size in bytes"},
+	[BE_PID]      = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process that queued the I/O (tgid)"},
+	[BE_TID]      = {"tid", FT_U64, FF_KEY | FF_PUSH | FF_HIDDEN, "", "thread that queued the I/O"},
+	[BE_COMM]     = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name"},
+	[BE_SECTOR]   = {"sector", FT_U64, FF_HIDDEN, "", "first sector (512 bytes)"},
+	[BE_LAT]      = {"lat", FT_DUR, FF_PUSH | FF_TOTAL, "ns", "latency of this request"},
+	[BE_ALLOC]    = {"alloc", FT_DUR, FF_SUM | FF_PART, "ns", "bio queued to request allocated"},
+	[BE_PLUG]     = {"plug", FT_DUR, FF_SUM | FF_PART, "ns", "allocated to inserted or issued"},
+	[BE_SCHED]    = {"sched", FT_DUR, FF_SUM | FF_PART, "ns", "inserted or requeued to issued"},
+	[BE_DEVICE]   = {"device", FT_DUR, FF_SUM | FF_PART, "ns", "issued to completed"},
+	[BE_REQUEUES] = {"requeues", FT_U64, 0, "", "times requeued"},
+	[BE_ERROR]    = {"error", FT_U64, 0, "", "blk_status_t (0: success)"},
+};
+
+const struct schema block_events_schema = {
+	.table = "block_events",
+	.help = "single block requests above THRESHOLD or sampled with SAMPLE",
+	.nfields = BE_NCOLS,
+	.fields = block_events_fields,
+};
+
+static const struct field block_spans_fields[BS_COL_N] = {
+	[BS_COL_ID]    = {"id", FT_U64, FF_KEY, "", "the request (block_events.id)"},
+	[BS_COL_ROW]   = {"row", FT_STR, FF_KEY, "", "the line a span is drawn on"},
+	[BS_COL_START] = {"start", FT_U64, FF_KEY, "ns", "start of the stage, CLOCK_REALTIME ns (a key: one row per span)"},
+	[BS_COL_DUR]   = {"dur", FT_DUR, 0, "ns", "length of the stage"},
+	[BS_COL_KIND]  = {"kind", FT_STR, FF_KEY, "", "the stage: alloc, plug, sched, device"},
+	[BS_COL_LABEL] = {"label", FT_STR, 0, "", "drawn on the span"},
+};
+
+const struct schema block_spans_schema = {
+	.table = "block_spans",
+	.help = "the stages of each request in block_events, on a time axis",
+	.nfields = BS_COL_N,
+	.fields = block_spans_fields,
+};

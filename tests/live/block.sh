@@ -1,0 +1,173 @@
+#!/bin/bash
+# The block view on a loop device of its own (a file in /dev/shm): record
+# known direct I/O (4K reads, 128K writes, fsync flushes, at depth 1 and 8),
+# report it as JSON and check counts, stages, in-flight, pushdown, single
+# events and BASELINE ratios against what the I/O is known to be.
+. "$(dirname "$0")/../lib.sh"
+need_root
+L=${LATOP_BIN:?}
+B=$LATOP_HELPERS/blkio
+[ -x "$B" ] || skip_all "no blkio helper at $B (make tests-build)"
+command -v losetup >/dev/null || skip_all "no losetup (util-linux)"
+"$L" probes 2>/dev/null | grep -q 'tp_btf/block_rq_issue' || skip_all "no block tracepoints here"
+tmp=$(mktemp -d); rec_pid=; loop=; bg_pid=
+trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; [ -n "$bg_pid" ] && kill -9 $bg_pid 2>/dev/null; [ -n "$loop" ] && losetup -d $loop; rm -rf "$tmp" /dev/shm/latop-test-$$.img' EXIT
+truncate -s 128M /dev/shm/latop-test-$$.img
+loop=$(losetup -f --show /dev/shm/latop-test-$$.img) || skip_all "losetup failed"
+D=$(basename "$loop")
+udevadm settle 2>/dev/null; sleep 0.5	# udev's first reads of a new device
+
+wait_recording() {
+	for _ in $(seq 100); do [ -e "$1.tmp" ] && { sleep 0.5; return 0; }; sleep 0.1; done
+	return 1
+}
+json() { "$L" report "$1" -q "$2" --json; }
+
+# 1. Known I/O, every request also a single event (THRESHOLD 1ns).
+"$L" record -o "$tmp/run.snap" -d 8s --quiet \
+	-q "from block where dev == '$D' threshold 1ns buffer 100000" & rec_pid=$!
+wait_recording "$tmp/run.snap"; ok $? "the recorder attaches"
+echo g | "$B" read "$loop" 4096 1000 1 >/dev/null
+echo g | "$B" write "$loop" 131072 200 4 >/dev/null
+echo g | "$B" fsync "$loop" 0 10 1 >/dev/null
+echo g | "$B" read "$loop" 4096 2000 8 >/dev/null
+wait $rec_pid; ok $? "record exits 0"; rec_pid=
+
+out=$(json "$tmp/run.snap" "from block where comm == 'blkio' group by dev, op, size show count, bytes, errors order by op")
+echo "$out" | D=$D python3 -c '
+import json, os, sys
+rows = {(r["dev"], r["op"], r["size"]): r for r in map(json.loads, sys.stdin)}
+d = os.environ["D"]
+assert rows[(d, "read", 4096)]["count"] == 3000, rows
+assert rows[(d, "read", 4096)]["bytes"] == 3000 * 4096, rows
+assert rows[(d, "write", 131072)]["count"] == 200, rows
+assert rows[(d, "flush", 0)]["count"] == 10, rows
+assert len(rows) == 3, rows
+assert all(r["errors"] == 0 for r in rows.values()), rows
+'; ok $? "exact counts per (dev, op, size): 3000 4K reads, 200 128K writes, 10 flushes ($out)"
+
+out=$(json "$tmp/run.snap" "from block where comm == 'blkio' group by op show count, sum(time), sum(alloc), sum(plug), sum(sched), sum(device), p50(lat), p99(lat), p99(device), p99(alloc), avg(device)")
+echo "$out" | python3 -c '
+import json, sys
+for r in map(json.loads, sys.stdin):
+    parts = r["sum(alloc)"] + r["sum(plug)"] + r["sum(sched)"] + r["sum(device)"]
+    assert abs(parts - r["sum(time)"]) <= 1e-3 * r["sum(time)"], r
+    assert r["sum(device)"] > 0 and r["sum(time)"] > 0, r
+    assert 0 < r["p99(device)"] <= r["p99(lat)"] * 1.07, r
+    assert r["p50(lat)"] <= r["p99(lat)"], r
+    assert abs(r["avg(device)"] - r["sum(device)"] / r["count"]) <= 0.01 * r["avg(device)"] + 1, r
+    if r["op"] == "read":
+        assert r["sum(alloc)"] > 0 and r["sum(plug)"] > 0, r
+'; ok $? "stages present, summing to the end-to-end time; p99(stage) reads its histogram ($out)"
+
+out=$(json "$tmp/run.snap" "from block where comm == 'blkio' group by stage show sum(time) order by stage")
+echo "$out" | python3 -c '
+import json, sys
+rows = {r["stage"]: r["sum(time)"] for r in map(json.loads, sys.stdin)}
+assert set(rows) <= {"alloc", "plug", "sched", "device"} and "device" in rows, rows
+'; ok $? "group by stage unpivots the stages ($out)"
+
+out=$(json "$tmp/run.snap" "from block where comm == 'blkio' and op == 'read' group by pid show count, max(inflight), max(queued) order by count")
+echo "$out" | python3 -c '
+import json, sys
+rows = sorted(map(json.loads, sys.stdin), key=lambda r: r["count"])
+assert [r["count"] for r in rows] == [1000, 2000], rows
+assert rows[1]["max(inflight)"] >= 2 and rows[1]["max(queued)"] >= 2, rows
+'; ok $? "depth 8: more than one request in flight at once ($out)"
+
+out=$(json "$tmp/run.snap" "from block_events where comm == 'blkio' show ts, id, op, size, lat, alloc, plug, sched, device")
+echo "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert len(rows) == 3210, len(rows)
+for r in rows:
+    assert r["alloc"] + r["plug"] + r["sched"] + r["device"] == r["lat"], r
+    assert r["device"] > 0, r
+assert len({r["id"] for r in rows}) > 1
+'; ok $? "threshold 1ns: every request is a single event whose stages sum to its latency"
+
+spans=$(json "$tmp/run.snap" "from block_spans group by id, start, kind show sum(dur) as dur")
+evs=$(json "$tmp/run.snap" "from block_events where comm == 'blkio' show ts, id, lat, alloc, plug, sched, device")
+printf '%s\n--\n%s\n' "$spans" "$evs" | python3 -c '
+import json, sys
+sp, ev = sys.stdin.read().split("\n--\n")
+spans = {(r["id"], r["start"]): r for r in map(json.loads, sp.split("\n")) if True}
+n = 0
+for e in (json.loads(l) for l in ev.split("\n") if l):
+    t = e["ts"] - e["lat"]
+    for k in ("alloc", "plug", "sched", "device"):
+        if e[k] == 0:
+            continue
+        s = spans[e["id"], t]
+        assert s["kind"] == k and s["dur"] == e[k], (e, s)
+        t += s["dur"]
+    assert t == e["ts"], e
+    n += 1
+assert n == 3210, n
+'; ok $? "spans: each request's stages follow each other from queueing to completion"
+
+# 2. Pushdown: the kernel counts only what the query keeps.
+"$L" record -o "$tmp/push.snap" -d 5s --quiet \
+	-q "from block where dev == '$D' and op == 'write' and size == 128K and comm == 'blkio'" & rec_pid=$!
+wait_recording "$tmp/push.snap"
+echo g | "$B" read "$loop" 4096 500 1 >/dev/null
+echo g | "$B" write "$loop" 131072 50 2 >/dev/null
+echo g | "$B" write "$loop" 65536 50 1 >/dev/null
+wait $rec_pid; rec_pid=
+out=$(json "$tmp/push.snap" "from block group by dev, op, size show count")
+echo "$out" | D=$D python3 -c '
+import json, os, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert len(rows) == 1, rows
+r = rows[0]
+assert (r["dev"], r["op"], r["size"], r["count"]) == (os.environ["D"], "write", 131072, 50), rows
+'; ok $? "pushdown on dev, op, size and comm: the recording holds only the 50 128K writes ($out)"
+
+# 3. SAMPLE 1/N decides once per request at submission.
+"$L" record -o "$tmp/sample.snap" -d 4s --quiet \
+	-q "from block where dev == '$D' sample 1/10 buffer 100000" & rec_pid=$!
+wait_recording "$tmp/sample.snap"
+echo g | "$B" read "$loop" 4096 4000 4 >/dev/null
+wait $rec_pid; rec_pid=
+out=$(json "$tmp/sample.snap" "from block where comm == 'blkio' show count")
+ev=$("$L" report "$tmp/sample.snap" -q "from block_events where comm == 'blkio' show count" --json)
+echo "$out $ev" | python3 -c '
+import json, sys
+a, b = sys.stdin.read().split("} {")
+count = json.loads(a + "}")["count"]; ev = json.loads("{" + b)["count"]
+assert 2800 <= count <= 5200, (count, ev)
+assert ev * 10 == count, (count, ev)
+'; ok $? "sample 1/10: ~400 sampled requests, counts scaled by 10, each sent as an event ($out $ev)"
+
+# 4. BASELINE: latency amplification per stage, loaded against unloaded.
+"$L" record -o "$tmp/base.snap" -d 4s --quiet -q "from block where dev == '$D'" & rec_pid=$!
+wait_recording "$tmp/base.snap"
+echo g | "$B" read "$loop" 4096 2000 1 >/dev/null
+wait $rec_pid; rec_pid=
+"$L" record -o "$tmp/load.snap" -d 5s --quiet -q "from block where dev == '$D'" & rec_pid=$!
+wait_recording "$tmp/load.snap"
+"$B" randwrite-now "$loop" 131072 4 8 >/dev/null & bg_pid=$!
+sleep 0.3
+echo g | "$B" read "$loop" 4096 2000 1 >/dev/null
+kill $bg_pid 2>/dev/null; wait $bg_pid 2>/dev/null; bg_pid=
+wait $rec_pid; rec_pid=
+q="from block where comm == 'blkio' and op == 'read' and size == 4K group by op show count, avg(alloc), avg(plug), avg(device), avg(lat)"
+lad=$(json "$tmp/load.snap" "$q baseline '$tmp/base.snap'")
+l=$(json "$tmp/load.snap" "$q"); b=$(json "$tmp/base.snap" "$q")
+printf '%s\n%s\n%s\n' "$lad" "$l" "$b" | python3 -c '
+import json, sys
+lad, l, b = (json.loads(x) for x in sys.stdin.read().split("\n")[:3])
+assert lad["count/base"] == 1 or abs(lad["count/base"] - 1) < 0.01, lad
+for c in ("avg(alloc)", "avg(plug)", "avg(device)", "avg(lat)"):
+    want = l[c] / b[c]
+    assert abs(lad[c + "/base"] - want) <= 0.01 * want, (c, lad, l, b)
+assert lad["avg(device)/base"] > 1.5, lad
+'; ok $? "baseline: LAD per stage = loaded / unloaded, the device stage grew ($lad)"
+
+out=$(json "$tmp/load.snap" "from block where comm == 'blkio' and op == 'read' group by stage show sum(time) baseline '$tmp/base.snap'")
+echo "$out" | python3 -c '
+import json, sys
+rows = {r["stage"]: r for r in map(json.loads, sys.stdin)}
+assert rows["device"]["sum(time)/base"] > 1.5, rows
+'; ok $? "baseline by stage: the device row's time ratio ($out)"
+done_testing
