@@ -35,6 +35,31 @@ assert got == {"read": 240, "write_inline": 200, "write_r2t": 40}, got
 '
 ok $? "replay: single I/Os keep their stage sequence (read, write_inline, write_r2t)"
 
+out=$(json "$D/all.snap" -q "from nvme where op == 'write' and size == 128K group by side, stage show sum(time)")
+tot=$(json "$D/all.snap" -q "from nvme where op == 'write' and size == 128K group by side show sum(time)")
+printf '%s\n--\n%s\n' "$out" "$tot" | python3 -c '
+import json, sys
+a, b = sys.stdin.read().split("--\n")
+st = {}
+for r in map(json.loads, a.split("\n")[:-1]):
+    st.setdefault(r["side"], {})[r["stage"]] = r["sum(time)"]
+tot = {r["side"]: r["sum(time)"] for r in map(json.loads, b.split())}
+assert set(st["initiator"]) == {"queue", "submit", "r2t", "data_out", "remote", "rx", "complete"}, st
+assert set(st["target"]) == {"t_recv", "t_exec", "t_send"}, st
+for side in tot:
+    assert sum(st[side].values()) == tot[side], (side, st, tot)
+'
+ok $? "replay: group by stage gives a 128K write's seven initiator and three target stages, adding up to its time"
+
+out=$(json "$D/all.snap" -q "from nvme where side == 'initiator' and op == 'read' and size == 4K group by op show p50(remote), p99(remote), max(remote), avg(remote), sum(remote), count")
+echo "$out" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.readline())
+assert 0 < r["p50(remote)"] <= r["p99(remote)"] <= r["max(remote)"], r
+assert abs(r["avg(remote)"] - r["sum(remote)"] / r["count"]) <= 0.01 * r["avg(remote)"], r
+'
+ok $? "replay: percentiles of one stage from its own histogram ($(echo $out | head -c 200))"
+
 out=$(json "$D/init.snap" -q "from nvme where side == 'initiator' and op == 'read' and size == 4K group by op show count, p50(lat), avg(remote) baseline '$D/all.snap'")
 echo "$out" | python3 -c '
 import json, sys

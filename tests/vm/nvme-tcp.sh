@@ -93,6 +93,15 @@ stop $pid_init
 echo $? >init.rc
 stop $pid_target
 echo $? >target.rc
+
+# Phase 3: op pushed down and 1 I/O in 2 sampled, decided at the I/O's start.
+rec sampled.snap "from nvme where op == 'write' sample 1/2"
+sleep 1
+dd4r 100 3000 || echo "dd 4k read failed"
+dd4w $N4 3000 || echo "dd 4k write failed"
+sleep 2.5
+stop $pid_sampled
+echo $? >sampled.rc
 EOF
 t0=$(date +%s)
 vm_run "$VM_DIR/guest.sh" 420
@@ -132,7 +141,7 @@ for h in "initiator side (nvme_tcp)|on" "target side (nvmet_tcp)|on" \
 done
 ok $r "probes: module fentry and tracepoint hooks (CO-RE against module BTF) load for every stage"
 
-for f in all init target; do
+for f in all init target sampled; do
 	[ "$(cat "$S/$f.rc" 2>/dev/null)" = 0 ] && [ -s "$S/$f.snap" ]
 	ok $? "latop record $f.snap in the guest finished on SIGTERM ($(head -c 300 "$S/$f.snap.err" 2>/dev/null))"
 done
@@ -276,6 +285,19 @@ ok $? "LAD per stage: BASELINE gives loaded/unloaded for lat and each stage ($(e
 n=$(json init.snap "from nvme_events where side == 'target' show count" | tr -d '\n')
 [ -z "$n" ] || echo "$n" | grep -q '"count":0'
 ok $? "the initiator-only recording holds no target I/O (side pushed down: $n)"
+
+out=$(json sampled.snap "from nvme group by side, op, size show count, misfit")
+echo "$out" | N4=$N4 python3 -c '
+import json, os, sys
+rows = {(r["side"], r["op"], r["size"]): r for r in map(json.loads, sys.stdin)}
+n = int(os.environ["N4"])
+assert set(rows) == {("initiator", "write", 4096), ("target", "write", 4096)}, rows
+for r in rows.values():
+    # counts scaled by 2: n +- 4 sigma of a binomial(n, 1/2), times 2
+    assert abs(r["count"] - n) <= 4 * (n * 0.25) ** 0.5 * 2 and r["count"] % 2 == 0, r
+    assert r["misfit"] == 0, r
+'
+ok $? "op == 'write' pushed down, SAMPLE 1/2 per I/O: only writes, counts scaled near $N4, none cut short ($(echo $out | tr -d '\n'))"
 
 # The join: initiator and target in one recording, and in two.
 for files in "all.snap" "init.snap target.snap"; do
