@@ -525,6 +525,9 @@ static __always_inline void emit(const struct nvme_key *k, __u32 cid, __u32 seq,
 	__u64 budget = f->max_events ? f->max_events : NVME_DEFAULT_MAX_EVENTS;
 	struct nvme_event *e;
 
+	/* Single I/Os cross only when asked: SAMPLE 1/N, THRESHOLD or BUFFER. */
+	if (f->sample_n <= 1 && !f->threshold_ns && !f->max_events)
+		return;
 	if (f->threshold_ns && lat < f->threshold_ns)
 		return;
 	if (events_used >= budget) {

@@ -103,7 +103,7 @@ static const struct field nvme_events_fields[NE_NCOLS] = {
 
 const struct schema nvme_events_schema = {
 	.table = "nvme_events",
-	.help = "single NVMe/TCP I/Os with every stage (all tracked, or above THRESHOLD)",
+	.help = "single NVMe/TCP I/Os with every stage (sampled, above THRESHOLD, or up to BUFFER)",
 	.nfields = NE_NCOLS,
 	.fields = nvme_events_fields,
 };

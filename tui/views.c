@@ -13,7 +13,7 @@ const struct view views[] = {
 	{'3', "nvme", "nvme",
 	 "from nvme group by side, session, op, size show count, rate(count), misfit, p50(lat), "
 	 "p99(lat), avg(queue), avg(submit), avg(remote), avg(rx), avg(t_recv), avg(t_exec), "
-	 "avg(t_send) order by p99(lat) desc"},
+	 "avg(t_send) order by p99(lat) desc threshold 5ms"},
 	{'4', "block", "block",
 	 "from block group by dev, op show count, rate(count), sum(bytes), p50(lat), p99(lat), "
 	 "max(lat), p99(sched), p99(device), max(inflight) order by p99(lat) desc threshold 10ms"},

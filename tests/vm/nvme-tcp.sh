@@ -69,7 +69,7 @@ dd4w() { dd if=/dev/zero of=/dev/nvme0n1 bs=4k count=$1 seek=$2 oflag=direct 2>/
 dd128r() { dd if=/dev/nvme0n1 of=/dev/null bs=128k count=$1 skip=$2 iflag=direct 2>/dev/null; }
 dd128w() { dd if=/dev/zero of=/dev/nvme0n1 bs=128k count=$1 seek=$2 oflag=direct 2>/dev/null; }
 
-rec all.snap "from nvme"
+rec all.snap "from nvme buffer 100000"
 sleep 1
 t0=$(up); dd4r $N4 0 || echo "dd 4k read failed"
 t1=$(up); dd4w $N4 0 || echo "dd 4k write failed"
@@ -81,8 +81,8 @@ sleep 2.5
 stop $pid_all
 echo $? >all.rc
 
-rec init.snap "from nvme where side == 'initiator'"
-rec target.snap "from nvme where side == 'target'"
+rec init.snap "from nvme where side == 'initiator' buffer 100000"
+rec target.snap "from nvme where side == 'target' buffer 100000"
 sleep 1
 dd4r $N4 1000 & a=$!
 dd4r $N4 2000 & b=$!
