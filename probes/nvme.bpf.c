@@ -331,6 +331,25 @@ int BPF_PROG(bio_queue, struct bio *bio)
 	return 0;
 }
 
+/*
+ * A bio split to the queue's limits: the front part goes on as a new bio
+ * chained to the original (its bi_private), which is resubmitted without a
+ * second block_bio_queue.  The front inherits the original's queueing time.
+ */
+SEC("tp_btf/block_split")
+int BPF_PROG(bio_split, struct bio *split, unsigned int new_sector)
+{
+	__u64 parent = (__u64)BPF_CORE_READ(split, bi_private), key = (__u64)split;
+	__u64 *t = parent ? bpf_map_lookup_elem(&bio_ts, &parent) : NULL;
+
+	if (t) {
+		__u64 ts = *t;
+
+		bpf_map_update_elem(&bio_ts, &key, &ts, BPF_ANY);
+	}
+	return 0;
+}
+
 SEC("fentry/nvme_tcp_queue_rq")
 int BPF_PROG(queue_rq, struct blk_mq_hw_ctx *hctx, const struct blk_mq_queue_data *bd)
 {
