@@ -522,7 +522,6 @@ static __always_inline void account(const struct nvme_key *k, const __u64 *stage
 	}
 	if (misfit) {
 		__sync_fetch_and_add(&st->misfit, 1);
-		health_inc(H_MISFIT);
 		return;
 	}
 	__sync_fetch_and_add(&st->count, 1);

@@ -475,6 +475,17 @@ static int filter_check(const struct filter_prog *f, char **cause)
 	return 0;
 }
 
+/* Return the side named by s ("initiator", "target"), or by its prefix; 0 for none. */
+static __u64 side_of(const char *s, bool prefix)
+{
+	size_t n = prefix ? strlen(s) : sizeof("initiator");
+
+	if (!strncmp(s, "initiator", n))
+		return SIDE_INITIATOR;
+	n = prefix ? n : sizeof("target");
+	return !strncmp(s, "target", n) ? SIDE_TARGET : 0;
+}
+
 /*
  * Turn side tests (a string, or a prefix, in strs[]) into numbers the BPF
  * side compares: 'initiator' 1, 'target' 2, anything else 0 (no I/O).
@@ -486,21 +497,14 @@ static void filter_sides(struct filter_prog *f)
 	for (i = 0; i < f->n && i < FILTER_MAX_ENTRIES; i++) {
 		struct filter_entry *e = &f->e[i];
 		char s[FILTER_STR_LEN + 1] = "";
-		size_t n;
 
 		if (e->term != FTERM_SIDE)
 			continue;
 		if (e->value < FILTER_MAX_STRS)
 			memcpy(s, f->strs[e->value], FILTER_STR_LEN);
-		n = strlen(s);
+		e->value = side_of(s, e->op == FOP_PREFIX);
 		if (e->op == FOP_PREFIX)
 			e->op = FOP_EQ;
-		else
-			n = (size_t)-1;
-		e->value = (n != (size_t)-1 ? !strncmp(s, "initiator", n) : !strcmp(s, "initiator")) ?
-			   SIDE_INITIATOR :
-			   (n != (size_t)-1 ? !strncmp(s, "target", n) : !strcmp(s, "target")) ?
-			   SIDE_TARGET : 0;
 	}
 }
 

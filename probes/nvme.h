@@ -70,7 +70,6 @@ enum nvme_health {
 	H_LOST,		/* ring buffer full */
 	H_EVICTED,	/* stats or in-flight map full */
 	H_BUDGET,	/* single events over the per-tick budget (BUFFER) */
-	H_MISFIT,	/* I/Os whose boundaries did not fit their op's sequence */
 	H_N,
 };
 
