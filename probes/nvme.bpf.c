@@ -78,6 +78,7 @@ struct nvmet_ctrl___l {
 struct nvmet_sq___l {
 	struct nvmet_ctrl___l *ctrl;
 	u16 qid;
+	bool sqhd_disabled;
 } PAI;
 
 struct nvmet_fabrics_ops___l {
@@ -157,15 +158,15 @@ struct {
 } tios SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
 	__type(key, __u64);
 	__type(value, struct sending);
 } sends SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 8192);
 	__type(key, __u64);
 	__type(value, __u64);
 } rx_ts SEC(".maps");
@@ -731,8 +732,14 @@ static __always_inline void tcomplete(struct nvmet_req___l *req)
 	if (!io)
 		return;
 	io->key.size = BPF_CORE_READ(req, transfer_len);
-	/* Without a response hook the command ends at its completion. */
-	if (!(have & HAVE_T(TB_RSP)))
+	/*
+	 * Without a response hook the command ends at its completion; so does
+	 * a read on a queue without SQ flow control (the host's disable_sqflow):
+	 * its last C2H data PDU carries the success flag, and no response PDU
+	 * follows.
+	 */
+	if (!(have & HAVE_T(TB_RSP)) ||
+	    (io->key.op == NVME_OP_READ && BPF_CORE_READ(req, sq, sqhd_disabled)))
 		tfinish(req);
 }
 

@@ -104,6 +104,26 @@ dd4w $N4 3000 || echo "dd 4k write failed"
 sleep 2.5
 stop $pid_sampled
 echo $? >sampled.rc
+
+# Phase 4: reconnect without SQ flow control: a read's last C2H data PDU
+# carries the success flag and the target sends no response PDU.
+echo 1 >/sys/class/nvme/nvme0/delete_controller
+i=0
+while [ -b /dev/nvme0n1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+exec 3<>/dev/nvme-fabrics
+echo "transport=tcp,traddr=127.0.0.1,trsvcid=4420,nqn=$NQN,nr_io_queues=2,disable_sqflow" >&3
+head -n1 <&3 >connect2.txt
+exec 3<&-
+i=0
+while [ ! -b /dev/nvme0n1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 1
+rec noflow.snap "from nvme"
+sleep 1
+dd4r 100 4000 || echo "dd 4k read (no sq flow) failed"
+dd128r 20 400 || echo "dd 128k read (no sq flow) failed"
+sleep 2.5
+stop $pid_noflow
+echo $? >noflow.rc
 EOF
 t0=$(date +%s)
 vm_run "$VM_DIR/guest.sh" 420
@@ -143,7 +163,7 @@ for h in "initiator side (nvme_tcp)|on" "target side (nvmet_tcp)|on" \
 done
 ok $r "probes: module fentry and tracepoint hooks (CO-RE against module BTF) load for every stage"
 
-for f in all init target sampled; do
+for f in all init target sampled noflow; do
 	[ "$(cat "$S/$f.rc" 2>/dev/null)" = 0 ] && [ -s "$S/$f.snap" ]
 	ok $? "latop record $f.snap in the guest finished on SIGTERM ($(head -c 300 "$S/$f.snap.err" 2>/dev/null))"
 done
@@ -313,6 +333,15 @@ for r in rows.values():
     assert r["misfit"] == 0, r
 '
 ok $? "op == 'write' pushed down, SAMPLE 1/2 per I/O: only writes, counts scaled near $N4, none cut short ($(echo $out | tr -d '\n'))"
+
+out=$(json noflow.snap "from nvme group by side, op, size show count, misfit, sum(t_send)")
+echo "$out" | python3 -c '
+import json, sys
+got = {(r["side"], r["op"], r["size"]): (r["count"], r["misfit"]) for r in map(json.loads, sys.stdin)}
+want = {(s, "read", z): (n, 0) for s in ("initiator", "target") for z, n in ((4096, 100), (131072, 20))}
+assert got == want, got
+'
+ok $? "disable_sqflow: reads end at their C2H data on the target, none lost ($(cat "$S/connect2.txt" 2>/dev/null); $(echo $out | tr -d '\n'))"
 
 # The join: initiator and target in one recording, and in two.
 for files in "all.snap" "init.snap target.snap"; do
