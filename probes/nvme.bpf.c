@@ -739,8 +739,10 @@ static __always_inline void tcomplete(struct nvmet_req___l *req)
 	 * follows.
 	 */
 	if (!(have & HAVE_T(TB_RSP)) ||
-	    (io->key.op == NVME_OP_READ && BPF_CORE_READ(req, sq, sqhd_disabled)))
+	    (io->key.op == NVME_OP_READ && BPF_CORE_READ(req, sq, sqhd_disabled))) {
+		io->t[TB_RSP] = io->t[TB_CMPL];
 		tfinish(req);
+	}
 }
 
 SEC("tp_btf/nvmet_req_complete")
