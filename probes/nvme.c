@@ -572,15 +572,15 @@ static void nvme_close(struct probe *p)
 static void side_choices(struct hook_choice *c, const bool run[3])
 {
 	c[0].stage = "initiator side (nvme_tcp)";
-	c[0].hook = run[SIDE_INITIATOR] ? "on" : NULL;
+	c[0].hook = run[SIDE_INITIATOR] ? "on" : "off";
 	snprintf(c[0].why, sizeof(c[0].why), "%s", run[SIDE_INITIATOR] ? "" :
-		 side_present(SIDE_INITIATOR) ? "off: a required hook is refused (below)" :
-		 "off: no nvme_tcp in this kernel (module not loaded)");
+		 side_present(SIDE_INITIATOR) ? "initiator off: a required hook is refused (below)" :
+		 "initiator off: no nvme_tcp in this kernel (module not loaded)");
 	c[1].stage = "target side (nvmet_tcp)";
-	c[1].hook = run[SIDE_TARGET] ? "on" : NULL;
+	c[1].hook = run[SIDE_TARGET] ? "on" : "off";
 	snprintf(c[1].why, sizeof(c[1].why), "%s", run[SIDE_TARGET] ? "" :
-		 side_present(SIDE_TARGET) ? "off: a required hook is refused (below)" :
-		 "off: no nvmet_tcp in this kernel (module not loaded)");
+		 side_present(SIDE_TARGET) ? "target off: a required hook is refused (below)" :
+		 "target off: no nvmet_tcp in this kernel (module not loaded)");
 }
 
 /*
