@@ -414,14 +414,17 @@ SEC("fentry/nvme_tcp_try_send")
 int BPF_PROG(try_send_enter, struct nvme_tcp_queue___l *q)
 {
 	struct nvme_tcp_request___l *req = next_send(q);
-	struct sending s = {};
 	__u64 key = (__u64)q, rq;
+	struct sending s = {}, *prev = bpf_map_lookup_elem(&sends, &key);
 
 	rq = req ? (__u64)tcp_rq(req) : 0;
 	if (!rq || !bpf_map_lookup_elem(&ios, &rq)) {
 		bpf_map_delete_elem(&sends, &key);
 		return 0;
 	}
+	/* A request sent in several calls keeps the state of the first. */
+	if (prev && prev->req == (__u64)req)
+		return 0;
 	s.req = (__u64)req;
 	s.state = BPF_CORE_READ(req, state);
 	bpf_map_update_elem(&sends, &key, &s, BPF_ANY);
