@@ -168,6 +168,10 @@ fuzz: $(FUZZ_BINS)
 		mkdir -p $(OUTPUT)/fuzz/corpus/$$n; \
 		$$f -max_total_time=$${FUZZ_SECONDS:-30} $(OUTPUT)/fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; done
 
+.PHONY: bench-nvme
+bench-nvme:
+	$(Q)./bench/nvme-vm.sh
+
 .PHONY: bench-block
 bench-block: latop
 	$(Q)./scripts/install-deps.sh --bench

@@ -7,9 +7,10 @@
 
 /* Every joiner: one declaration and one list line each. */
 extern const struct joiner paths_joiner;
+extern const struct joiner nvme_joiner;	/* core/nvme_join.c */
 
 const struct joiner *const joiners[] = {
-	NULL,	/* keeps the list non-empty; skipped */
+	&nvme_joiner,
 	&paths_joiner,
 };
 const size_t joiners_len = sizeof(joiners) / sizeof(joiners[0]);

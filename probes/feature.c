@@ -174,3 +174,128 @@ bool feature_btf(char *why, size_t len)
 		 "latop needs CONFIG_DEBUG_INFO_BTF=y", strerror(errno ? errno : ENOENT));
 	return false;
 }
+
+/* Return the fd of loaded module BTF object module ("nvme_tcp"), or -1. */
+static int module_btf_fd(const char *module, __u32 *id_out)
+{
+	__u32 id = 0;
+
+	while (!bpf_btf_get_next_id(id, &id)) {
+		struct bpf_btf_info info = {};
+		__u32 len = sizeof(info);
+		char name[64] = "";
+		int fd = bpf_btf_get_fd_by_id(id);
+
+		if (fd < 0)
+			continue;
+		info.name = (__u64)(unsigned long)name;
+		info.name_len = sizeof(name);
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && info.kernel_btf &&
+		    !strcmp(name, module)) {
+			*id_out = id;
+			return fd;
+		}
+		close(fd);
+	}
+	return -1;
+}
+
+/*
+ * Answer whether a tracing hook on btf_name (of kind) in kernel module
+ * module works: the program is loaded against the module's BTF object.
+ */
+static bool feature_tracing_mod(const char *prefix, const char *module, const char *name,
+				const char *btf_name, int kind, enum bpf_attach_type at,
+				char *why, size_t len)
+{
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	const struct feature_answer *a;
+	char key[80], msg[160], num[24];
+	struct btf *base, *mod = NULL;
+	int fd = -1, prog = -1, link, id, err;
+	__u32 btf_id;
+	bool ok = false;
+
+	snprintf(key, sizeof(key), "%s:%s:%s", prefix, module, name);
+	if ((a = cache_find(key))) {
+		snprintf(why, len, "%s", a->why);
+		return a->ok;
+	}
+	if (!(base = kernel_btf())) {
+		snprintf(msg, sizeof(msg), "%s:%s: no kernel BTF (%s)", prefix, name,
+			 strerror(vmlinux_err));
+		goto out;
+	}
+	if ((fd = module_btf_fd(module, &btf_id)) < 0) {
+		snprintf(msg, sizeof(msg), "%s:%s: module %s is not loaded (no /sys/kernel/btf/%s)",
+			 prefix, name, module, module);
+		goto out;
+	}
+	mod = btf__load_from_kernel_by_id_split(btf_id, base);
+	if (!mod || (id = btf__find_by_name_kind(mod, btf_name, kind)) < 0) {
+		snprintf(msg, sizeof(msg), "%s:%s: not in %s's BTF", prefix, name, module);
+		goto out;
+	}
+	{
+		LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = at,
+			    .attach_btf_id = id, .attach_btf_obj_fd = fd);
+
+		prog = bpf_prog_load(BPF_PROG_TYPE_TRACING, "latop_feature", "GPL", insns,
+				     sizeof(insns) / sizeof(insns[0]), &opts);
+	}
+	if (prog < 0) {
+		err = errno;
+		snprintf(msg, sizeof(msg), "%s:%s: %s at load (%s)", prefix, name,
+			 errno_name(err, num, sizeof(num)), strerror(err));
+		goto out;
+	}
+	link = at == BPF_TRACE_RAW_TP ? bpf_raw_tracepoint_open(NULL, prog)
+				      : bpf_link_create(prog, 0, at, NULL);
+	if (link < 0) {
+		err = errno;
+		snprintf(msg, sizeof(msg), "%s:%s: %s at attach (%s)", prefix, name,
+			 errno_name(err, num, sizeof(num)), strerror(err));
+		goto out;
+	}
+	close(link);
+	ok = true;
+	snprintf(msg, sizeof(msg), "%s:%s: loads and attaches", prefix, name);
+out:
+	if (prog >= 0)
+		close(prog);
+	if (fd >= 0)
+		close(fd);
+	btf__free(mod);
+	cache_put(key, ok, msg);
+	snprintf(why, len, "%s", msg);
+	return ok;
+}
+
+/* Return true when fentry programs load and attach on func of module; else fill why. */
+bool feature_fentry_mod(const char *module, const char *func, char *why, size_t len)
+{
+	return feature_tracing_mod("fentry", module, func, func, BTF_KIND_FUNC,
+				   BPF_TRACE_FENTRY, why, len);
+}
+
+/* Return true when a tp_btf program loads and attaches on tp of module; else fill why. */
+bool feature_tp_btf_mod(const char *module, const char *tp, char *why, size_t len)
+{
+	char btf_name[96];
+
+	snprintf(btf_name, sizeof(btf_name), "btf_trace_%s", tp);
+	return feature_tracing_mod("tp_btf", module, tp, btf_name, BTF_KIND_TYPEDEF,
+				   BPF_TRACE_RAW_TP, why, len);
+}
+
+/* Return true when kernel module module is loaded with BTF. */
+bool feature_module(const char *module)
+{
+	char path[96];
+
+	snprintf(path, sizeof(path), "/sys/kernel/btf/%s", module);
+	return access(path, R_OK) == 0;
+}

@@ -22,6 +22,8 @@ struct filter_input {
 	__u64 size;
 	__u64 laddr[2];		/* the filter.h address form */
 	__u64 raddr[2];
+	__u64 qid;
+	__u64 side;
 	const char *comm;	/* SYS_COMM_LEN bytes, or NULL */
 };
 
@@ -39,6 +41,8 @@ static __always_inline __u64 filter_term_value(const struct filter_input *in, __
 	case FTERM_DEV: return in->dev;
 	case FTERM_OP: return in->op;
 	case FTERM_SIZE: return in->size;
+	case FTERM_QID: return in->qid;
+	case FTERM_SIDE: return in->side;
 	default: return 0;
 	}
 }

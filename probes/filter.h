@@ -36,6 +36,7 @@ enum filter_term {
 	FTERM_RADDR,		/* remote address in a prefix */
 	FTERM_KIND,		/* locks: lock kind */
 	FTERM_QID,		/* nvme: queue id */
+	FTERM_SIDE,		/* nvme: initiator or target (strs[] index; the probe maps it) */
 	FTERM_MAX,
 };
 

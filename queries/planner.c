@@ -34,6 +34,8 @@ static const struct {
 	{"size", FTERM_SIZE, TV_NUM},
 	{"laddr", FTERM_LADDR, TV_ADDR},
 	{"raddr", FTERM_RADDR, TV_ADDR},
+	{"qid", FTERM_QID, TV_NUM},
+	{"side", FTERM_SIDE, TV_COMM},
 };
 
 /* Append one entry; false when the table is full. */

@@ -12,8 +12,9 @@ const struct view views[] = {
 	 "from paths group by path, comm show count, rate(count), p50(lat), p99(lat), max(lat), "
 	 "sum(calls), sum(down), sum(self) order by sum(time) desc threshold 10ms"},
 	{'3', "nvme", "nvme",
-	 "from nvme group by dev, op show count, rate(count), p50(lat), p99(lat), max(lat) "
-	 "order by p99(lat) desc"},
+	 "from nvme group by side, session, op, size show count, rate(count), misfit, p50(lat), "
+	 "p99(lat), avg(queue), avg(submit), avg(remote), avg(rx), avg(t_recv), avg(t_exec), "
+	 "avg(t_send) order by p99(lat) desc threshold 5ms"},
 	{'4', "block", "block",
 	 "from block group by dev, op show count, rate(count), sum(bytes), p50(lat), p99(lat), "
 	 "max(lat), p99(sched), p99(device), max(inflight) order by p99(lat) desc threshold 10ms"},

@@ -1,0 +1,745 @@
+/*
+ * The nvme probe, user side: choose a hook for each stage boundary of
+ * NVMe/TCP I/O on the initiator (nvme_tcp) and the target (nvmet_tcp), load
+ * and attach nvme.bpf.c, and turn its monotonic per-key totals into one
+ * frame of nvme and one of nvme_events per tick.
+ *
+ * The hooks live in kernel modules.  A side whose module is not loaded is
+ * left out; with neither, the probe does not open and says why (other
+ * probes run on, and recordings of nvme replay as usual).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "../core/xalloc.h"
+#include "../core/hist.h"
+#include "probe.h"
+#include "feature.h"
+#include "nvme.h"
+#include "nvme_schema.h"
+#include "nvme.skel.h"
+
+/* One alternative hook for a boundary. */
+struct hook_alt {
+	const char *kind;		/* "fentry", "tp_btf" */
+	const char *module;		/* kernel module, NULL for vmlinux */
+	const char *targets[2];		/* functions or tracepoints */
+	const char *progs[2];		/* programs in nvme.bpf.c */
+	const char *label;		/* the hook as `latop probes` names it */
+};
+
+/* A stage boundary and its alternatives, in order of preference. */
+struct hook_spec {
+	const char *stage;
+	int side;			/* enum nvme_side */
+	__u32 have;			/* rodata bits set when the first alternative is live */
+	bool required;			/* the side cannot run without it */
+	struct hook_alt alt[2];
+	const char *fallback;		/* what stands in when no alternative loads */
+};
+
+static const struct hook_spec hook_specs[] = {
+	{"initiator: bio queued (queue starts)", SIDE_INITIATOR, HAVE_I(IB_BIO), false,
+	 {{"tp_btf", NULL, {"block_bio_queue"}, {"bio_queue"}, "tp_btf/block_bio_queue"}},
+	 "I/Os start at queue_rq (queue is 0)"},
+	{"initiator: bio split (parts inherit its queueing)", SIDE_INITIATOR, 0, false,
+	 {{"tp_btf", NULL, {"block_split"}, {"bio_split"}, "tp_btf/block_split"}},
+	 "none: split I/Os do not fit (counted as misfit)"},
+	{"initiator: nvme-tcp submission starts", SIDE_INITIATOR, HAVE_I(IB_QRQ), false,
+	 {{"fentry", "nvme_tcp", {"nvme_tcp_queue_rq"}, {"queue_rq"}, "fentry/nvme_tcp_queue_rq"}},
+	 "tp_btf/nvme_setup_cmd"},
+	{"initiator: command id and opcode", SIDE_INITIATOR, 0, true,
+	 {{"tp_btf", "nvme_core", {"nvme_setup_cmd"}, {"setup_cmd"}, "tp_btf/nvme_setup_cmd"}},
+	 NULL},
+	{"initiator: capsule and data handed to TCP", SIDE_INITIATOR,
+	 HAVE_I(IB_CMD_SENT) | HAVE_I(IB_DATA_SENT), false,
+	 {{"fentry", "nvme_tcp", {"nvme_tcp_try_send"}, {"try_send_enter", "try_send_exit"},
+	   "fentry+fexit/nvme_tcp_try_send"}},
+	 "none: submit and data_out are 0, remote starts at queue_rq"},
+	{"initiator: R2T received", SIDE_INITIATOR, HAVE_I(IB_R2T), false,
+	 {{"fentry", "nvme_tcp", {"nvme_tcp_setup_h2c_data_pdu"}, {"setup_h2c"},
+	   "fentry/nvme_tcp_setup_h2c_data_pdu"}},
+	 "none: r2t is 0"},
+	{"initiator: response arrives on the socket", SIDE_INITIATOR, HAVE_I(IB_RX), false,
+	 {{"fentry", "nvme_tcp", {"nvme_tcp_data_ready"}, {"data_ready"},
+	   "fentry/nvme_tcp_data_ready"}},
+	 "none: rx is 0, remote ends at nvme_complete_rq"},
+	{"initiator: nvme completion", SIDE_INITIATOR, 0, true,
+	 {{"tp_btf", "nvme_core", {"nvme_complete_rq"}, {"complete_rq_tp"},
+	   "tp_btf/nvme_complete_rq"},
+	  {"fentry", "nvme_core", {"nvme_complete_rq"}, {"complete_rq_fentry"},
+	   "fentry/nvme_complete_rq"}},
+	 NULL},
+	{"initiator: block completion (I/O ends)", SIDE_INITIATOR, 0, true,
+	 {{"tp_btf", NULL, {"block_rq_complete"}, {"block_complete"}, "tp_btf/block_rq_complete"}},
+	 NULL},
+	{"target: command received", SIDE_TARGET, 0, true,
+	 {{"tp_btf", "nvmet", {"nvmet_req_init"}, {"req_init_tp"}, "tp_btf/nvmet_req_init"},
+	  {"fentry", "nvmet", {"nvmet_req_init"}, {"req_init_fentry"}, "fentry/nvmet_req_init"}},
+	 NULL},
+	{"target: backing I/O starts (block device)", SIDE_TARGET, HAVE_T(TB_EXEC), false,
+	 {{"fentry", "nvmet", {"nvmet_bdev_execute_rw"}, {"bdev_execute"},
+	   "fentry/nvmet_bdev_execute_rw"}},
+	 "none: t_recv is 0, t_exec starts at the command"},
+	{"target: backing I/O starts (file)", SIDE_TARGET, HAVE_T(TB_EXEC), false,
+	 {{"fentry", "nvmet", {"nvmet_file_execute_rw"}, {"file_execute"},
+	   "fentry/nvmet_file_execute_rw"}},
+	 "none (file-backed namespaces: t_exec starts at the command)"},
+	{"target: command completes", SIDE_TARGET, 0, true,
+	 {{"tp_btf", "nvmet", {"nvmet_req_complete"}, {"req_complete_tp"},
+	   "tp_btf/nvmet_req_complete"},
+	  {"fentry", "nvmet", {"nvmet_req_complete"}, {"req_complete_fentry"},
+	   "fentry/nvmet_req_complete"}},
+	 NULL},
+	{"target: response PDU sent", SIDE_TARGET, HAVE_T(TB_RSP), false,
+	 {{"fentry", "nvmet_tcp", {"nvmet_setup_response_pdu"}, {"setup_response"},
+	   "fentry/nvmet_setup_response_pdu"}},
+	 "none: the command ends at its completion (t_send is 0)"},
+};
+#define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
+#define NCHOICES (NSPECS + 2)
+
+/* The module each side needs loaded. */
+#define INITIATOR_MODULE "nvme_tcp"
+#define TARGET_MODULE "nvmet_tcp"
+
+/* A key's totals last tick. */
+struct prev_ent {
+	struct nvme_key key;
+	struct nvme_stats st;
+	bool seen;		/* found in the map this tick */
+};
+
+struct nvme_priv {
+	struct nvme_bpf *skel;
+	struct ring_buffer *rb;
+	struct hook_choice choices[NCHOICES];
+	size_t nchoices;
+	struct prev_ent *prev;	/* keys seen, NVME_MAX_KEYS at most */
+	size_t nprev;
+	struct nvme_stats *cur;	/* one key's totals, read from the map */
+	uint32_t sample_n;
+	int ncpus;
+	uint64_t health_prev[H_N];
+	uint64_t boot_offset_ns;
+	struct frame *ev_frame;
+	struct frame *span_frame;
+	struct hist *h;
+};
+
+/* Return true when alternative a loads here; fill why otherwise. */
+static bool alt_works(const struct hook_alt *a, char *why, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < 2 && a->targets[i]; i++) {
+		bool fentry = !strcmp(a->kind, "fentry"), ok;
+
+		if (a->module)
+			ok = fentry ? feature_fentry_mod(a->module, a->targets[i], why, len) :
+			     feature_tp_btf_mod(a->module, a->targets[i], why, len);
+		else
+			ok = fentry ? feature_fentry(a->targets[i], why, len) :
+			     feature_tp_btf(a->targets[i], why, len);
+		if (!ok)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Return true when LATOP_NVME_HOOKS=tracepoints asks for tracepoints only
+ * (what a kernel that refuses fentry gives; the guest test runs it).
+ */
+static bool tracepoints_only(void)
+{
+	const char *v = getenv("LATOP_NVME_HOOKS");
+
+	return v && !strcmp(v, "tracepoints");
+}
+
+/* Return true when the module side needs is loaded. */
+static bool side_present(int side)
+{
+	return feature_module(side == SIDE_INITIATOR ? INITIATOR_MODULE : TARGET_MODULE);
+}
+
+/*
+ * Fill choice for spec; return the index of the alternative used, or -1.
+ * A side whose module is absent is not tried.
+ */
+static int choose_hook(const struct hook_spec *spec, struct hook_choice *choice)
+{
+	char why[160] = "";
+	size_t used = 0;
+	int i;
+
+	choice->stage = spec->stage;
+	choice->hook = NULL;
+	choice->why[0] = 0;
+	if (!side_present(spec->side)) {
+		snprintf(choice->why, sizeof(choice->why), "off: module %s is not loaded",
+			 spec->side == SIDE_INITIATOR ? INITIATOR_MODULE : TARGET_MODULE);
+		return -1;
+	}
+	for (i = 0; i < 2 && spec->alt[i].kind; i++) {
+		if (tracepoints_only() && !strcmp(spec->alt[i].kind, "fentry"))
+			snprintf(why, sizeof(why), "%s: not tried (LATOP_NVME_HOOKS=tracepoints)",
+				 spec->alt[i].label);
+		else if (alt_works(&spec->alt[i], why, sizeof(why))) {
+			choice->hook = spec->alt[i].label;
+			return i;
+		}
+		/* Keep the first refusal: it says why the preferred hook is not used. */
+		if (!used)
+			used = (size_t)snprintf(choice->why, sizeof(choice->why), "refused: %.140s",
+						why);
+	}
+	choice->hook = spec->fallback;
+	return -1;
+}
+
+/* Return CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns. */
+static uint64_t boot_offset_ns(void)
+{
+	struct timespec rt, mono;
+
+	clock_gettime(CLOCK_REALTIME, &rt);
+	clock_gettime(CLOCK_MONOTONIC, &mono);
+	return (rt.tv_sec - mono.tv_sec) * 1000000000ULL + rt.tv_nsec - mono.tv_nsec;
+}
+
+/* Write the session name of key k into buf. */
+static const char *session_name(const struct nvme_key *k, char *buf, size_t len)
+{
+	if (k->side == SIDE_INITIATOR)
+		snprintf(buf, len, "nvme%uq%u", k->instance, k->qid);
+	else
+		snprintf(buf, len, "cntlid%uq%u", k->cntlid, k->qid);
+	return buf;
+}
+
+static const char *const seq_names[] = {
+	[SEQ_READ] = "read", [SEQ_WRITE_INLINE] = "write_inline",
+	[SEQ_WRITE_R2T] = "write_r2t", [SEQ_TARGET] = "target",
+};
+
+/* Lay I/O e's stages (ending at end_ns) end to end as spans of its timeline. */
+static void add_spans(struct nvme_priv *np, const struct nvme_event *e, uint64_t end_ns)
+{
+	uint64_t at = end_ns - e->lat;
+	char row[48], ses[32];
+	int i;
+
+	snprintf(row, sizeof(row), "%s %s", e->key.side == SIDE_INITIATOR ? "initiator" : "target",
+		 session_name(&e->key, ses, sizeof(ses)));
+	for (i = 0; i < NS_N; i++) {
+		union cell *r;
+
+		if (!e->stage[i])
+			continue;
+		r = frame_add_row(np->span_frame);
+		r[NP_ID].u = e->id;
+		cell_set_str(&r[NP_ROW], row);
+		r[NP_START].u = at;
+		r[NP_DUR].u = e->stage[i];
+		cell_set_str(&r[NP_KIND], nvme_stage_names[i]);
+		cell_set_str(&r[NP_LABEL], nvme_stage_names[i]);
+		at += e->stage[i];
+	}
+}
+
+/* Append one ring buffer record to the events frame of this tick. */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	struct nvme_priv *np = ctx;
+	const struct nvme_event *e = data;
+	char buf[32];
+	union cell *r;
+	int i;
+
+	if (size < sizeof(*e) || !np->ev_frame)
+		return 0;
+	r = frame_add_row(np->ev_frame);
+	r[NE_TS].u = e->ts_ns + np->boot_offset_ns;
+	r[NE_ID].u = e->id;
+	cell_set_str(&r[NE_SIDE], e->key.side == SIDE_INITIATOR ? "initiator" : "target");
+	cell_set_str(&r[NE_SESSION], session_name(&e->key, buf, sizeof(buf)));
+	cell_set_str(&r[NE_OP], nvme_op_name(e->key.op, buf, sizeof(buf)));
+	r[NE_SIZE].u = e->key.size;
+	r[NE_QID].u = e->key.qid;
+	r[NE_CNTLID].u = e->key.cntlid;
+	r[NE_CID].u = e->cid;
+	cell_set_str(&r[NE_SEQ], e->seq < sizeof(seq_names) / sizeof(seq_names[0]) &&
+		     seq_names[e->seq] ? seq_names[e->seq] : "?");
+	r[NE_LAT].u = e->lat;
+	for (i = 0; i < NS_N; i++)
+		r[NE_STAGE0 + i].u = e->stage[i];
+	add_spans(np, e, r[NE_TS].u);
+	return 0;
+}
+
+/* Return cur - prev for a monotonic total (cur when the key restarted). */
+static inline uint64_t delta(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;
+}
+
+/* Build histogram idx's values between prev and cur into h, with sum sum. */
+static void hist_delta(struct hist *h, const uint32_t *cur, const uint32_t *prev, uint64_t sum)
+{
+	int i, lo = -1, hi = -1, nb = LH_NBUCKETS;
+
+	hist_init(h);
+	for (i = 0; i < nb; i++) {
+		h->b[i] = (uint32_t)(cur[i] - prev[i]);
+		h->count += h->b[i];
+		if (h->b[i]) {
+			if (lo < 0)
+				lo = i;
+			hi = i;
+		}
+	}
+	h->sum = sum;
+	if (lo < 0)
+		return;
+	h->min = lh_bucket_low(lo);
+	h->max = hi + 1 < nb ? lh_bucket_low(hi + 1) - 1 : lh_bucket_low(hi);
+}
+
+/* Return the prev entry of key k, adding a zeroed one; NULL when full. */
+static struct prev_ent *prev_of(struct nvme_priv *np, const struct nvme_key *k)
+{
+	size_t i;
+
+	for (i = 0; i < np->nprev; i++)
+		if (!memcmp(&np->prev[i].key, k, sizeof(*k)))
+			return &np->prev[i];
+	if (np->nprev == NVME_MAX_KEYS)
+		return NULL;
+	memset(&np->prev[np->nprev], 0, sizeof(np->prev[0]));
+	np->prev[np->nprev].key = *k;
+	return &np->prev[np->nprev++];
+}
+
+/* Append a row for key k's I/Os since last tick; return the I/Os counted. */
+static uint64_t add_row(struct nvme_priv *np, struct frame *f, const struct nvme_key *k,
+			const struct nvme_stats *cur, const struct nvme_stats *prev)
+{
+	uint64_t n = np->sample_n > 1 ? np->sample_n : 1;
+	uint64_t count = delta(cur->count, prev->count);
+	uint64_t misfit = delta(cur->misfit, prev->misfit);
+	union cell *r;
+	char buf[32];
+	int i;
+
+	if (!count && !misfit)
+		return 0;
+	r = frame_add_row(f);
+	cell_set_str(&r[NC_SIDE], k->side == SIDE_INITIATOR ? "initiator" : "target");
+	cell_set_str(&r[NC_SESSION], session_name(k, buf, sizeof(buf)));
+	cell_set_str(&r[NC_OP], nvme_op_name(k->op, buf, sizeof(buf)));
+	r[NC_SIZE].u = k->size;
+	r[NC_QID].u = k->qid;
+	r[NC_CNTLID].u = k->cntlid;
+	r[NC_COUNT].u = count * n;
+	r[NC_MISFIT].u = misfit * n;
+	hist_delta(np->h, cur->hist[NS_N], prev->hist[NS_N], delta(cur->lat_sum, prev->lat_sum));
+	if (n > 1)
+		hist_scale(np->h, n);
+	cell_set_hist(&r[NC_LAT], np->h);
+	r[NC_TIME].u = delta(cur->lat_sum, prev->lat_sum) * n;
+	for (i = 0; i < NS_N; i++) {
+		uint64_t d = delta(cur->stage[i], prev->stage[i]);
+
+		r[NC_STAGE0 + i].u = d * n;
+		hist_delta(np->h, cur->hist[i], prev->hist[i], d);
+		if (n > 1)
+			hist_scale(np->h, n);
+		cell_set_hist(&r[NC_HIST0 + i], np->h);
+	}
+	return count + misfit;
+}
+
+/* Fold every key of the stats map into f; return the I/Os counted. */
+static uint64_t read_stats(struct nvme_priv *np, struct frame *f)
+{
+	int fd = bpf_map__fd(np->skel->maps.stats);
+	struct nvme_key k, next;
+	uint64_t events = 0;
+	bool first = true;
+
+	while (!bpf_map_get_next_key(fd, first ? NULL : &k, &next)) {
+		struct prev_ent *p;
+
+		first = false;
+		k = next;
+		if (bpf_map_lookup_elem(fd, &k, np->cur))
+			continue;
+		p = prev_of(np, &k);
+		if (!p) {
+			f->stats.evicted++;
+			continue;
+		}
+		events += add_row(np, f, &k, np->cur, &p->st);
+		p->st = *np->cur;
+	}
+	return events;
+}
+
+/* Read the per-CPU health counters summed over CPUs into sum. */
+static void read_health(struct nvme_priv *np, uint64_t sum[H_N])
+{
+	int fd = bpf_map__fd(np->skel->maps.health);
+	uint64_t *v = xcalloc(np->ncpus, sizeof(*v));
+	uint32_t i;
+	int c;
+
+	for (i = 0; i < H_N; i++) {
+		sum[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, v))
+			continue;
+		for (c = 0; c < np->ncpus; c++)
+			sum[i] += v[c];
+	}
+	free(v);
+}
+
+/* Read and fold this tick's totals and events into two frames of t. */
+static int nvme_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
+			char **cause)
+{
+	struct nvme_priv *np = p->priv;
+	struct frame *f = frame_new(&nvme_schema, t_ns, dt_ns);
+	struct frame *ev = frame_new(&nvme_events_schema, t_ns, dt_ns);
+	struct frame *sp = frame_new(&nvme_spans_schema, t_ns, dt_ns);
+	uint64_t health[H_N];
+	int err;
+
+	np->ev_frame = ev;
+	np->span_frame = sp;
+	err = ring_buffer__consume(np->rb);
+	np->ev_frame = np->span_frame = NULL;
+	np->skel->bss->events_used = 0;
+	if (err < 0) {
+		*cause = xasprintf("nvme: reading the events ring buffer: %s", strerror(-err));
+		frame_free(f);
+		frame_free(ev);
+		frame_free(sp);
+		return -1;
+	}
+	f->stats.events = read_stats(np, f);
+	read_health(np, health);
+	f->stats.dropped = delta(health[H_DROPPED], np->health_prev[H_DROPPED]);
+	f->stats.lost = delta(health[H_LOST], np->health_prev[H_LOST]) +
+			delta(health[H_BUDGET], np->health_prev[H_BUDGET]);
+	f->stats.evicted += delta(health[H_EVICTED], np->health_prev[H_EVICTED]);
+	memcpy(np->health_prev, health, sizeof(health));
+	ev->stats = f->stats;
+	ev->stats.events = ev->nrows;
+	sp->stats = ev->stats;
+	sp->stats.events = sp->nrows;
+	tick_add(t, f);
+	tick_add(t, ev);
+	tick_add(t, sp);
+	return 0;
+}
+
+/* Check that f is a well-formed postfix program; fill *cause if not. */
+static int filter_check(const struct filter_prog *f, char **cause)
+{
+	int depth = 0;
+	uint32_t i;
+
+	if (f->n > FILTER_MAX_ENTRIES) {
+		*cause = xasprintf("nvme: filter has %u entries, at most %d fit",
+				   f->n, FILTER_MAX_ENTRIES);
+		return -1;
+	}
+	for (i = 0; i < f->n; i++) {
+		const struct filter_entry *e = &f->e[i];
+
+		if (e->op == FOP_AND || e->op == FOP_OR)
+			depth--;
+		else if (e->op == FOP_NOT)
+			depth = depth < 1 ? -1 : depth;
+		else if (e->op >= FOP_EQ && e->op <= FOP_PREFIX && e->term > FTERM_NONE &&
+			 e->term < FTERM_MAX && e->term != FTERM_COMM)
+			depth++;
+		else {
+			*cause = xasprintf("nvme: filter entry %u: op %u on term %u is not "
+					   "supported here", i, e->op, e->term);
+			return -1;
+		}
+		if (depth < 1 || depth > 64) {
+			*cause = xasprintf("nvme: filter entry %u: stack %s", i,
+					   depth < 1 ? "underflow" : "deeper than 64");
+			return -1;
+		}
+	}
+	if (f->n && depth != 1) {
+		*cause = xasprintf("nvme: filter leaves %d values, not 1", depth);
+		return -1;
+	}
+	return 0;
+}
+
+/* Return the side named by s ("initiator", "target"), or by its prefix; 0 for none. */
+static __u64 side_of(const char *s, bool prefix)
+{
+	size_t n = prefix ? strlen(s) : sizeof("initiator");
+
+	if (!strncmp(s, "initiator", n))
+		return SIDE_INITIATOR;
+	n = prefix ? n : sizeof("target");
+	return !strncmp(s, "target", n) ? SIDE_TARGET : 0;
+}
+
+/*
+ * Turn side tests (a string, or a prefix, in strs[]) into numbers the BPF
+ * side compares: 'initiator' 1, 'target' 2, anything else 0 (no I/O).
+ */
+static void filter_sides(struct filter_prog *f)
+{
+	uint32_t i;
+
+	for (i = 0; i < f->n && i < FILTER_MAX_ENTRIES; i++) {
+		struct filter_entry *e = &f->e[i];
+		char s[FILTER_STR_LEN + 1] = "";
+
+		if (e->term != FTERM_SIDE)
+			continue;
+		if (e->value < FILTER_MAX_STRS)
+			memcpy(s, f->strs[e->value], FILTER_STR_LEN);
+		e->value = side_of(s, e->op == FOP_PREFIX);
+		if (e->op == FOP_PREFIX)
+			e->op = FOP_EQ;
+	}
+}
+
+/* Install f in the idle slot, then make it current. */
+static int nvme_set_filter(struct probe *p, const struct filter_prog *f, char **cause)
+{
+	struct nvme_priv *np = p->priv;
+	struct filter_prog copy = *f;
+	uint32_t next;
+
+	if (filter_check(f, cause))
+		return -1;
+	filter_sides(&copy);
+	next = (np->skel->bss->filter_idx + 1) & 1;
+	np->skel->bss->filters[next] = copy;
+	__atomic_store_n(&np->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
+	np->sample_n = f->sample_n;
+	return 0;
+}
+
+/* Switch off the programs of alternative a. */
+static void disable_alt(struct nvme_bpf *skel, const struct hook_alt *a)
+{
+	size_t i;
+
+	for (i = 0; i < 2 && a->progs[i]; i++) {
+		struct bpf_program *prog = bpf_object__find_program_by_name(skel->obj, a->progs[i]);
+
+		if (prog)
+			bpf_program__set_autoload(prog, false);
+	}
+}
+
+/* Free everything nvme_open made. */
+static void nvme_close(struct probe *p)
+{
+	struct nvme_priv *np = p->priv;
+
+	if (!np)
+		return;
+	ring_buffer__free(np->rb);
+	nvme_bpf__destroy(np->skel);
+	free(np->prev);
+	free(np->cur);
+	hist_free(np->h);
+	free(np);
+	p->priv = NULL;
+}
+
+/* Fill the two side lines of choices (whether each side runs, and why not). */
+static void side_choices(struct hook_choice *c, const bool run[3])
+{
+	c[0].stage = "initiator side (nvme_tcp)";
+	c[0].hook = run[SIDE_INITIATOR] ? "on" : "off";
+	snprintf(c[0].why, sizeof(c[0].why), "%s", run[SIDE_INITIATOR] ? "" :
+		 side_present(SIDE_INITIATOR) ? "initiator off: a required hook is refused (below)" :
+		 "initiator off: no nvme_tcp in this kernel (module not loaded)");
+	c[1].stage = "target side (nvmet_tcp)";
+	c[1].hook = run[SIDE_TARGET] ? "on" : "off";
+	snprintf(c[1].why, sizeof(c[1].why), "%s", run[SIDE_TARGET] ? "" :
+		 side_present(SIDE_TARGET) ? "target off: a required hook is refused (below)" :
+		 "target off: no nvmet_tcp in this kernel (module not loaded)");
+}
+
+/*
+ * Choose every boundary's hook into choices (after the two side lines);
+ * say which sides can run and which programs and rodata bits are used.
+ */
+static size_t choose_all(struct hook_choice *choices, bool run[3], int used[NSPECS],
+			 __u32 *have)
+{
+	size_t i;
+
+	run[SIDE_INITIATOR] = side_present(SIDE_INITIATOR);
+	run[SIDE_TARGET] = side_present(SIDE_TARGET);
+	*have = 0;
+	for (i = 0; i < NSPECS; i++) {
+		const struct hook_spec *s = &hook_specs[i];
+
+		used[i] = choose_hook(s, &choices[2 + i]);
+		if (used[i] < 0 && s->required)
+			run[s->side] = false;
+		if (used[i] == 0)
+			*have |= s->have;
+	}
+	side_choices(choices, run);
+	return NCHOICES;
+}
+
+/* Choose hooks and load; nvme_attach starts counting. */
+static int nvme_open(struct probe *p, char **cause)
+{
+	struct nvme_priv *np = xcalloc(1, sizeof(*np));
+	int used[NSPECS], err, a;
+	bool run[3];
+	char why[160];
+	__u32 have;
+	size_t i;
+
+	p->priv = np;
+	if (!feature_btf(why, sizeof(why))) {
+		*cause = xasprintf("nvme: %s", why);
+		goto fail;
+	}
+	if (!side_present(SIDE_INITIATOR) && !side_present(SIDE_TARGET)) {
+		*cause = xasprintf("nvme: no nvme_tcp/nvmet_tcp in this kernel (neither module is "
+				   "loaded: no /sys/kernel/btf/%s or /sys/kernel/btf/%s); "
+				   "modprobe nvme-tcp or nvmet-tcp to profile NVMe/TCP; "
+				   "recordings of nvme still replay", INITIATOR_MODULE,
+				   TARGET_MODULE);
+		goto fail;
+	}
+	np->nchoices = choose_all(np->choices, run, used, &have);
+	if (!run[SIDE_INITIATOR] && !run[SIDE_TARGET]) {
+		for (i = 0; i < NSPECS; i++)
+			if (hook_specs[i].required && used[i] < 0 && np->choices[2 + i].why[0])
+				break;
+		*cause = xasprintf("nvme: %s: %s", i < NSPECS ? hook_specs[i].stage : "hooks",
+				   i < NSPECS ? np->choices[2 + i].why : "none load");
+		goto fail;
+	}
+	np->skel = nvme_bpf__open();
+	if (!np->skel) {
+		*cause = xasprintf("nvme: opening the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	for (i = 0; i < NSPECS; i++)
+		for (a = 0; a < 2 && hook_specs[i].alt[a].kind; a++)
+			if (a != used[i] || !run[hook_specs[i].side])
+				disable_alt(np->skel, &hook_specs[i].alt[a]);
+	np->skel->rodata->have = have;
+	err = nvme_bpf__load(np->skel);
+	if (err) {
+		*cause = err == -EPERM ?
+			 xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
+				   "(EPERM at load of nvme)") :
+			 xasprintf("nvme: loading the BPF programs: %s", strerror(-err));
+		goto fail;
+	}
+	np->rb = ring_buffer__new(bpf_map__fd(np->skel->maps.events), on_event, np, NULL);
+	if (!np->rb) {
+		*cause = xasprintf("nvme: opening the events ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	np->ncpus = libbpf_num_possible_cpus();
+	np->boot_offset_ns = boot_offset_ns();
+	np->prev = xcalloc(NVME_MAX_KEYS, sizeof(*np->prev));
+	np->cur = xcalloc(1, sizeof(*np->cur));
+	np->h = hist_new();
+	read_health(np, np->health_prev);
+	return 0;
+fail:
+	nvme_close(p);
+	return -1;
+}
+
+/* Attach the loaded programs. */
+static int nvme_attach(struct probe *p, char **cause)
+{
+	struct nvme_priv *np = p->priv;
+	int err = nvme_bpf__attach(np->skel);
+
+	if (err) {
+		*cause = xasprintf("nvme: attaching the BPF programs: %s", strerror(-err));
+		return -1;
+	}
+	return 0;
+}
+
+/* List the hooks of each stage: the ones in use when open, else what would be. */
+static size_t nvme_hooks(struct probe *p, struct hook_choice *out, size_t max)
+{
+	struct nvme_priv *np = p ? p->priv : NULL;
+	struct hook_choice all[NCHOICES];
+	int used[NSPECS];
+	bool run[3];
+	__u32 have;
+	size_t n;
+
+	if (np) {
+		memcpy(all, np->choices, sizeof(all));
+		n = np->nchoices;
+	} else {
+		n = choose_all(all, run, used, &have);
+	}
+	if (n > max)
+		n = max;
+	memcpy(out, all, n * sizeof(*out));
+	return n;
+}
+
+/* List the fds of the loaded programs. */
+static size_t nvme_prog_fds(struct probe *p, int *out, size_t max)
+{
+	struct nvme_priv *np = p->priv;
+	struct bpf_program *prog;
+	size_t n = 0;
+
+	if (!np)
+		return 0;
+	bpf_object__for_each_program(prog, np->skel->obj) {
+		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
+			out[n++] = bpf_program__fd(prog);
+	}
+	return n;
+}
+
+static const struct schema *const nvme_tables[] = {
+	&nvme_schema, &nvme_events_schema, &nvme_spans_schema,
+};
+
+const struct probe_ops nvme_probe_ops = {
+	.name = "nvme",
+	.help = "NVMe/TCP I/O latency by stage, initiator (nvme_tcp) and target (nvmet_tcp)",
+	.ntables = 3,
+	.tables = nvme_tables,
+	.open = nvme_open,
+	.attach = nvme_attach,
+	.set_filter = nvme_set_filter,
+	.collect = nvme_collect,
+	.hooks = nvme_hooks,
+	.close = nvme_close,
+	.prog_fds = nvme_prog_fds,
+};

@@ -1,0 +1,113 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The nvme probe (NVMe/TCP, initiator and target): structs shared by
+ * nvme.bpf.c and nvme.c (__u32/__u64 only).  Include <linux/types.h> (user
+ * space) or vmlinux.h (BPF) first.
+ */
+#ifndef LATOP_NVME_H
+#define LATOP_NVME_H
+
+#include "../core/lhist.h"
+
+#define NVME_MAX_KEYS 512		/* (side, session, op, size) keys of the stats map */
+#define NVME_MAX_INFLIGHT 16384		/* I/Os tracked at once, per side */
+#define NVME_RINGBUF_BYTES (1 << 21)
+#define NVME_DEFAULT_MAX_EVENTS 8192	/* single I/Os per tick when BUFFER is 0 */
+
+enum nvme_side {
+	SIDE_INITIATOR = 1,
+	SIDE_TARGET = 2,
+};
+
+/*
+ * Stages.  An initiator I/O passes through QUEUE..COMPLETE, a target
+ * command through T_RECV..T_SEND; each sums to its latency exactly.  Order
+ * matches the schema's stage columns.
+ */
+enum nvme_stage {
+	NS_QUEUE,	/* bio queued -> nvme_tcp_queue_rq: block layer submission */
+	NS_SUBMIT,	/* queue_rq -> command capsule (and in-capsule data) handed to TCP */
+	NS_R2T,		/* capsule sent -> R2T received (large writes) */
+	NS_DATA_OUT,	/* R2T received -> H2C data handed to TCP (large writes) */
+	NS_REMOTE,	/* last send -> response arrives on the socket: network + target */
+	NS_RX,		/* response arrives -> nvme_complete_rq: receive and completion handling */
+	NS_COMPLETE,	/* nvme_complete_rq -> block_rq_complete: block completion */
+	NS_T_RECV,	/* target: capsule parsed -> backing I/O starts (incl. R2T + data in) */
+	NS_T_EXEC,	/* target: backing device executes the command */
+	NS_T_SEND,	/* target: completion -> response PDU goes out (incl. C2H data) */
+	NS_N,
+};
+
+/* Initiator boundaries, timestamps of one I/O. */
+enum nvme_ibound {
+	IB_BIO,		/* block_bio_queue of the request's first bio */
+	IB_QRQ,		/* nvme_tcp_queue_rq (or nvme:nvme_setup_cmd) */
+	IB_CMD_SENT,	/* nvme_tcp_try_send returns with the capsule sent */
+	IB_R2T,		/* nvme_tcp_setup_h2c_data_pdu */
+	IB_DATA_SENT,	/* nvme_tcp_try_send returns with the H2C data sent */
+	IB_RX,		/* nvme_tcp_data_ready on the request's queue, last before completion */
+	IB_NCMPL,	/* nvme:nvme_complete_rq */
+	IB_BCMPL,	/* block:block_rq_complete */
+	IB_N,
+};
+
+/* Target boundaries. */
+enum nvme_tbound {
+	TB_INIT,	/* nvmet:nvmet_req_init */
+	TB_EXEC,	/* nvmet_bdev_execute_rw / nvmet_file_execute_rw */
+	TB_CMPL,	/* nvmet:nvmet_req_complete */
+	TB_RSP,		/* nvmet_setup_response_pdu */
+	TB_N,
+};
+
+/* Which optional boundaries have a live hook (rodata; bit = 1 << boundary). */
+#define HAVE_I(b) (1u << (b))
+#define HAVE_T(b) (1u << (16 + (b)))
+
+/* Health counters, one per-CPU array slot each. */
+enum nvme_health {
+	H_DROPPED,	/* I/Os the pushdown filter or sampling left untracked */
+	H_LOST,		/* ring buffer full */
+	H_EVICTED,	/* stats or in-flight map full */
+	H_BUDGET,	/* single events over the per-tick budget (BUFFER) */
+	H_N,
+};
+
+/* Sequences an I/O can follow (event field seq). */
+enum nvme_seq {
+	SEQ_READ = 1,		/* read (and any op without data out) */
+	SEQ_WRITE_INLINE,	/* write with in-capsule data */
+	SEQ_WRITE_R2T,		/* write whose data follows an R2T */
+	SEQ_TARGET,		/* target command */
+};
+
+struct nvme_key {
+	__u32 side;		/* enum nvme_side */
+	__u32 instance;		/* initiator: nvme%d; target: 0 */
+	__u32 cntlid;		/* controller id, the same on both sides */
+	__u32 qid;		/* queue id, 1.. for I/O queues */
+	__u32 op;		/* NVMe opcode: 1 write, 2 read, 0 flush ... */
+	__u32 size;		/* bytes */
+};
+
+/* Monotonic totals of one key; user space computes per-tick deltas. */
+struct nvme_stats {
+	__u64 count;
+	__u64 misfit;
+	__u64 lat_sum;
+	__u64 stage[NS_N];
+	__u32 hist[NS_N + 1][LH_NBUCKETS];	/* per stage, then end to end */
+};
+
+/* One finished I/O or command, sent through the ring buffer. */
+struct nvme_event {
+	__u64 ts_ns;		/* CLOCK_MONOTONIC at its end */
+	__u64 id;		/* per-side sequence number */
+	struct nvme_key key;
+	__u32 cid;		/* NVMe command id */
+	__u32 seq;		/* enum nvme_seq */
+	__u64 lat;
+	__u64 stage[NS_N];
+};
+
+#endif
