@@ -40,11 +40,22 @@ k = max(st, key=st.get)
 print("%s %.2fx" % (k, st[k]))')
 ok $? "the report names the stage that grew most ($want)"
 
+# Go to the last tick (the replay plays on its own: an early screen holds
+# only the first ticks) and wait until it is drawn with the row.
+at_last_tick() {
+	for _ in $(seq 50); do
+		tmux capture-pane -p -t "$S" | grep -q '^read ' && break
+		sleep 0.1
+	done
+	tmux send-keys -t "$S" G
+	for _ in $(seq 50); do
+		tmux capture-pane -p -t "$S" | grep -qE '\[([0-9]+)/\1\]' &&
+			tmux capture-pane -p -t "$S" | grep -q '^read ' && break
+		sleep 0.1
+	done
+}
 tmux new-session -d -s "$S" -x 200 -y 30 "$BIN replay $tmp/load.snap -q \"$q\""
-for _ in $(seq 50); do
-	tmux capture-pane -p -t "$S" | grep -q '^read ' && break
-	sleep 0.1
-done
+at_last_tick
 marked=$(tmux capture-pane -e -p -t "$S" | python3 -c '
 import re, sys
 lines = sys.stdin.read().split("\n")
@@ -73,10 +84,7 @@ rows = [json.loads(l) for l in sys.stdin]
 rows = [r for r in rows if r["sum(time)/base"] is not None]
 print(max(rows, key=lambda r: r["sum(time)/base"])["stage"])')
 tmux new-session -d -s "$S" -x 200 -y 30 "$BIN replay $tmp/load.snap -q \"$q\""
-for _ in $(seq 50); do
-	tmux capture-pane -p -t "$S" | grep -q '^read ' && break
-	sleep 0.1
-done
+at_last_tick
 marked=$(tmux capture-pane -e -p -t "$S" | python3 -c '
 import re, sys
 sgr = re.compile(r"\x1b\[[0-9;]*m")
