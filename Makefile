@@ -20,6 +20,12 @@ ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) -D_GNU_SOURCE -DLATOP_VERSION='"$(VER
 	-I$(OUTPUT) -I. $(shell pkg-config --cflags ncursesw 2>/dev/null)
 LIBS := -lbpf -lelf -lz -lzstd $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw) \
 	-lreadline -lm -lpthread
+# DWARF file:line for user stacks (core/symbols.c) when libdw-dev is installed;
+# without it symbols are function+offset.
+ifneq ($(wildcard /usr/include/elfutils/libdw.h),)
+ALL_CFLAGS += -DHAVE_LIBDW
+LIBS += -ldw
+endif
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 ifeq ($(V),1)
@@ -235,3 +241,10 @@ $(OUTPUT)/static/%: tests/helpers/%.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -static $< -o $@ -lpthread
+
+# ---- locks: the lock workload keeps frame pointers, so holder stacks unwind --
+$(OUTPUT)/helpers/lockdemo: tests/helpers/lockdemo.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE \
+		$< -o $@ -lpthread
