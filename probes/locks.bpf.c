@@ -95,6 +95,7 @@ struct kwait {
 		__u32 owner;
 		__u32 kind;
 		__u32 flags;
+		__u32 kflags;		/* LKF_* */
 		__u8 sampled;
 		char owner_comm[LK_COMM_LEN];
 	} s[KWAIT_SLOTS];
@@ -719,12 +720,23 @@ static __always_inline struct task_struct *kernel_owner(void *lock, __u32 kind)
 	return NULL;
 }
 
+/* Return whether the key of a kernel wait has totals already. */
+static __always_inline bool key_known(__u64 lock, __u32 tgid, __u32 holder, __u32 kind,
+				      __u32 flags)
+{
+	struct lk_key key = {.addr = lock, .tgid = tgid, .holder = holder, .kind = kind,
+			     .flags = flags};
+
+	return bpf_map_lookup_elem(&stats, &key) != NULL;
+}
+
 SEC("tp_btf/contention_begin")
 int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 {
 	struct task_struct *cur = bpf_get_current_task_btf(), *owner;
 	__u64 id = bpf_get_current_pid_tgid(), now;
 	__u32 tgid = id >> 32, tid = (__u32)id, kind = kernel_kind(flags), i, slot;
+	struct mm_struct *mm;
 	struct kwait *kw;
 	bool sampled;
 
@@ -756,13 +768,17 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 	kw->s[slot].sampled = sampled;
 	kw->s[slot].owner = 0;
 	kw->s[slot].owner_comm[0] = 0;
-	/* The caller, for sleeping locks only: spinning ones are too frequent. */
-	kw->s[slot].kstack = flags & LCB_F_SPIN ? -1 : bpf_get_stackid(ctx, &stacks, 0);
 	owner = kernel_owner(lock, kind);
 	if (owner) {
 		kw->s[slot].owner = BPF_CORE_READ(owner, pid);
 		BPF_CORE_READ_STR_INTO(&kw->s[slot].owner_comm, owner, comm);
 	}
+	mm = cur->mm;
+	kw->s[slot].kflags = mm && (void *)lock == (void *)&mm->mmap_lock ? LKF_MMAP_LOCK : 0;
+	/* The caller names the lock: taken once per key (stacks cost ~1 us). */
+	kw->s[slot].kstack = -1;
+	if (!key_known((__u64)lock, tgid, kw->s[slot].owner, kind, kw->s[slot].kflags))
+		kw->s[slot].kstack = bpf_get_stackid(ctx, &stacks, 0);
 	lock_arrive((__u64)lock, 0, kw->s[slot].owner, now);
 	return 0;
 }
@@ -777,7 +793,6 @@ int BPF_PROG(lock_end, void *lock, int ret)
 	struct kwait *kw;
 	struct lkstate *st;
 	__u32 i, slot = KWAIT_SLOTS;
-	struct mm_struct *mm;
 
 	kw = bpf_task_storage_get(&kwaits, cur, 0, 0);
 	if (!kw)
@@ -790,9 +805,7 @@ int BPF_PROG(lock_end, void *lock, int ret)
 	now = bpf_ktime_get_ns();
 	key.kind = kw->s[slot].kind;
 	key.holder = kw->s[slot].owner;
-	mm = cur->mm;
-	if (mm && (void *)lock == (void *)&mm->mmap_lock)
-		key.flags |= LKF_MMAP_LOCK;
+	key.flags = kw->s[slot].kflags;
 	st = bpf_map_lookup_elem(&lkstates, &sk);
 	if (st) {
 		if (key.holder && st->holder == key.holder)

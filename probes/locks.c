@@ -786,10 +786,15 @@ static void add_event(struct locks_priv *sp, struct frame *ev, struct waitev *we
 	const char *fn = "", *stack = "";
 	union cell *r = frame_add_row(ev);
 	uint64_t lo, hi;
-	size_t n = 0;
+	size_t n = 0, slot;
 
-	if (!we->sym)
-		we->sym = lock_sym(sp, w->addr, w->tgid, w->kind, w->flags, w->kstack);
+	if (!we->sym) {
+		struct lk_key k = {w->addr, w->tgid, w->holder, w->kind, w->flags};
+		struct prev_ent *p = prev_find(sp, &k, &slot);
+
+		we->sym = p && p->sym ? xstrdup(p->sym) :
+			  lock_sym(sp, w->addr, w->tgid, w->kind, w->flags, w->kstack);
+	}
 	r[LE_TS].u = w->end_ns + sp->boot_offset_ns;
 	r[LE_ID].u = we->id;
 	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)w->addr);

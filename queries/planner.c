@@ -31,6 +31,7 @@ static const struct {
 	{"dev", FTERM_DEV, TV_NUM},
 	{"op", FTERM_OP, TV_NUM},
 	{"size", FTERM_SIZE, TV_NUM},
+	{"wait", FTERM_LAT, TV_NUM},		/* locks: a wait's length, known at its end */
 };
 
 /* Append one entry; false when the table is full. */
