@@ -37,6 +37,12 @@ run() {
 
 json() { "$L" report "$1" -q "$2" --json; }
 
+# tests/live/locks-tracefs.sh names the futex hook this run must use.
+if [ -n "${LOCKS_FUTEX_HOOK:-}" ]; then
+	"$L" probes | grep "futex waits and wakes" | grep -qF "$LOCKS_FUTEX_HOOK"
+	ok $? "futex waits are hooked at $LOCKS_FUTEX_HOOK"
+fi
+
 run "$tmp/snap.snap" "threshold 1us" snapshot 4000 "$tmp"; ok $? "recording lockdemo snapshot exits 0"
 demo=$(sed 's/^r//' "$tmp/out")
 echo "# lockdemo: $demo"
