@@ -248,3 +248,10 @@ $(OUTPUT)/helpers/lockdemo: tests/helpers/lockdemo.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE \
 		$< -o $@ -lpthread
+
+# bench-locks: lock tracing's cost to a mutex-heavy program (bench/locks.sh).
+.PHONY: bench-locks
+bench-locks:
+	$(Q)./scripts/install-deps.sh --bench
+	$(Q)$(MAKE) --no-print-directory latop $(OUTPUT)/helpers/lockdemo
+	$(Q)./bench/locks.sh
