@@ -5,13 +5,15 @@
 # tracepoints (tracefs mounted) and on the scheduler fallback (tracefs not
 # mounted), with `perf lock record -a`, and with `perf lock contention -b`
 # and bcc's klockstat where they run, in interleaved rounds whose order
-# rotates.  Prints each configuration's median operations per second and its
-# ratio to no tracer.  Tools that cannot run here are tried once each and
+# rotates.  Prints each configuration's median operations per second (wall)
+# and per CPU-second of the benchmark (user + system time, which includes the
+# BPF programs run in its threads: steadier than wall time on a shared
+# machine), and their ratios to no tracer.  Tools that cannot run here are tried once each and
 # reported with the reason.  `make bench-locks` runs it; it also runs alone
 # (as root).
 #
 # Environment (defaults in brackets):
-#   BENCH_ROUNDS [5]      rounds; each round runs every configuration once
+#   BENCH_ROUNDS [9]      rounds; each round runs every configuration once
 #   BENCH_SECONDS [2]     length of one timed run of the benchmark
 #   BENCH_THREADS [4]     benchmark threads
 #   BENCH_CONFIGS ["none latop latop-sched perf-lock perf-lock-bpf klockstat"]
@@ -20,7 +22,7 @@ set -u
 
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUTPUT:-.output}
-ROUNDS=${BENCH_ROUNDS:-5}
+ROUNDS=${BENCH_ROUNDS:-9}
 SECS=${BENCH_SECONDS:-2}
 THREADS=${BENCH_THREADS:-4}
 read -r -a CONFIGS <<<"${BENCH_CONFIGS:-none latop latop-sched perf-lock perf-lock-bpf klockstat}"
@@ -31,7 +33,7 @@ LATOP=${LATOP_BIN:-./latop}
 WORK=$(mktemp -d /tmp/latop-bench-locks.XXXXXX) || exit 1
 TRACER_PID=
 MOUNTED=()
-declare -A SKIP=() RESULTS=()
+declare -A SKIP=() RESULTS=() CPU=()
 
 [ "$(id -u)" -eq 0 ] || { echo "bench/locks.sh: needs root" >&2; exit 1; }
 for f in "$DEMO" "$LATOP"; do
@@ -130,10 +132,10 @@ start_tracer() {
 	return 1
 }
 
-# Run the benchmark once; print its operations per second.
+# Run the benchmark once; print its operations per second of wall and of CPU time.
 run_bench() {
 	echo g | "$DEMO" bench $((SECS * 1000)) "$THREADS" 2>/dev/null | sed 's/^r//' |
-		python3 -c 'import json,sys; print(int(json.loads(sys.stdin.readline())["ops_per_s"]))'
+		python3 -c 'import json,sys; d = json.loads(sys.stdin.readline()); print(int(d["ops_per_s"]), int(d["ops_per_cpu_s"]))'
 }
 
 echo "bench/locks.sh: lockdemo bench ${SECS}s x $THREADS threads, $ROUNDS rounds, $(nproc) CPUs" \
@@ -144,23 +146,31 @@ for ((r = 0; r < ROUNDS; r++)); do
 		c=${CONFIGS[$(((k + r) % n))]}
 		[ -n "${SKIP[$c]:-}" ] && continue
 		start_tracer "$c" || { echo "  $c: cannot run: ${SKIP[$c]}"; continue; }
-		ops=$(run_bench)
+		read -r ops cpu < <(run_bench)
 		stop_tracer
-		[ -n "$ops" ] && RESULTS[$c]="${RESULTS[$c]:-} $ops"
-		printf '  round %d %-14s %s ops/s\n' "$r" "$c" "${ops:-?}"
+		[ -n "$ops" ] && RESULTS[$c]="${RESULTS[$c]:-} $ops" && CPU[$c]="${CPU[$c]:-} $cpu"
+		printf '  round %d %-14s %10s ops/s %10s ops/cpu-s\n' "$r" "$c" "${ops:-?}" "${cpu:-?}"
 	done
 done
 
 median() { tr ' ' '\n' | grep . | sort -n | awk '{a[NR]=$1} END {if (NR) print a[int((NR+1)/2)]}'; }
-base=$(echo "${RESULTS[none]:-}" | median)
-echo
-printf '%-14s %14s %8s  %s\n' config "median ops/s" ratio runs
-for c in "${CONFIGS[@]}"; do
-	if [ -n "${SKIP[$c]:-}" ] && [ -z "${RESULTS[$c]:-}" ]; then
-		printf '%-14s %14s %8s  %s\n' "$c" - - "cannot run here: ${SKIP[$c]}"
-		continue
-	fi
-	m=$(echo "${RESULTS[$c]:-}" | median)
-	ratio=$([ -n "$base" ] && [ -n "$m" ] && awk -v a="$m" -v b="$base" 'BEGIN {printf "%.3f", a / b}')
-	printf '%-14s %14s %8s  %s\n' "$c" "${m:--}" "${ratio:--}" "${RESULTS[$c]:-}"
-done
+
+# table NAME ARRAY: each configuration's median of ARRAY and its ratio to none.
+table() {
+	local -n vals=$2
+	local base m ratio c
+	base=$(echo "${vals[none]:-}" | median)
+	echo
+	printf '%-14s %16s %8s  %s\n' config "median $1" ratio runs
+	for c in "${CONFIGS[@]}"; do
+		if [ -n "${SKIP[$c]:-}" ] && [ -z "${vals[$c]:-}" ]; then
+			printf '%-14s %16s %8s  %s\n' "$c" - - "cannot run here: ${SKIP[$c]}"
+			continue
+		fi
+		m=$(echo "${vals[$c]:-}" | median)
+		ratio=$([ -n "$base" ] && [ -n "$m" ] && awk -v a="$m" -v b="$base" 'BEGIN {printf "%.3f", a / b}')
+		printf '%-14s %16s %8s  %s\n' "$c" "${m:--}" "${ratio:--}" "${vals[$c]:-}"
+	done
+}
+table "ops/s" RESULTS
+table "ops/cpu-s" CPU
