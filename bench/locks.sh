@@ -40,12 +40,12 @@ for f in "$DEMO" "$LATOP"; do
 	[ -x "$f" ] || { echo "bench/locks.sh: $f is missing (make latop tests-build)" >&2; exit 1; }
 done
 
-# Stop the running tracer, if any: SIGINT (perf and latop finish on it), then SIGKILL.
+# Stop the running tracer, if any: SIGTERM (perf and latop finish on it), then SIGKILL.
 stop_tracer() {
 	local pid=$TRACER_PID i sig
 	TRACER_PID=
 	[ -n "$pid" ] || return 0
-	for sig in INT KILL; do
+	for sig in TERM KILL; do
 		kill -s "$sig" "$pid" 2>/dev/null || break
 		for ((i = 0; i < 100; i++)); do
 			kill -0 "$pid" 2>/dev/null || break 2
@@ -126,7 +126,7 @@ start_tracer() {
 			sleep 0.1
 		done ;;
 	esac
-	SKIP[$c]="$(grep -v '^\s*$' "$WORK/$c.log" 2>/dev/null | tail -n 1 | cut -c1-150)"
+	SKIP[$c]="$(grep -v '^\s*$' "$WORK/$c.log" 2>/dev/null | tail -n 1 | sed 's/^\s*//' | cut -c1-150)"
 	[ -n "${SKIP[$c]}" ] || SKIP[$c]="did not start"
 	stop_tracer
 	return 1

@@ -124,6 +124,8 @@ struct holder {
 	__u32 lock_tgid;
 	__u32 off_state;
 	__u64 off_ns;		/* when it left the CPU, 0 while on it */
+	__u64 since_ns;		/* when it became a holder others wait for */
+	__u8 seen;		/* seen on a CPU or leaving one since then */
 };
 
 struct {
@@ -211,21 +213,41 @@ static __always_inline const struct filter_prog *filter_cur(void)
 	return &filters[filter_idx & 1];
 }
 
+/* What the filter tests of a wait (a global function's argument: no pointers inside). */
+struct lk_filter_args {
+	__u64 pid;
+	__u64 tid;
+	__u64 wait;
+	char comm[LK_COMM_LEN];
+};
+
+/*
+ * Run the installed filter on a.  A global function: the verifier checks its
+ * bounded loop once, not again in every program and branch that calls it
+ * (inlined, that took seconds at load).
+ */
+__noinline int lk_filter(struct lk_filter_args *a)
+{
+	struct filter_input in = {};
+
+	if (!a)
+		return 1;
+	in.pid = a->pid;
+	in.tid = a->tid;
+	in.lat = a->wait;
+	in.comm = a->comm;
+	return filter_match(filter_cur(), &in);
+}
+
 /* Run f on the wait of thread task; fetch comm only when f tests it. */
 static __always_inline bool filter_wait(const struct filter_prog *f, struct task_struct *task,
 					__u32 tgid, __u32 tid, __u64 wait)
 {
-	struct filter_input in = {};
-	char comm[LK_COMM_LEN];
+	struct lk_filter_args a = {.pid = tgid, .tid = tid, .wait = wait};
 
-	in.pid = tgid;
-	in.tid = tid;
-	in.lat = wait;
-	if (filter_need[filter_idx & 1] & LK_NEED_COMM) {
-		BPF_CORE_READ_STR_INTO(&comm, task, comm);
-		in.comm = comm;
-	}
-	return filter_match(f, &in);
+	if (filter_need[filter_idx & 1] & LK_NEED_COMM)
+		BPF_CORE_READ_STR_INTO(&a.comm, task, comm);
+	return lk_filter(&a);
 }
 
 /* Decide at a wait's start whether to follow it (SAMPLE, and the id filters). */
@@ -265,7 +287,7 @@ static __always_inline bool budget_take(void)
 /* Mark thread tid as holding addr while others wait; note if it is off CPU now. */
 static __always_inline void holder_set(__u32 tid, __u64 addr, __u32 lock_tgid)
 {
-	struct holder h = {.addr = addr, .lock_tgid = lock_tgid};
+	struct holder h = {.addr = addr, .lock_tgid = lock_tgid, .since_ns = bpf_ktime_get_ns()};
 	struct holder *cur = bpf_map_lookup_elem(&holders, &tid);
 
 	if (cur) {
@@ -472,7 +494,8 @@ static __always_inline void futex_release(__u64 uaddr, __u32 tgid, __u32 tid,
 		return;
 	i = st->nrel++ & (LK_RELS - 1);
 	st->rels[i].tid = tid;
-	st->rels[i].since_ns = st->holder == tid || !st->holder ? st->since_ns : now;
+	/* A releaser no wait saw take it (it barged in): its hold is unknown. */
+	st->rels[i].since_ns = st->holder == tid ? st->since_ns : now;
 	st->rels[i].end_ns = now;
 	if (comm)
 		__builtin_memcpy(st->comms[i], comm, LK_COMM_LEN);
@@ -829,30 +852,35 @@ int BPF_PROG(lock_end, void *lock, int ret)
 	return 0;
 }
 
-SEC("tp_btf/sched_switch")
-int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
-	     struct task_struct *next, unsigned int prev_state)
+/* Note a holder leaving the CPU (prev) and send its span when it comes back (next). */
+static __always_inline void holder_switch(bool preempt, struct task_struct *prev,
+					  struct task_struct *next, unsigned int prev_state)
 {
 	__u32 prev_tid = prev->pid, next_tid = next->pid;
-	struct holder *h;
 	struct lk_off_rec *e;
+	struct holder *h;
 	__u64 now = 0;
 
-	if (futex_by_sched) {
-		if (prev_state != 0 && !preempt)
-			futex_sleep(prev);
-		futex_wait_end(next, next->tgid, next_tid, true);
-	}
 	h = bpf_map_lookup_elem(&holders, &prev_tid);
 	if (h) {
 		now = bpf_ktime_get_ns();
+		h->seen = 1;
 		h->off_ns = now;
 		h->off_state = preempt || prev_state == 0 ? LO_RUNQ :
 			       BPF_CORE_READ_BITFIELD(prev, in_iowait) ? LO_IO : LO_SLEEP;
 	}
 	h = bpf_map_lookup_elem(&holders, &next_tid);
-	if (!h || !h->off_ns)
-		return 0;
+	if (!h)
+		return;
+	/* Off CPU already when it became a holder: off since then, at least
+	 * (in_iowait is still set while it switches back in). */
+	if (!h->seen) {
+		h->seen = 1;
+		h->off_ns = h->since_ns;
+		h->off_state = BPF_CORE_READ_BITFIELD(next, in_iowait) ? LO_IO : LO_SLEEP;
+	}
+	if (!h->off_ns)
+		return;
 	if (!now)
 		now = bpf_ktime_get_ns();
 	if (budget_take()) {
@@ -871,6 +899,19 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
 		}
 	}
 	h->off_ns = 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	holder_switch(preempt, prev, next, prev_state);
+	/* After the holders: a waiter that takes the lock now is on CPU. */
+	if (futex_by_sched) {
+		if (prev_state != 0 && !preempt)
+			futex_sleep(prev);
+		futex_wait_end(next, next->tgid, next->pid, true);
+	}
 	return 0;
 }
 
@@ -887,6 +928,7 @@ int holder_sample(struct bpf_perf_event_data *ctx)
 	h = bpf_map_lookup_elem(&holders, &tid);
 	if (!h)
 		return 0;
+	h->seen = 1;
 	health_inc(LH_SAMPLES);
 	if (!budget_take())
 		return 0;
