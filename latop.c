@@ -12,6 +12,7 @@
 
 #include "core/snapshot.h"
 #include "core/source.h"
+#include "core/merge.h"
 #include "core/table.h"
 #include "core/xalloc.h"
 #include "probes/probe.h"
@@ -517,7 +518,7 @@ static int cmd_report(int argc, char **argv)
 	};
 	enum result_format fmt = RF_TEXT;
 	const char *text = NULL;
-	struct source **srcs;
+	struct source **srcs, *src = NULL;
 	struct query *q;
 	struct query_error err;
 	struct result *res;
@@ -561,10 +562,6 @@ static int cmd_report(int argc, char **argv)
 			fprintf(stderr, "latop report: warning: %s\n",
 				srcs[i]->ops->info(srcs[i])->warning);
 	}
-	if (!bind_or_say(q, text, srcs[0]->ops->info(srcs[0]))) {
-		rc = 2;
-		goto out;
-	}
 	/* The whole recording, unless the query asks for a WINDOW: then its end,
 	 * the ticks of every file no older than the newest tick minus WINDOW (what
 	 * a window holds after the newest tick when the files follow each other). */
@@ -576,6 +573,24 @@ static int cmd_report(int argc, char **argv)
 		    info->t_last_ns - window_ns > t_from)
 			t_from = info->t_last_ns - window_ns;
 	}
+	/* One source over every file: their ticks in turn, then the tables
+	 * joined across them (core/merge.h) when the query asks for one. */
+	{
+		char *cause = NULL;
+
+		src = merge_open(srcs, (size_t)nsrc, query_table(q), &cause);
+		if (!src) {
+			fprintf(stderr, "latop report: %s\n", cause);
+			free(cause);
+			rc = 1;
+			goto out;
+		}
+		nsrc = 0;	/* src owns them now */
+	}
+	if (!bind_or_say(q, text, src->ops->info(src))) {
+		rc = 2;
+		goto out;
+	}
 	run = query_run_new(q, &err);
 	if (!run) {
 		char buf[1024];
@@ -585,17 +600,16 @@ static int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	for (int i = 0; i < nsrc; i++) {
-		if (report_ticks(srcs[i], run, t_from) < 0) {
-			rc = 1;
-			goto out;
-		}
+	if (report_ticks(src, run, t_from) < 0) {
+		rc = 1;
+		goto out;
 	}
 	res = query_run_result(run);
 	result_print(stdout, res, fmt);
 	result_free(res);
 out:
 	query_run_free(run);
+	source_close(src);
 	for (int i = 0; i < nsrc; i++)
 		source_close(srcs[i]);
 	free(srcs);

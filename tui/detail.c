@@ -51,7 +51,22 @@ void detail_clear(struct detail *d)
 		free(d->events[i]);
 	free(d->events);
 	d->events = NULL;
+	free(d->event_ids);
+	d->event_ids = NULL;
 	d->nevents = 0;
+	d->sel = 0;
+	for (i = 0; i < d->nspans; i++) {
+		free(d->spans[i].kind);
+		free(d->spans[i].label);
+	}
+	free(d->spans);
+	d->spans = NULL;
+	d->nspans = 0;
+	for (i = 0; i < d->nrows; i++)
+		free(d->rows[i]);
+	free(d->rows);
+	d->rows = NULL;
+	d->nrows = 0;
 }
 
 /* Free everything. */
@@ -168,30 +183,135 @@ static char *event_line(const struct schema *es, const union cell *cells)
 	return xstrdup(line);
 }
 
-/* The events schema of table: "syscalls" -> "syscall_events". */
-static const struct schema *events_schema(const struct source_info *info, const char *table)
+/* A table read beside table: "syscalls", "_events" -> "syscall_events". */
+static const struct schema *side_schema(const struct source_info *info, const char *table,
+					const char *suffix)
 {
 	size_t n = strlen(table);
 	char name[128];
 
-	snprintf(name, sizeof(name), "%.*s_events", (int)(n && table[n - 1] == 's' ? n - 1 : n), table);
+	snprintf(name, sizeof(name), "%.*s%s", (int)(n && table[n - 1] == 's' ? n - 1 : n), table,
+		 suffix);
 	return source_schema(info, name);
 }
 
-/* Collect the newest single events of row i of r from the window. */
+/* The field of es holding an event's whole duration: the FF_TOTAL one, else
+ * "lat", else the first duration that is not a part; -1 if none. */
+static int event_lat_field(const struct schema *es)
+{
+	size_t f;
+	int lat = schema_field(es, "lat");
+
+	for (f = 0; f < es->nfields; f++)
+		if (es->fields[f].type == FT_DUR && (es->fields[f].flags & FF_TOTAL))
+			return (int)f;
+	if (lat >= 0 && es->fields[lat].type == FT_DUR)
+		return lat;
+	for (f = 0; f < es->nfields; f++)
+		if (es->fields[f].type == FT_DUR && !(es->fields[f].flags & FF_SUM))
+			return (int)f;
+	return -1;
+}
+
+/* Collect the newest single events of row i of r from the window, and
+ * choose the one whose timeline is drawn: the one chosen before while it
+ * is still here, else the slowest. */
 static void events_collect(struct detail *d, const struct schema *es, const struct window *w,
 			   const struct result *r, size_t i)
 {
-	size_t t, row;
+	int idf = schema_field(es, "id"), latf = event_lat_field(es);
+	uint64_t worst = 0;
+	size_t t, row, k;
+	bool found = false;
 
 	d->events = xcalloc(EVENTS_MAX, sizeof(char *));
+	d->event_ids = xcalloc(EVENTS_MAX, sizeof(uint64_t));
 	for (t = w->nticks; t-- > 0 && d->nevents < EVENTS_MAX;) {
 		const struct frame *fr = tick_frame(&w->ticks[t], es->table);
 
-		for (row = fr ? fr->nrows : 0; row-- > 0 && d->nevents < EVENTS_MAX;)
-			if (event_matches(fr->schema, frame_row(fr, row), r, i))
-				d->events[d->nevents++] = event_line(fr->schema, frame_row(fr, row));
+		for (row = fr ? fr->nrows : 0; row-- > 0 && d->nevents < EVENTS_MAX;) {
+			const union cell *c = frame_row(fr, row);
+
+			if (!event_matches(fr->schema, c, r, i))
+				continue;
+			k = d->nevents++;
+			d->events[k] = event_line(fr->schema, c);
+			d->event_ids[k] = idf >= 0 && fr->schema->fields[idf].type == FT_U64 ? c[idf].u : 0;
+			if (d->sel_pinned && d->event_ids[k] == d->sel_id) {
+				d->sel = k;
+				found = true;
+			} else if (!found && latf >= 0 && (k == 0 || c[latf].u > worst)) {
+				worst = c[latf].u;
+				d->sel = k;
+			}
+		}
 	}
+	if (!found)
+		d->sel_pinned = false;
+	if (d->nevents)
+		d->sel_id = d->event_ids[d->sel];
+}
+
+/* The cell of field name in a row of schema s if it has type t, else NULL. */
+static const union cell *cell_of(const struct schema *s, const union cell *row, const char *name,
+				 enum ftype t)
+{
+	int f = schema_field(s, name);
+
+	return f >= 0 && s->fields[f].type == t ? &row[f] : NULL;
+}
+
+/* Gather the spans of event id from the window, rows in order of first span. */
+static void spans_collect(struct detail *d, const struct schema *ss, const struct window *w,
+			  uint64_t id)
+{
+	size_t t, row, cap = 0, k;
+
+	for (t = 0; t < w->nticks; t++) {
+		const struct frame *fr = tick_frame(&w->ticks[t], ss->table);
+
+		for (row = 0; fr && row < fr->nrows; row++) {
+			const union cell *c = frame_row(fr, row);
+			const union cell *ci = cell_of(fr->schema, c, "id", FT_U64);
+			const union cell *cr = cell_of(fr->schema, c, "row", FT_STR);
+			const union cell *cs = cell_of(fr->schema, c, "start", FT_U64);
+			const union cell *cd = cell_of(fr->schema, c, "dur", FT_DUR);
+			const union cell *ck = cell_of(fr->schema, c, "kind", FT_STR);
+			const union cell *cl = cell_of(fr->schema, c, "label", FT_STR);
+			const char *rname = cr && cr->s ? cr->s : "";
+			struct detail_span *sp;
+
+			if (!ci || !cs || !cd || ci->u != id)
+				continue;
+			for (k = 0; k < d->nrows && strcmp(d->rows[k], rname); k++)
+				;
+			if (k == d->nrows) {
+				d->rows = xreallocarray(d->rows, d->nrows + 1, sizeof(*d->rows));
+				d->rows[d->nrows++] = xstrdup(rname);
+			}
+			if (d->nspans == cap) {
+				cap = cap ? 2 * cap : 32;
+				d->spans = xreallocarray(d->spans, cap, sizeof(*d->spans));
+			}
+			sp = &d->spans[d->nspans++];
+			sp->row = k;
+			sp->start = cs->u;
+			sp->dur = cd->u;
+			sp->kind = xstrdup(ck && ck->s ? ck->s : "");
+			sp->label = xstrdup(cl && cl->s ? cl->s : "");
+		}
+	}
+}
+
+/* Select the previous or next single event for the timeline. */
+bool detail_select_event(struct detail *d, int dir)
+{
+	if (!d->nevents || (dir < 0 && d->sel == 0) || (dir > 0 && d->sel + 1 >= d->nevents))
+		return false;
+	d->sel = dir < 0 ? d->sel - 1 : d->sel + 1;
+	d->sel_id = d->event_ids[d->sel];
+	d->sel_pinned = true;
+	return true;
 }
 
 /* Build "from T where W show dist(h).., sum(f).." and record each column's field. */
@@ -220,7 +340,7 @@ void detail_update(struct detail *d, const struct source_info *info, const struc
 		   const struct window *w, const struct result *r, size_t i)
 {
 	struct query_error err;
-	const struct schema *es;
+	const struct schema *es, *ss;
 	struct query *q;
 	char *text, buf[1024];
 
@@ -243,9 +363,12 @@ void detail_update(struct detail *d, const struct source_info *info, const struc
 	}
 	query_free(q);
 	free(text);
-	es = events_schema(info, s->table);
+	es = side_schema(info, s->table, "_events");
 	if (es)
 		events_collect(d, es, w, r, i);
+	ss = side_schema(info, s->table, "_spans");
+	if (ss && d->nevents && d->sel_id)
+		spans_collect(d, ss, w, d->sel_id);
 }
 
 /* Pick how many buckets one histogram line covers so [lo, hi] fits in rows. */
@@ -423,6 +546,158 @@ static void title_draw(const struct detail *d, int y, int w)
 	draw_text(y, 0, w, line, theme_attr(ROLE_TABLE_HEADER));
 }
 
+/* The theme role of a span kind (roles are named for breakdown parts). */
+static attr_t span_attr(const char *kind)
+{
+	static const struct {
+		const char *kind, *part;
+	} map[] = {
+		{"wait", "lock"}, {"lock", "lock"}, {"hold", "mm"}, {"oncpu", "oncpu"},
+		{"sample", "oncpu"}, {"offcpu", "offcpu"}, {"runq", "runq"}, {"block", "block"},
+		{"io", "block"}, {"net", "net"}, {"call", "net"}, {"sleep", "sleep"},
+		{"request", "other"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(map) / sizeof(map[0]); i++)
+		if (!strcmp(kind, map[i].kind))
+			return theme_attr(theme_bar_role(map[i].part));
+	return theme_attr(ROLE_TIMELINE);
+}
+
+static const struct detail_span *sort_spans;
+
+/* Longer spans first, so short ones are drawn over them. */
+static int span_cmp(const void *a, const void *b)
+{
+	uint64_t da = sort_spans[*(const size_t *)a].dur, db = sort_spans[*(const size_t *)b].dur;
+
+	return da < db ? 1 : da > db ? -1 : 0;
+}
+
+/* Draw one row's labels by their summed time: "  snapshot_state 81%  write 12%". */
+static void labels_draw(const struct detail *d, size_t row, uint64_t total, int y, int x, int ww)
+{
+	char line[512], a[FMT_BUF];
+	const char *names[16];
+	uint64_t sum[16];
+	size_t i, k, n = 0, o;
+
+	for (i = 0; i < d->nspans; i++) {
+		const struct detail_span *sp = &d->spans[i];
+
+		if (sp->row != row || !sp->label[0])
+			continue;
+		for (k = 0; k < n && strcmp(names[k], sp->label); k++)
+			;
+		if (k == n && n < 16) {
+			names[n] = sp->label;
+			sum[n++] = 0;
+		}
+		if (k < n)
+			sum[k] += sp->dur;
+	}
+	o = (size_t)snprintf(line, sizeof(line), "%s:", d->rows[row]);
+	while (n && o < sizeof(line)) {
+		size_t best = 0;
+
+		for (k = 1; k < n; k++)
+			if (sum[k] > sum[best])
+				best = k;
+		o += (size_t)snprintf(line + o, sizeof(line) - o, "  %s %s (%.0f%%)", names[best],
+				      fmt_dur(sum[best], a, sizeof(a)),
+				      total ? 100.0 * (double)sum[best] / (double)total : 0.0);
+		names[best] = names[--n];
+		sum[best] = sum[n];
+	}
+	draw_text(y, x, ww, line, theme_attr(ROLE_ROW));
+}
+
+/* How many lines the timeline wants: title, one per row, one per labelled row. */
+static int timeline_lines(const struct detail *d)
+{
+	size_t r, i;
+	int n = 1 + (int)d->nrows;
+
+	for (r = 0; r < d->nrows; r++)
+		for (i = 0; i < d->nspans; i++)
+			if (d->spans[i].row == r && d->spans[i].label[0]) {
+				n++;
+				break;
+			}
+	return n;
+}
+
+/*
+ * Draw the selected event's spans on one time axis in (y, x, hh, ww): a
+ * title with the scale, one line per row (its name, then its spans, longest
+ * first so short ones stay visible, labelled where they fit), then each
+ * row's labels with their summed time.
+ */
+static void timeline_draw(const struct detail *d, int y, int x, int hh, int ww)
+{
+	uint64_t t0 = UINT64_MAX, t1 = 0, span;
+	size_t i, r, *order;
+	int lw = 8, axis, line = 0;
+	char a[FMT_BUF];
+
+	for (i = 0; i < d->nspans; i++) {
+		if (d->spans[i].start < t0)
+			t0 = d->spans[i].start;
+		if (d->spans[i].start + d->spans[i].dur > t1)
+			t1 = d->spans[i].start + d->spans[i].dur;
+	}
+	span = t1 > t0 ? t1 - t0 : 1;
+	for (r = 0; r < d->nrows; r++)
+		if (draw_width(d->rows[r]) > lw)
+			lw = draw_width(d->rows[r]);
+	if (lw > ww / 3)
+		lw = ww / 3;
+	axis = ww - lw - 1;
+	if (axis < 8 || hh < 2)
+		return;
+	draw_textf(y + line, x, ww, theme_attr(ROLE_METER_LABEL),
+		   "timeline of event %zu/%zu ({ } choose): %s  [0 .. %s]", d->sel + 1, d->nevents,
+		   d->sel < d->nevents ? d->events[d->sel] : "", fmt_dur(span, a, sizeof(a)));
+	line++;
+	order = xcalloc(d->nspans, sizeof(*order));
+	for (i = 0; i < d->nspans; i++)
+		order[i] = i;
+	sort_spans = d->spans;
+	qsort(order, d->nspans, sizeof(*order), span_cmp);
+	for (r = 0; r < d->nrows && line < hh; r++, line++) {
+		draw_text(y + line, x, lw, d->rows[r], theme_attr(ROLE_ROW));
+		draw_fill(y + line, x + lw + 1, axis, theme_attr(ROLE_TIMELINE));
+		for (i = 0; i < d->nspans; i++) {
+			const struct detail_span *sp = &d->spans[order[i]];
+			int c0 = (int)((double)(sp->start - t0) * axis / (double)span);
+			int c1 = (int)((double)(sp->start + sp->dur - t0) * axis / (double)span + 0.5);
+			attr_t at = theme_has_color() ? span_attr(sp->kind) | A_REVERSE : A_REVERSE;
+			char fill[2] = {sp->kind[0] ? sp->kind[0] : '#', 0};
+
+			if (sp->row != r)
+				continue;
+			if (c0 >= axis)
+				c0 = axis - 1;
+			if (c1 <= c0)
+				c1 = c0 + 1;
+			if (c1 > axis)
+				c1 = axis;
+			for (int c = c0; c < c1; c++)
+				draw_text(y + line, x + lw + 1 + c, 1, theme_has_color() ? " " : fill, at);
+			if (sp->label[0] && c1 - c0 >= 4)
+				draw_text(y + line, x + lw + 1 + c0, c1 - c0, sp->label, at);
+		}
+	}
+	free(order);
+	for (r = 0; r < d->nrows && line < hh; r++) {
+		for (i = 0; i < d->nspans && !(d->spans[i].row == r && d->spans[i].label[0]); i++)
+			;
+		if (i < d->nspans)
+			labels_draw(d, r, span, y + line++, x + 2, ww - 2);
+	}
+}
+
 /* Draw the pane in h lines from y. */
 void detail_draw(const struct detail *d, int y, int h, int w)
 {
@@ -441,6 +716,18 @@ void detail_draw(const struct detail *d, int y, int h, int w)
 		draw_text(y + 1, 1, w - 1, "(no data for this row in the window)", theme_attr(ROLE_ROW_DIM));
 		return;
 	}
+	if (d->nspans) {
+		/* The timeline takes the full width at the bottom, leaving the
+		 * histogram at least 4 lines. */
+		int th = timeline_lines(d);
+
+		if (th > h - 5)
+			th = h - 5;
+		if (th >= 2) {
+			timeline_draw(d, y + h - th, 1, th, w - 1);
+			h -= th;
+		}
+	}
 	for (c = 0; c < d->res->ncols && !hist; c++)
 		if (d->res->cols[c].type == FT_HIST)
 			hist = result_row(d->res, 0)[c].h;
@@ -451,6 +738,9 @@ void detail_draw(const struct detail *d, int y, int h, int w)
 	if (!d->nevents || line + 2 >= h - 1)
 		return;
 	draw_text(y + 1 + line++, rx, rw, "recent single events:", theme_attr(ROLE_METER_LABEL));
-	for (i = 0; i < d->nevents && line < h - 1; i++)
+	for (i = 0; i < d->nevents && line < h - 1; i++) {
+		if (d->nspans && i == d->sel)
+			draw_text(y + 1 + line, rx, 2, draw_glyph(G_MARK), theme_attr(ROLE_HIST_MARK));
 		draw_text(y + 1 + line++, rx + 2, rw - 2, d->events[i], theme_attr(ROLE_ROW));
+	}
 }

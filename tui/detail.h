@@ -31,6 +31,20 @@ struct detail {
 	char *error;		/* why the detail query failed */
 	size_t nevents;
 	char **events;		/* recent single events of the row, newest first */
+	uint64_t *event_ids;	/* their "id" fields (0: none) */
+	size_t sel;		/* the event whose timeline is drawn */
+	uint64_t sel_id;	/* kept across updates while that event is in the window */
+	bool sel_pinned;	/* chosen with { }, not the default (the slowest) */
+	size_t nspans;
+	struct detail_span *spans;	/* the selected event's timeline */
+	size_t nrows;
+	char **rows;		/* the timeline's row names, in order of first span */
+};
+
+struct detail_span {
+	size_t row;		/* index into rows */
+	uint64_t start, dur;
+	char *kind, *label;
 };
 
 void detail_init(struct detail *d);
@@ -41,6 +55,9 @@ void detail_update(struct detail *d, const struct source_info *info, const struc
 		   const struct window *w, const struct result *r, size_t i);
 /* Forget the row (no selection). */
 void detail_clear(struct detail *d);
+/* Select the previous (dir -1) or next (+1) single event for the timeline;
+ * false when there is none to move to. */
+bool detail_select_event(struct detail *d, int dir);
 /* Draw the pane in h lines from y, w columns wide. */
 void detail_draw(const struct detail *d, int y, int h, int w);
 

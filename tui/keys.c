@@ -254,6 +254,22 @@ static int act_theme(struct screen *s)
 	return R_REDRAW;
 }
 
+/* Detail pane: the timeline of the previous single event in the list. */
+static int act_event_prev(struct screen *s)
+{
+	if (!s->detail.open || !detail_select_event(&s->detail, -1))
+		return R_NONE;
+	return R_REDRAW | R_DETAIL;
+}
+
+/* Detail pane: the timeline of the next single event in the list. */
+static int act_event_next(struct screen *s)
+{
+	if (!s->detail.open || !detail_select_event(&s->detail, 1))
+		return R_NONE;
+	return R_REDRAW | R_DETAIL;
+}
+
 /* Redraw everything (the terminal was resized or garbled). */
 static int act_refresh(struct screen *s)
 {
@@ -285,6 +301,8 @@ const struct key_action keys[] = {
 	{27, "Esc", act_back, NULL},
 	{'\t', "Tab", act_detail, "detail pane: histogram, time breakdown, slow calls"},
 	{'d', "d", act_detail, NULL},
+	{'{', "{", act_event_prev, "detail pane: timeline of the newer single event"},
+	{'}', "}", act_event_next, "detail pane: timeline of the older single event"},
 	{'s', "s", act_save, "save the recent ticks as a snapshot (latop-DATE-TIME.snap)"},
 	{'1', "1", act_view, "views: 1 flows 2 paths 3 nvme 4 block 5 locks 6 syscalls"},
 	{'2', "2", act_view, NULL},

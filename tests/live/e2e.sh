@@ -65,6 +65,10 @@ assert len(rows) == 1 and 290e6 <= rows[0]["lat"] <= 360e6, rows
 "$L" report "$tmp/run.snap" -q "from syscalls group by comm show count" --csv | grep -v '^comm,' | cut -d, -f1 | sort -u > "$tmp/comms"
 [ "$(cat "$tmp/comms")" = workload ]; ok $? "the pushed-down comm filter kept only workload ($(tr '\n' ' ' < "$tmp/comms"))"
 
+# Several files read one after another: the same recording twice counts twice.
+out=$("$L" report "$tmp/run.snap" "$tmp/run.snap" -q "from syscalls where syscall == 'getppid' show count" --json)
+[ "$out" = '{"count":6000}' ]; ok $? "report A A: getppid counted from both files ($out)"
+
 # -i sets the tick interval even when a query is given (one without EVERY).
 msg=$("$L" record -o "$tmp/tick.snap" -i 250ms -d 2s -q "from syscalls where comm == 'workload'" 2>&1)
 n=$(echo "$msg" | sed -n 's/.*recorded \([0-9]*\) ticks.*/\1/p')
