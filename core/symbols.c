@@ -159,7 +159,8 @@ static void kallsyms_read(struct symbols *s)
 		s->ksyms[s->nksyms++] = (struct sym){addr, 0, xstrdup(name), data, false};
 	}
 	fclose(f);
-	qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), sym_cmp);
+	if (s->nksyms)
+		qsort(s->ksyms, s->nksyms, sizeof(*s->ksyms), sym_cmp);
 }
 
 bool symbols_kernel(struct symbols *s, uint64_t addr, bool data, struct sym_loc *out)
@@ -234,7 +235,8 @@ static struct elfobj *elfobj_open(uint32_t pid, const char *path, dev_t dev, ino
 		if (gelf_getshdr(scn, &sh) && (sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM))
 			elf_add_syms(o, scn, &sh, &cap);
 	}
-	qsort(o->syms, o->nsyms, sizeof(*o->syms), sym_cmp);
+	if (o->nsyms)
+		qsort(o->syms, o->nsyms, sizeof(*o->syms), sym_cmp);
 	if (!elf_getphdrnum(o->elf, &n)) {
 		o->loads = xcalloc(n ? n : 1, sizeof(*o->loads));
 		for (i = 0; i < n; i++) {

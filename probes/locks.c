@@ -129,6 +129,13 @@ struct topfns {
 	char *text;
 };
 
+/* Drop the first k entries of vec. */
+#define VEC_DROP(vec, k) do { \
+	if ((k) && (vec).v) \
+		memmove((vec).v, (vec).v + (k), ((vec).n - (k)) * sizeof(*(vec).v)); \
+	(vec).n -= (k); \
+} while (0)
+
 /* A growing array of T. */
 #define VEC(T) struct { T *v; size_t n, cap; }
 #define VEC_PUSH(vec) \
@@ -948,19 +955,13 @@ static void buffers_age(struct locks_priv *sp)
 		free(sp->samples.v[i].fn);
 		free(sp->samples.v[i].stack);
 	}
-	memmove(sp->samples.v, sp->samples.v + sp->samples_old,
-		(sp->samples.n - sp->samples_old) * sizeof(*sp->samples.v));
-	sp->samples.n -= sp->samples_old;
+	VEC_DROP(sp->samples, sp->samples_old);
 	sp->samples_old = sp->samples.n;
-	memmove(sp->offs.v, sp->offs.v + sp->offs_old,
-		(sp->offs.n - sp->offs_old) * sizeof(*sp->offs.v));
-	sp->offs.n -= sp->offs_old;
+	VEC_DROP(sp->offs, sp->offs_old);
 	sp->offs_old = sp->offs.n;
 	for (i = 0; i < sp->waits_old; i++)
 		free(sp->waits.v[i].sym);
-	memmove(sp->waits.v, sp->waits.v + sp->waits_old,
-		(sp->waits.n - sp->waits_old) * sizeof(*sp->waits.v));
-	sp->waits.n -= sp->waits_old;
+	VEC_DROP(sp->waits, sp->waits_old);
 	sp->waits_old = sp->waits.n;
 	for (i = 0; i < sp->stack_ids.n; i++)
 		bpf_map_delete_elem(fd, &ids[i]);
