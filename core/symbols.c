@@ -174,8 +174,9 @@ bool symbols_kernel(struct symbols *s, uint64_t addr, bool data, struct sym_loc 
 	if (!s->nksyms || addr < s->ksyms[0].addr)
 		return false;
 	k = sym_find(s->ksyms, s->nksyms, addr, data);
-	/* A data symbol far below addr is not what holds it (slab memory). */
-	if (!k || (data && addr - k->addr >= 65536))
+	/* A data symbol far below addr is not what holds it (slab memory,
+	 * or a label before a large area). */
+	if (!k || (data && addr - k->addr >= 4096))
 		return false;
 	out->func = k->name;
 	out->off = addr - k->addr;

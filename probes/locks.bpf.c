@@ -373,7 +373,7 @@ static __always_inline void account_wait(struct task_struct *task, const struct 
 static __always_inline void emit_wait(struct task_struct *task, const struct lk_key *key,
 				      __u32 tid, __u64 start, __u64 end, __u64 hold_start,
 				      __u64 hold_end, __s64 kstack, const char *holder_comm,
-				      const struct lk_rel *rels)
+				      const struct lkstate *rels)
 {
 	__u32 i;
 
@@ -404,10 +404,13 @@ static __always_inline void emit_wait(struct task_struct *task, const struct lk_
 	if (holder_comm)
 		bpf_probe_read_kernel(e->holder_comm, sizeof(e->holder_comm), holder_comm);
 	for (i = 0; i < LK_RELS; i++) {
-		if (rels)
-			e->rels[i] = rels[i];
-		else
+		if (rels) {
+			e->rels[i] = rels->rels[i];
+			__builtin_memcpy(e->rel_comms[i], rels->comms[i], LK_COMM_LEN);
+		} else {
 			e->rels[i].tid = 0;
+			e->rel_comms[i][0] = 0;
+		}
 	}
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
@@ -416,7 +419,7 @@ static __always_inline void emit_wait(struct task_struct *task, const struct lk_
 static __always_inline void wait_done(struct task_struct *task, const struct lk_key *key,
 				      __u32 tid, __u64 start, __u64 now, __u64 hold_start,
 				      __u64 hold_end, bool sampled, __s64 kstack,
-				      const char *holder_comm, const struct lk_rel *rels)
+				      const char *holder_comm, const struct lkstate *rels)
 {
 	const struct filter_prog *f = filter_cur();
 	__u64 wait = now - start;
@@ -539,11 +542,9 @@ static __always_inline void futex_wait_end(struct task_struct *task, __u32 tgid,
 	struct lk_key key = {.tgid = tgid};
 	struct lkstate_key sk = {.tgid = tgid};
 	const char *holder_comm = NULL;
-	struct lk_rel rels[LK_RELS], *relp = NULL;
-	char comm[LK_COMM_LEN];
 	struct lkstate *st;
 	struct uwait *wp, w;
-	__u32 best;
+	__u32 best = LK_RELS;
 
 	wp = bpf_map_lookup_elem(&uwaits, &tid);
 	if (!wp)
@@ -561,27 +562,26 @@ static __always_inline void futex_wait_end(struct task_struct *task, __u32 tgid,
 			key.holder = st->rels[best].tid;
 			hold_start = st->rels[best].since_ns;
 			hold_end = st->rels[best].end_ns;
-			/* Copied: the state may be deleted below. */
-			__builtin_memcpy(comm, st->comms[best], sizeof(comm));
-			holder_comm = comm;
-			__builtin_memcpy(rels, st->rels, sizeof(rels));
-			relp = rels;
+			holder_comm = st->comms[best];
 		} else if (w.owner) {
 			hold_start = st->since_ns;
 		}
-		/* clang-14 (BPF v1) cannot use an atomic's result: read it after. */
-		__sync_fetch_and_add(&st->nwait, -1);
-		if ((__s32)st->nwait <= 0) {
-			bpf_map_delete_elem(&lkstates, &sk);
-		} else if (woken && (w.kind == LK_MUTEX || w.kind == LK_PI)) {
-			/* Woken with others still waiting: it takes the lock next. */
-			st->holder = tid;
-			st->since_ns = now;
-			holder_set(tid, w.addr, tgid);
-		}
 	}
+	/* Before the state may be deleted below: the event copies its releases. */
 	wait_done(task, &key, tid, w.start_ns, now, hold_start, hold_end, w.sampled, -1,
-		  holder_comm, relp);
+		  holder_comm, best < LK_RELS ? st : NULL);
+	if (!st)
+		return;
+	/* clang-14 (BPF v1) cannot use an atomic's result: read it after. */
+	__sync_fetch_and_add(&st->nwait, -1);
+	if ((__s32)st->nwait <= 0) {
+		bpf_map_delete_elem(&lkstates, &sk);
+	} else if (woken && (w.kind == LK_MUTEX || w.kind == LK_PI)) {
+		/* Woken with others still waiting: it takes the lock next. */
+		st->holder = tid;
+		st->since_ns = now;
+		holder_set(tid, w.addr, tgid);
+	}
 }
 
 SEC("tracepoint/syscalls/sys_enter_futex")

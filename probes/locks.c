@@ -31,7 +31,8 @@
 #define IDLE_TICKS 10		/* a key idle this many ticks leaves the map */
 #define PREV_SLOTS 16384	/* user-side key table (a power of 2, > 2 * LK_MAX_KEYS) */
 #define SPAN_PER_LOCK 4	/* worst waits per lock and tick whose timeline goes to lock_spans */
-#define SPAN_WAITS 256		/* ... and at most this many per tick */
+#define SPAN_NEWEST 32		/* ... and newest (what the detail pane lists) */
+#define SPAN_WAITS 1024		/* ... at most this many per tick */
 #define SPAN_OTHERS 6		/* other waiters drawn on a timeline */
 #define MAX_FNS 8		/* functions counted per (lock, holder) */
 #define KFRAMES 4		/* kernel frames in a stack text */
@@ -119,13 +120,15 @@ struct waitev {
 	uint64_t id;
 	uint64_t tick;
 	char *sym;
+	bool drawn;		/* its timeline went to lock_spans */
 };
 
 /* The text of a lock's holder_fns, kept while the set of functions stays. */
 struct topfns {
 	uint64_t addr;
 	uint32_t lock_tgid;
-	char *set;
+	size_t n;
+	char *names[3];
 	char *text;
 };
 
@@ -282,10 +285,13 @@ static char *lock_sym(struct locks_priv *sp, uint64_t addr, uint32_t tgid, uint3
 	size_t n, i;
 
 	if (!kind_is_kernel(kind)) {
+		char buf[256];
+
 		if (symbols_user(sp->syms, tgid, addr, false, &loc) && loc.func)
 			return loc.off ? xasprintf("%s+0x%llx", loc.func, (unsigned long long)loc.off)
 				       : xstrdup(loc.func);
-		return xstrdup(loc.obj ? loc.obj : "");
+		return xstrdup(loc.obj && loc.obj[0] == '/' ?
+			       sym_format(&loc, addr, true, buf, sizeof(buf)) : loc.obj ? loc.obj : "");
 	}
 	if (flags & LKF_MMAP_LOCK)
 		return xstrdup("mmap_lock");
@@ -417,15 +423,17 @@ static const char *fncount_top(const struct fncount *fc)
 	return fc->fns[best].fn;
 }
 
-/* Write the lock's top three holder functions now into buf; their names in names. */
-static void lock_top_fns_now(struct locks_priv *sp, uint32_t lock_tgid, uint64_t addr,
-			     char *buf, size_t len, char **names, size_t *nnames)
+/* A function and its samples over all holders of one lock. */
+struct fnsum {
+	const char *fn;
+	uint64_t count;
+};
+
+/* Fill all with the lock's functions summed over its holders; return how many. */
+static size_t lock_fn_sums(const struct locks_priv *sp, uint32_t lock_tgid, uint64_t addr,
+			   struct fnsum *all, size_t max)
 {
-	struct {
-		const char *fn;
-		uint64_t count;
-	} all[64];
-	size_t n = 0, i, j, k, o = 0;
+	size_t i, j, k, n = 0;
 
 	for (i = 0; i < sp->fncounts.n; i++) {
 		const struct fncount *fc = &sp->fncounts.v[i];
@@ -435,59 +443,86 @@ static void lock_top_fns_now(struct locks_priv *sp, uint32_t lock_tgid, uint64_t
 		for (j = 0; j < fc->n; j++) {
 			for (k = 0; k < n && strcmp(all[k].fn, fc->fns[j].fn); k++)
 				;
-			if (k == n && n < 64)
-				all[n++] = (typeof(all[0])){fc->fns[j].fn, 0};
+			if (k == n && n < max)
+				all[n++] = (struct fnsum){fc->fns[j].fn, 0};
 			if (k < n)
 				all[k].count += fc->fns[j].count;
 		}
 	}
-	buf[0] = 0;
-	for (k = 0; k < 3 && n; k++) {
-		size_t best = 0;
-
-		for (i = 1; i < n; i++)
-			if (all[i].count > all[best].count)
-				best = i;
-		if (o < len)
-			o += (size_t)snprintf(buf + o, len - o, "%s%s", k ? ", " : "", all[best].fn);
-		names[(*nnames)++] = (char *)all[best].fn;
-		all[best] = all[--n];
-	}
+	return n;
 }
 
-/* Order strings (for qsort). */
-static int str_cmp(const void *a, const void *b)
+/* Return the samples of fn in all (0 if absent). */
+static uint64_t fn_sum(const struct fnsum *all, size_t n, const char *fn)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(all[i].fn, fn))
+			return all[i].count;
+	return 0;
+}
+
+/* Order function sums by count, most first (for qsort). */
+static int fnsum_cmp(const void *a, const void *b)
+{
+	const struct fnsum *x = a, *y = b;
+
+	return x->count < y->count ? 1 : x->count > y->count ? -1 : strcmp(x->fn, y->fn);
 }
 
 /*
- * Write the lock's top three holder functions over all its holders into
- * buf, most sampled first.  The text only changes when the set of three
- * does (not their order), so a lock's rows stay one group over a window.
+ * Write the lock's three most sampled holder functions over all its holders
+ * into buf, most first.  The set is sticky, so a lock's rows stay one group
+ * over a window: a function enters a full set only with twice the samples
+ * of the one it replaces (and 4 more), and the text changes only with the set.
  */
 static void lock_top_fns(struct locks_priv *sp, uint32_t lock_tgid, uint64_t addr, char *buf,
 			 size_t len)
 {
-	char set[256], *names[3];
+	struct fnsum all[64], cur[3];
 	struct topfns *t = NULL;
-	size_t i, n = 0, o = 0;
+	size_t n, i, j, m, o = 0;
+	bool changed = false;
 
-	lock_top_fns_now(sp, lock_tgid, addr, buf, len, names, &n);
-	qsort(names, n, sizeof(names[0]), str_cmp);
-	set[0] = 0;
-	for (i = 0; i < n && o < sizeof(set); i++)
-		o += (size_t)snprintf(set + o, sizeof(set) - o, "%s\n", names[i]);
-	for (i = 0; i < sp->topfns.n; i++)
+	n = lock_fn_sums(sp, lock_tgid, addr, all, 64);
+	qsort(all, n, sizeof(all[0]), fnsum_cmp);
+	for (i = 0; i < sp->topfns.n && !t; i++)
 		if (sp->topfns.v[i].addr == addr && sp->topfns.v[i].lock_tgid == lock_tgid)
 			t = &sp->topfns.v[i];
 	if (!t) {
 		t = VEC_PUSH(sp->topfns);
-		*t = (struct topfns){addr, lock_tgid, xstrdup(set), xstrdup(buf)};
-	} else if (strcmp(t->set, set)) {
-		free(t->set);
+		memset(t, 0, sizeof(*t));
+		t->addr = addr;
+		t->lock_tgid = lock_tgid;
+	}
+	for (i = 0; i < n && i < 3; i++) {
+		for (j = 0; j < t->n && strcmp(t->names[j], all[i].fn); j++)
+			;
+		if (j < t->n)
+			continue;
+		if (t->n < 3) {
+			t->names[t->n++] = xstrdup(all[i].fn);
+			changed = true;
+			continue;
+		}
+		for (j = 1, m = 0; j < t->n; j++)
+			if (fn_sum(all, n, t->names[j]) < fn_sum(all, n, t->names[m]))
+				m = j;
+		if (all[i].count >= 2 * fn_sum(all, n, t->names[m]) + 4) {
+			free(t->names[m]);
+			t->names[m] = xstrdup(all[i].fn);
+			changed = true;
+		}
+	}
+	if (changed || !t->text) {
+		for (i = 0; i < t->n; i++)
+			cur[i] = (struct fnsum){t->names[i], fn_sum(all, n, t->names[i])};
+		qsort(cur, t->n, sizeof(cur[0]), fnsum_cmp);
+		buf[0] = 0;
+		for (i = 0; i < t->n && o < len; i++)
+			o += (size_t)snprintf(buf + o, len - o, "%s%s", i ? ", " : "", cur[i].fn);
 		free(t->text);
-		t->set = xstrdup(set);
 		t->text = xstrdup(buf);
 	}
 	snprintf(buf, len, "%s", t->text);
@@ -509,6 +544,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		w->id = sp->next_id++;
 		w->tick = sp->tick;
 		w->sym = NULL;
+		w->drawn = false;
 	} else if (type == LR_SAMPLE && size >= sizeof(struct lk_sample_rec)) {
 		const struct lk_sample_rec *r = data;
 		struct sample *s = VEC_PUSH(sp->samples);
@@ -907,9 +943,8 @@ static void add_spans(struct locks_priv *sp, struct frame *f, const struct waite
 
 		if (!r->tid || r->tid == w->tid || r->end_ns < lo || r->end_ns > hi)
 			continue;
-		if (r->tid == w->holder)
-			wait_holder_comm(w, comm, sizeof(comm));
-		else
+		comm_copy(comm, w->rel_comms[i]);
+		if (!comm[0])
 			thread_comm(w->tgid, r->tid, comm, sizeof(comm));
 		snprintf(row, sizeof(row), "holder %u %s", r->tid, comm);
 		add_span(sp, f, we->id, row, a, r->end_ns, "hold", "hold");
@@ -942,6 +977,18 @@ static int wait_cmp_desc(const void *a, const void *b)
 	uint64_t lx = x->r.end_ns - x->r.start_ns, ly = y->r.end_ns - y->r.start_ns;
 
 	return lx < ly ? 1 : lx > ly ? -1 : 0;
+}
+
+/* Order waits by lock, then newest first. */
+static int wait_cmp_lock_newest(const void *a, const void *b)
+{
+	const struct waitev *x = *(struct waitev *const *)a, *y = *(struct waitev *const *)b;
+
+	if (x->r.tgid != y->r.tgid)
+		return x->r.tgid < y->r.tgid ? -1 : 1;
+	if (x->r.addr != y->r.addr)
+		return x->r.addr < y->r.addr ? -1 : 1;
+	return x->r.end_ns < y->r.end_ns ? 1 : x->r.end_ns > y->r.end_ns ? -1 : 0;
 }
 
 /* Drop last tick's buffered records; this tick's become last tick's. */
@@ -996,7 +1043,7 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	struct frame *spans = frame_new(&lock_spans_schema, t_ns, dt_ns);
 	struct waitev **worst;
 	uint64_t health[LH_N];
-	size_t i, nw, ndrawn;
+	size_t i, k, nw, ndrawn;
 	int err;
 
 	sp->tick++;
@@ -1026,6 +1073,17 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 		if (same >= SPAN_PER_LOCK)
 			continue;
 		add_spans(sp, spans, worst[i]);
+		worst[i]->drawn = true;
+		ndrawn++;
+	}
+	qsort(worst, nw, sizeof(*worst), wait_cmp_lock_newest);
+	for (i = 0, k = 0; i < nw && ndrawn < SPAN_WAITS; i++) {
+		k = i && worst[i]->r.addr == worst[i - 1]->r.addr &&
+		    worst[i]->r.tgid == worst[i - 1]->r.tgid ? k + 1 : 0;
+		if (k >= SPAN_NEWEST || worst[i]->drawn)
+			continue;
+		add_spans(sp, spans, worst[i]);
+		worst[i]->drawn = true;
 		ndrawn++;
 	}
 	free(worst);
@@ -1156,7 +1214,8 @@ static void locks_close(struct probe *p)
 	free(sp->keys.v);
 	free(sp->mutexes.v);
 	for (i = 0; i < sp->topfns.n; i++) {
-		free(sp->topfns.v[i].set);
+		for (j = 0; j < sp->topfns.v[i].n; j++)
+			free(sp->topfns.v[i].names[j]);
 		free(sp->topfns.v[i].text);
 	}
 	free(sp->topfns.v);

@@ -117,7 +117,8 @@ struct lk_wait_rec {
 	char comm[LK_COMM_LEN];
 	char process[LK_COMM_LEN];
 	char holder_comm[LK_COMM_LEN];
-	struct lk_rel rels[LK_RELS];	/* the lock's last releases, newest first (tid 0: none) */
+	struct lk_rel rels[LK_RELS];	/* the lock's last releases (tid 0: none) */
+	char rel_comms[LK_RELS][LK_COMM_LEN];	/* their releasers' names */
 };
 
 struct lk_sample_rec {
