@@ -225,6 +225,10 @@ $(OUTPUT)/bench/mksnap: bench/mksnap.c $(OUTPUT)/liblatop.a
 # BPF objects are the same CO-RE ones as latop's.  helpers-static: the test
 # workloads, static for the same guest.  Outputs go to $(OUTPUT)/static/.
 STATIC_LIBS := -lbpf -lelf -lz -lzstd -lreadline -lncursesw -ltinfo -lm -lpthread
+ifneq ($(wildcard /usr/include/elfutils/libdw.h),)
+# libdw.a before what it uses (libelf, and its compressed-section readers).
+STATIC_LIBS := -ldw $(STATIC_LIBS) -llzma -lbz2
+endif
 STATIC_HELPERS := $(patsubst tests/helpers/%.c,$(OUTPUT)/static/%,$(HELPER_SRCS))
 .PHONY: latop-static helpers-static
 
