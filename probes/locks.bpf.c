@@ -339,6 +339,21 @@ static __always_inline struct lk_stats *stats_get(const struct lk_key *key)
 	return bpf_map_lookup_elem(&stats, key);
 }
 
+/*
+ * Count v in a histogram several CPUs update at once (waiters of one lock).
+ * The empty asm hides idx's range from clang so the bound check stays for
+ * the verifier (6.1's loses it otherwise), as lh_add in bits.bpf.h.
+ */
+static __always_inline void lh_add_atomic(__u32 *hist, __u64 v)
+{
+	__u32 idx = lh_bucket(v);
+
+	asm volatile("" : "+r"(idx));
+	if (idx >= LH_NBUCKETS)
+		return;
+	__sync_fetch_and_add(&hist[idx], 1);
+}
+
 /* Add one finished wait to its key's totals. */
 static __always_inline void account_wait(struct task_struct *task, const struct lk_key *key,
 					 __u64 wait, __u64 hold, __u64 threshold, __s64 kstack,
@@ -357,8 +372,8 @@ static __always_inline void account_wait(struct task_struct *task, const struct 
 		v->wait_max = wait;
 	if (hold > v->hold_max)
 		v->hold_max = hold;
-	__sync_fetch_and_add(&v->hist[lh_bucket(wait)], 1);
-	__sync_fetch_and_add(&v->hold_hist[lh_bucket(hold)], 1);
+	lh_add_atomic(v->hist, wait);
+	lh_add_atomic(v->hold_hist, hold);
 	if (kstack >= 0)
 		v->kstack = kstack;
 	else if (v->count == 1)

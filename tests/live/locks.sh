@@ -117,4 +117,16 @@ assert r["below"] > 0 and r["count"] > r["below"], r
 assert e["min(wait)"] >= 1e6, e
 assert abs(e["count"] - (r["count"] - r["below"])) <= 2, (r, e)
 ' "$out" "$n_ev"; ok $? "threshold 1ms: waits below it counted ($out), only longer ones sent ($n_ev)"
+
+# SAMPLE 1/N goes down: 1 wait in N is followed, sent as an event, and the
+# totals scale by N, so they are exactly N times the events (none lost here).
+run "$tmp/smp.snap" "sample 1/4 threshold 10s" snapshot 2000 "$tmp"; ok $? "recording with sample 1/4 exits 0"
+out=$(json "$tmp/smp.snap" "from locks show count")
+n_ev=$(json "$tmp/smp.snap" "from lock_events show count")
+echo "$out $n_ev" | python3 -c '
+import json, sys
+r, e = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert e["count"] >= 20, e
+assert r["count"] == 4 * e["count"], (r, e)
+' "$out" "$n_ev"; ok $? "sample 1/4: the sampled waits all crossed as events, the totals are 4 times them ($out, $n_ev)"
 done_testing
