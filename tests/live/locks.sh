@@ -60,17 +60,20 @@ assert r["p9999(wait)"] <= 5 * demo["hold_max_ns"] + 20e6, (r, demo)
 assert r["p50(wait)"] <= 0.25 * demo["hold_p50_ns"], (r, demo)
 ' "$demo"; ok $? "one contended mutex, named state_lock; p99.99 wait near the hold time, median small ($out)"
 
-out=$(json "$tmp/snap.snap" "from locks where sym == 'state_lock' group by holder_comm show count, max(hold), sum(holder_offcpu) order by max(hold) desc")
+# A request thread preempted while holding (2 busy vCPUs) can hold long
+# once; bgsnap holds long every time: compare the median holds.
+out=$(json "$tmp/snap.snap" "from locks where sym == 'state_lock' group by holder_comm show count, p50(hold), max(hold), sum(holder_offcpu) order by p50(hold) desc")
 echo "$out" | python3 -c '
 import json, sys
 demo = json.loads(sys.argv[1])
 rows = [json.loads(l) for l in sys.stdin]
 top = rows[0]
 assert top["holder_comm"] == "bgsnap", rows
-assert 0.5 * demo["hold_p50_ns"] <= top["max(hold)"] <= 1.5 * demo["hold_max_ns"] + 5e6, (top, demo)
+assert top["p50(hold)"] >= 0.3 * demo["hold_p50_ns"], (top, demo)
+assert top["max(hold)"] <= 1.5 * demo["hold_max_ns"] + 5e6, (top, demo)
 assert top["sum(holder_offcpu)"] > 0, top
 assert any(r["holder_comm"].startswith("req-") for r in rows), rows
-' "$demo"; ok $? "bgsnap is the holder with the longest holds (near lockdemo's own), off CPU while holding ($out)"
+' "$demo"; ok $? "bgsnap is the holder with the longest median hold (near lockdemo's own), off CPU while holding ($out)"
 
 out=$(json "$tmp/snap.snap" "from locks where sym == 'state_lock' and holder_comm == 'bgsnap' group by holder_fn show sum(samples) order by sum(samples) desc")
 echo "$out" | python3 -c '
@@ -119,7 +122,8 @@ assert abs(e["count"] - (r["count"] - r["below"])) <= 2, (r, e)
 ' "$out" "$n_ev"; ok $? "threshold 1ms: waits below it counted ($out), only longer ones sent ($n_ev)"
 
 # SAMPLE 1/N goes down: 1 wait in N is followed, sent as an event, and the
-# totals scale by N, so they are exactly N times the events (none lost here).
+# totals scale by N, so they are N times the events (give or take a wait
+# whose event and totals fall on either side of the recording's end).
 run "$tmp/smp.snap" "sample 1/4 threshold 10s" snapshot 2000 "$tmp"; ok $? "recording with sample 1/4 exits 0"
 out=$(json "$tmp/smp.snap" "from locks show count")
 n_ev=$(json "$tmp/smp.snap" "from lock_events show count")
@@ -127,6 +131,6 @@ echo "$out $n_ev" | python3 -c '
 import json, sys
 r, e = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 assert e["count"] >= 20, e
-assert r["count"] == 4 * e["count"], (r, e)
+assert abs(r["count"] - 4 * e["count"]) <= 8, (r, e)
 ' "$out" "$n_ev"; ok $? "sample 1/4: the sampled waits all crossed as events, the totals are 4 times them ($out, $n_ev)"
 done_testing
