@@ -94,7 +94,6 @@ struct kwait {
 		__s64 kstack;
 		__u32 owner;
 		__u32 kind;
-		__u32 flags;
 		__u32 kflags;		/* LKF_* */
 		__u8 sampled;
 		char owner_comm[LK_COMM_LEN];
@@ -787,7 +786,6 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 	for (i = 0; i < KWAIT_SLOTS; i++) {
 		if (kw->s[i].lock == (__u64)lock) {
 			kw->s[i].kind = kind;
-			kw->s[i].flags = flags;
 			return 0;
 		}
 	}
@@ -802,7 +800,6 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 	kw->s[slot].lock = (__u64)lock;
 	kw->s[slot].start_ns = now;
 	kw->s[slot].kind = kind;
-	kw->s[slot].flags = flags;
 	kw->s[slot].sampled = sampled;
 	kw->s[slot].owner = 0;
 	kw->s[slot].owner_comm[0] = 0;

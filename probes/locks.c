@@ -38,6 +38,7 @@
 #define KFRAMES 4		/* kernel frames in a stack text */
 #define UFRAMES 6		/* user frames in a stack text */
 #define STACK_DEPTH 127
+#define MAX_REMEMBERED 4096	/* (lock, holder) function counts, sticky sets, known mutexes */
 #define STR_(x) #x
 #define LATOP_STR(x) STR_(x)
 
@@ -118,7 +119,6 @@ struct offspan {
 struct waitev {
 	struct lk_wait_rec r;
 	uint64_t id;
-	uint64_t tick;
 	char *sym;
 	bool drawn;		/* its timeline went to lock_spans */
 };
@@ -156,7 +156,6 @@ struct locks_priv {
 	struct bpf_link **perf_links;
 	uint64_t boot_offset_ns;
 	uint64_t next_id;
-	uint64_t tick;
 	uint32_t sample_n;
 	uint64_t health_prev[LH_N];
 	struct prev_ent *prev[PREV_SLOTS];
@@ -542,7 +541,6 @@ static int on_record(void *ctx, void *data, size_t size)
 
 		memcpy(&w->r, data, sizeof(w->r));
 		w->id = sp->next_id++;
-		w->tick = sp->tick;
 		w->sym = NULL;
 		w->drawn = false;
 	} else if (type == LR_SAMPLE && size >= sizeof(struct lk_sample_rec)) {
@@ -979,6 +977,33 @@ static int wait_cmp_desc(const void *a, const void *b)
 	return lx < ly ? 1 : lx > ly ? -1 : 0;
 }
 
+/*
+ * Keep what is remembered across ticks bounded: past MAX_REMEMBERED entries
+ * the function counts, the sticky holder_fns sets and the known mutexes
+ * start over (a long run over many short-lived locks).
+ */
+static void forget_if_full(struct locks_priv *sp)
+{
+	size_t i, j;
+
+	if (sp->fncounts.n > MAX_REMEMBERED) {
+		for (i = 0; i < sp->fncounts.n; i++)
+			for (j = 0; j < sp->fncounts.v[i].n; j++)
+				free(sp->fncounts.v[i].fns[j].fn);
+		sp->fncounts.n = 0;
+	}
+	if (sp->topfns.n > MAX_REMEMBERED) {
+		for (i = 0; i < sp->topfns.n; i++) {
+			for (j = 0; j < sp->topfns.v[i].n; j++)
+				free(sp->topfns.v[i].names[j]);
+			free(sp->topfns.v[i].text);
+		}
+		sp->topfns.n = 0;
+	}
+	if (sp->mutexes.n > MAX_REMEMBERED)
+		sp->mutexes.n = 0;
+}
+
 /* Order waits by lock, then newest first. */
 static int wait_cmp_lock_newest(const void *a, const void *b)
 {
@@ -1010,6 +1035,7 @@ static void buffers_age(struct locks_priv *sp)
 		free(sp->waits.v[i].sym);
 	VEC_DROP(sp->waits, sp->waits_old);
 	sp->waits_old = sp->waits.n;
+	forget_if_full(sp);
 	for (i = 0; i < sp->stack_ids.n; i++)
 		bpf_map_delete_elem(fd, &ids[i]);
 	sp->stack_ids.n = 0;
@@ -1046,7 +1072,6 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	size_t i, k, nw, ndrawn;
 	int err;
 
-	sp->tick++;
 	err = ring_buffer__consume(sp->rb);
 	sp->skel->bss->events_used = 0;
 	if (err < 0) {
