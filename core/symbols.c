@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <time.h>
 #include <unistd.h>
 #ifdef HAVE_LIBDW
 #include <elfutils/libdw.h>
@@ -67,7 +68,7 @@ struct proc {
 	char *exe;		/* the executable's path */
 	struct pmap *maps;
 	size_t nmaps;
-	bool reread;		/* maps were re-read after a miss already */
+	time_t read_at;		/* when maps were read: a miss re-reads them, once a second */
 };
 
 struct symbols {
@@ -329,6 +330,7 @@ static void proc_read(struct symbols *s, struct proc *p)
 	ssize_t n;
 
 	proc_clear(p);
+	p->read_at = time(NULL);
 	snprintf(path, sizeof(path), "/proc/%u/exe", p->pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	if (n > 0) {
@@ -489,9 +491,8 @@ bool symbols_user(struct symbols *s, uint32_t pid, uint64_t addr, bool ret, stru
 	uint64_t vaddr;
 
 	memset(out, 0, sizeof(*out));
-	if ((!m || !m->obj) && !p->reread) {
-		p->reread = true;	/* new mappings since the first read: once */
-		proc_read(s, p);
+	if ((!m || !m->obj) && time(NULL) != p->read_at) {
+		proc_read(s, p);	/* mapped since, or the pid was reused */
 		m = proc_find(p, addr);
 	}
 	if (!m)
