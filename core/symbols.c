@@ -320,7 +320,11 @@ static void proc_clear(struct proc *p)
 	p->exe = NULL;
 }
 
-/* Read /proc/PID/maps into p: one pmap per object (biased), one per named anon area. */
+/*
+ * Read /proc/PID/maps into p: one pmap per object (biased), one per named
+ * anonymous area.  When the process is gone, p keeps what it had: its
+ * samples and waits are still being symbolized.
+ */
 static void proc_read(struct symbols *s, struct proc *p)
 {
 	char path[64], line[PATH_MAX + 128], exe[PATH_MAX];
@@ -329,18 +333,18 @@ static void proc_read(struct symbols *s, struct proc *p)
 	FILE *f;
 	ssize_t n;
 
-	proc_clear(p);
 	p->read_at = time(NULL);
+	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
+	f = fopen(path, "r");
+	if (!f)
+		return;		/* gone: what was read before stays */
+	proc_clear(p);
 	snprintf(path, sizeof(path), "/proc/%u/exe", p->pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = 0;
 		p->exe = xstrdup(exe);
 	}
-	snprintf(path, sizeof(path), "/proc/%u/maps", p->pid);
-	f = fopen(path, "r");
-	if (!f)
-		return;
 	while (fgets(line, sizeof(line), f)) {
 		char perms[8], name[PATH_MAX] = "";
 		struct elfobj *o;
