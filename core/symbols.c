@@ -408,18 +408,9 @@ static struct proc *proc_get(struct symbols *s, uint32_t pid)
 	return p;
 }
 
-void symbols_forget(struct symbols *s, uint32_t pid)
+void symbols_note(struct symbols *s, uint32_t pid)
 {
-	size_t i;
-
-	for (i = 0; i < s->nprocs; i++) {
-		if (s->procs[i].pid != pid)
-			continue;
-		proc_clear(&s->procs[i]);
-		memmove(&s->procs[i], &s->procs[i + 1], (s->nprocs - i - 1) * sizeof(*s->procs));
-		s->nprocs--;
-		return;
-	}
+	proc_get(s, pid);
 }
 
 /* Return an interned copy of file's base name in o. */

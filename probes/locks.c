@@ -540,6 +540,9 @@ static int on_record(void *ctx, void *data, size_t size)
 		struct waitev *w = VEC_PUSH(sp->waits);
 
 		memcpy(&w->r, data, sizeof(w->r));
+		/* Its maps now: by the time its lock is named, it may have exited. */
+		if (!kind_is_kernel(w->r.kind))
+			symbols_note(sp->syms, w->r.tgid);
 		w->id = sp->next_id++;
 		w->sym = NULL;
 		w->drawn = false;
