@@ -9,7 +9,8 @@ static const struct field locks_fields[LC_NCOLS] = {
 			 "that waited for it"},
 	[LC_PID]      = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "the waiters' process id (tgid)"},
 	[LC_PROCESS]  = {"process", FT_STR, FF_KEY, "", "the waiters' process name"},
-	[LC_COMM]     = {"comm", FT_STR, FF_KEY | FF_PUSH | FF_HIDDEN, "", "waiting thread's name"},
+	[LC_COMM]     = {"comm", FT_STR, FF_KEY | FF_PUSH | FF_HIDDEN, "", "the last waiting thread's "
+			 "name (pushed down: tests each waiter)"},
 	[LC_HOLDER]   = {"holder", FT_U64, FF_KEY | FF_HIDDEN, "", "thread id of the holder that "
 			 "kept the lock longest during a wait (0: unknown)"},
 	[LC_HOLDER_COMM] = {"holder_comm", FT_STR, FF_KEY, "", "the holder's thread name"},
