@@ -20,6 +20,12 @@ ALL_CFLAGS := -std=gnu11 $(CFLAGS) $(WARN) -D_GNU_SOURCE -DLATOP_VERSION='"$(VER
 	-I$(OUTPUT) -I. $(shell pkg-config --cflags ncursesw 2>/dev/null)
 LIBS := -lbpf -lelf -lz -lzstd $(shell pkg-config --libs ncursesw 2>/dev/null || echo -lncursesw) \
 	-lreadline -lm -lpthread
+# DWARF file:line for user stacks (core/symbols.c) when libdw-dev is installed;
+# without it symbols are function+offset.
+ifneq ($(wildcard /usr/include/elfutils/libdw.h),)
+ALL_CFLAGS += -DHAVE_LIBDW
+LIBS += -ldw
+endif
 SAN_FLAGS := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 ifeq ($(V),1)
@@ -228,6 +234,10 @@ $(OUTPUT)/bench/mksnap: bench/mksnap.c $(OUTPUT)/liblatop.a
 # BPF objects are the same CO-RE ones as latop's.  helpers-static: the test
 # workloads, static for the same guest.  Outputs go to $(OUTPUT)/static/.
 STATIC_LIBS := -lbpf -lelf -lz -lzstd -lreadline -lncursesw -ltinfo -lm -lpthread
+ifneq ($(wildcard /usr/include/elfutils/libdw.h),)
+# libdw.a before what it uses (libelf, and its compressed-section readers).
+STATIC_LIBS := -ldw $(STATIC_LIBS) -llzma -lbz2
+endif
 STATIC_HELPERS := $(patsubst tests/helpers/%.c,$(OUTPUT)/static/%,$(HELPER_SRCS))
 .PHONY: latop-static helpers-static
 
@@ -289,3 +299,16 @@ $(OUTPUT)/bench/pathsfloor-bin: bench/floor.c $(OUTPUT)/bench/pathsfloor/floor.s
 
 bench-paths: latop $(OUTPUT)/helpers/tiers $(OUTPUT)/bench/pathsfloor-bin
 	$(Q)./bench/paths.sh
+# ---- locks: the lock workload keeps frame pointers, so holder stacks unwind --
+$(OUTPUT)/helpers/lockdemo: tests/helpers/lockdemo.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE \
+		$< -o $@ -lpthread
+
+# bench-locks: lock tracing's cost to a mutex-heavy program (bench/locks.sh).
+.PHONY: bench-locks
+bench-locks:
+	$(Q)./scripts/install-deps.sh --bench
+	$(Q)$(MAKE) --no-print-directory latop $(OUTPUT)/helpers/lockdemo
+	$(Q)./bench/locks.sh

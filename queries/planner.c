@@ -36,6 +36,7 @@ static const struct {
 	{"raddr", FTERM_RADDR, TV_ADDR},
 	{"qid", FTERM_QID, TV_NUM},
 	{"side", FTERM_SIDE, TV_COMM},
+	{"wait", FTERM_LAT, TV_NUM},		/* locks: a wait's length, known at its end */
 };
 
 /* Append one entry; false when the table is full. */

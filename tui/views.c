@@ -19,8 +19,9 @@ const struct view views[] = {
 	 "from block group by dev, op show count, rate(count), sum(bytes), p50(lat), p99(lat), "
 	 "max(lat), p99(sched), p99(device), max(inflight) order by p99(lat) desc threshold 10ms"},
 	{'5', "locks", "locks",
-	 "from locks group by lock show count, p50(wait), p99(wait), p9999(wait), max(wait), "
-	 "max(hold) order by p9999(wait) desc"},
+	 "from locks where kind != 'futex' group by lock, kind, sym, pid, process, holder_fns "
+	 "show count, max(waiters), p50(wait), p99(wait), p9999(wait), max(wait), max(hold) "
+	 "order by p9999(wait) desc threshold 1us"},
 	{'6', "syscalls", "syscalls",
 	 "from syscalls group by pid, comm, syscall show count, rate(count), errors, p50(lat), "
 	 "p99(lat), max(lat), sum(time), sum(oncpu), sum(offcpu) order by sum(time) desc "

@@ -1,0 +1,964 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The locks probe: contended user-space locks seen at the futex syscalls,
+ * kernel lock contention seen at lock:contention_begin/end, and what the
+ * thread holding a lock does while others wait for it.
+ *
+ * An uncontended lock never enters the kernel, so it costs nothing here.  A
+ * contended one does: the waiter calls futex(WAIT) and the holder, when it
+ * releases, futex(WAKE).  Where the syscalls:sys_enter_futex/sys_exit_futex
+ * tracepoints can be attached, only those two syscalls are hooked (not
+ * raw_syscalls), so no other syscall pays.  Where they cannot (no tracefs),
+ * the same waits are found by the scheduler: a thread that goes to sleep
+ * inside futex(WAIT) (its saved user registers say so, and hold the futex
+ * address) starts a wait, running again ends it, and the thread that wakes
+ * it (sched_waking, in the waker's context) released the lock.  That mode
+ * misses waits that never slept, and counts run-queue delay after the wake
+ * as part of the wait, as a lock's waiter sees it.
+ *
+ * The holder of a glibc pthread mutex is in the mutex itself (__owner, the
+ * int 8 bytes after the futex word), and the waiter sees it at its wait.  A
+ * PI futex holds its owner's tid in the word.  For any lock, the thread that
+ * wakes the waiter released it: the wake confirms (or names) the holder and
+ * ends its contended hold.  Kernel mutexes and write-held rw_semaphores
+ * record their owner task in the lock.
+ *
+ * While a lock has waiters, its holder is in the holders map.  A cpu-clock
+ * perf event samples every CPU; its program records a stack only when the
+ * running thread is in that map.  sched_switch records when such a holder
+ * leaves the CPU and why (preempted, I/O, other sleep), and sends the span
+ * when it comes back.  User space joins waits, samples and spans.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "locks.h"
+#include "filter.bpf.h"
+
+/* futex(2) commands (include/uapi/linux/futex.h). */
+#define FUTEX_WAIT 0
+#define FUTEX_WAKE 1
+#define FUTEX_WAKE_OP 5
+#define FUTEX_LOCK_PI 6
+#define FUTEX_UNLOCK_PI 7
+#define FUTEX_WAIT_BITSET 9
+#define FUTEX_WAKE_BITSET 10
+#define FUTEX_LOCK_PI2 13
+#define FUTEX_CMD_MASK 127
+#define FUTEX_TID_MASK 0x3fffffff
+
+/* lock:contention_begin flags (include/trace/events/lock.h). */
+#define LCB_F_SPIN (1U << 0)
+#define LCB_F_READ (1U << 1)
+#define LCB_F_WRITE (1U << 2)
+#define LCB_F_RT (1U << 3)
+#define LCB_F_PERCPU (1U << 4)
+#define LCB_F_MUTEX (1U << 5)
+
+#define MUTEX_FLAGS 0x07UL		/* low bits of struct mutex.owner */
+#define RWSEM_READER_OWNED (1UL << 0)
+#define RWSEM_OWNER_FLAGS 0x07UL
+
+#define KWAIT_SLOTS 2			/* a kernel wait and one nested inside it */
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile __u32 self_tgid = 0;
+/* Futex waits found at sched_switch (no futex syscall tracepoints here). */
+const volatile bool futex_by_sched = false;
+
+/* Two filter slots: user space writes the idle one, then flips filter_idx. */
+struct filter_prog filters[2] = {};
+__u32 filter_need[2] = {};
+volatile __u32 filter_idx = 0;
+/* Ring records sent this tick; user space zeroes it every tick. */
+volatile __u64 events_used = 0;
+
+static const struct lk_stats zero_stats;
+
+/* A thread waiting on a futex. */
+struct uwait {
+	__u64 addr;
+	__u64 start_ns;
+	__u32 owner;		/* holder read at the wait, 0 if unknown */
+	__u32 kind;
+	__u8 sampled;
+};
+
+/* A thread waiting on kernel locks (the outer one and one nested). */
+struct kwait {
+	struct {
+		__u64 lock;
+		__u64 start_ns;
+		__s64 kstack;
+		__u32 owner;
+		__u32 kind;
+		__u32 kflags;		/* LKF_* */
+		__u8 sampled;
+		char owner_comm[LK_COMM_LEN];
+	} s[KWAIT_SLOTS];
+};
+
+/* A lock with waiters: who holds it now and who released it last. */
+struct lkstate_key {
+	__u64 addr;
+	__u32 tgid;		/* 0 for kernel locks */
+	__u32 pad;
+};
+
+struct lkstate {
+	__s32 nwait;
+	__u32 holder;		/* current holder, 0 if unknown */
+	__u64 since_ns;		/* when its contended hold began */
+	__u32 nrel;		/* releases seen (rels[nrel % LK_RELS] is next) */
+	__u32 pad;
+	struct lk_rel rels[LK_RELS];
+	char comms[LK_RELS][LK_COMM_LEN];	/* the releasers' names */
+};
+
+/* A thread that holds a lock someone waits on. */
+struct holder {
+	__u64 addr;
+	__u32 lock_tgid;
+	__u32 off_state;
+	__u64 off_ns;		/* when it left the CPU, 0 while on it */
+	__u64 since_ns;		/* when it became a holder others wait for */
+	__u8 seen;		/* seen on a CPU or leaving one since then */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, LK_MAX_KEYS);
+	__type(key, struct lk_key);
+	__type(value, struct lk_stats);
+} stats SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LK_MAX_WAITS);
+	__type(key, __u32);
+	__type(value, struct uwait);
+} uwaits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct kwait);
+} kwaits SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LK_MAX_LOCKS);
+	__type(key, struct lkstate_key);
+	__type(value, struct lkstate);
+} lkstates SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LK_MAX_LOCKS);
+	__type(key, __u32);
+	__type(value, struct holder);
+} holders SEC(".maps");
+
+/* A futex waiter woken before it got off the CPU (found at its switch-out). */
+struct early_wake {
+	__u64 ts_ns;
+	__u32 waker;
+	__u32 tgid;
+	char comm[LK_COMM_LEN];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LK_MAX_WAITS);
+	__type(key, __u32);
+	__type(value, struct early_wake);
+} early_wakes SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
+	__uint(max_entries, LK_STACKS);
+	__uint(key_size, sizeof(__u32));
+	__uint(value_size, 127 * sizeof(__u64));
+} stacks SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, LH_N);
+	__type(key, __u32);
+	__type(value, __u64);
+} health SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, LK_RINGBUF_BYTES);
+} events SEC(".maps");
+
+/* Count one health event on this CPU. */
+static __always_inline void health_inc(__u32 idx)
+{
+	__u64 *v = bpf_map_lookup_elem(&health, &idx);
+
+	if (v)
+		(*v)++;
+}
+
+/* Return the filter user space installed last. */
+static __always_inline const struct filter_prog *filter_cur(void)
+{
+	return &filters[filter_idx & 1];
+}
+
+/* What the filter tests of a wait (a global function's argument: no pointers inside). */
+struct lk_filter_args {
+	__u64 pid;
+	__u64 tid;
+	__u64 wait;
+	char comm[LK_COMM_LEN];
+};
+
+/*
+ * Run the installed filter on a.  A global function: the verifier checks its
+ * bounded loop once, not again in every program and branch that calls it
+ * (inlined, that took seconds at load).
+ */
+__noinline int lk_filter(struct lk_filter_args *a)
+{
+	struct filter_input in = {};
+
+	if (!a)
+		return 1;
+	in.pid = a->pid;
+	in.tid = a->tid;
+	in.lat = a->wait;
+	in.comm = a->comm;
+	return filter_match(filter_cur(), &in);
+}
+
+/* Run f on the wait of thread task; fetch comm only when f tests it. */
+static __always_inline bool filter_wait(const struct filter_prog *f, struct task_struct *task,
+					__u32 tgid, __u32 tid, __u64 wait)
+{
+	struct lk_filter_args a = {.pid = tgid, .tid = tid, .wait = wait};
+
+	if (filter_need[filter_idx & 1] & LK_NEED_COMM)
+		BPF_CORE_READ_STR_INTO(&a.comm, task, comm);
+	return lk_filter(&a);
+}
+
+/* Decide at a wait's start whether to follow it (SAMPLE, and the id filters). */
+static __always_inline bool wait_wanted(struct task_struct *task, __u32 tgid, __u32 tid,
+					bool *sampled)
+{
+	const struct filter_prog *f = filter_cur();
+
+	*sampled = false;
+	if (f->sample_n > 1) {
+		if (bpf_get_prandom_u32() % f->sample_n)
+			goto drop;
+		*sampled = true;
+	}
+	if (f->n && !f->needs_lat && !filter_wait(f, task, tgid, tid, 0))
+		goto drop;
+	return true;
+drop:
+	health_inc(LH_DROPPED);
+	return false;
+}
+
+/* Take one record's place in the per-tick budget; false when it is spent. */
+static __always_inline bool budget_take(void)
+{
+	const struct filter_prog *f = filter_cur();
+	__u64 budget = f->max_events ? f->max_events : LK_DEFAULT_MAX_EVENTS;
+
+	if (events_used >= budget) {
+		health_inc(LH_BUDGET);
+		return false;
+	}
+	__sync_fetch_and_add(&events_used, 1);
+	return true;
+}
+
+/* Mark thread tid as holding addr while others wait; note if it is off CPU now. */
+static __always_inline void holder_set(__u32 tid, __u64 addr, __u32 lock_tgid)
+{
+	struct holder h = {.addr = addr, .lock_tgid = lock_tgid, .since_ns = bpf_ktime_get_ns()};
+	struct holder *cur = bpf_map_lookup_elem(&holders, &tid);
+
+	if (cur) {
+		cur->addr = addr;
+		cur->lock_tgid = lock_tgid;
+		return;
+	}
+	if (bpf_map_update_elem(&holders, &tid, &h, BPF_NOEXIST))
+		health_inc(LH_EVICTED);
+}
+
+/* A waiter arrives at lock (addr, tgid) whose holder is owner (0: unknown). */
+static __always_inline void lock_arrive(__u64 addr, __u32 tgid, __u32 owner, __u64 now)
+{
+	struct lkstate_key k = {.addr = addr, .tgid = tgid};
+	struct lkstate *st = bpf_map_lookup_elem(&lkstates, &k);
+
+	if (!st) {
+		struct lkstate init = {.holder = owner, .since_ns = now};
+
+		bpf_map_update_elem(&lkstates, &k, &init, BPF_NOEXIST);
+		st = bpf_map_lookup_elem(&lkstates, &k);
+		if (!st) {
+			health_inc(LH_EVICTED);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&st->nwait, 1);
+	if (owner && st->holder != owner) {
+		st->holder = owner;
+		st->since_ns = now;
+	}
+	if (owner)
+		holder_set(owner, addr, tgid);
+}
+
+/* Return the stats slot of key, creating it; NULL when the map is full. */
+static __always_inline struct lk_stats *stats_get(const struct lk_key *key)
+{
+	struct lk_stats *v = bpf_map_lookup_elem(&stats, key);
+
+	if (v)
+		return v;
+	if (bpf_map_update_elem(&stats, key, &zero_stats, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&stats, key)) {
+		health_inc(LH_EVICTED);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(&stats, key);
+}
+
+/*
+ * Count v in a histogram several CPUs update at once (waiters of one lock).
+ * The empty asm hides idx's range from clang so the bound check stays for
+ * the verifier (6.1's loses it otherwise), as lh_add in bits.bpf.h.
+ */
+static __always_inline void lh_add_atomic(__u32 *hist, __u64 v)
+{
+	__u32 idx = lh_bucket(v);
+
+	asm volatile("" : "+r"(idx));
+	if (idx >= LH_NBUCKETS)
+		return;
+	__sync_fetch_and_add(&hist[idx], 1);
+}
+
+/* Add one finished wait to its key's totals. */
+static __always_inline void account_wait(struct task_struct *task, const struct lk_key *key,
+					 __u64 wait, __u64 hold, __u64 threshold, __s64 kstack,
+					 const char *holder_comm)
+{
+	struct lk_stats *v = stats_get(key);
+
+	if (!v)
+		return;
+	__sync_fetch_and_add(&v->count, 1);
+	if (threshold && wait < threshold)
+		__sync_fetch_and_add(&v->below, 1);
+	__sync_fetch_and_add(&v->wait_sum, wait);
+	__sync_fetch_and_add(&v->hold_sum, hold);
+	if (wait > v->wait_max)
+		v->wait_max = wait;
+	if (hold > v->hold_max)
+		v->hold_max = hold;
+	lh_add_atomic(v->hist, wait);
+	lh_add_atomic(v->hold_hist, hold);
+	if (kstack >= 0)
+		v->kstack = kstack;
+	else if (v->count == 1)
+		v->kstack = -1;
+	BPF_CORE_READ_STR_INTO(&v->comm, task, comm);
+	BPF_CORE_READ_STR_INTO(&v->process, task, group_leader, comm);
+	if (holder_comm)
+		bpf_probe_read_kernel(v->holder_comm, sizeof(v->holder_comm), holder_comm);
+}
+
+/* Send one wait to the ring buffer. */
+static __always_inline void emit_wait(struct task_struct *task, const struct lk_key *key,
+				      __u32 tid, __u64 start, __u64 end, __u64 hold_start,
+				      __u64 hold_end, __s64 kstack, const char *holder_comm,
+				      const struct lkstate *rels)
+{
+	__u32 i;
+
+	struct lk_wait_rec *e;
+
+	if (!budget_take())
+		return;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		health_inc(LH_LOST);
+		return;
+	}
+	e->type = LR_WAIT;
+	e->tgid = key->tgid;
+	e->tid = tid;
+	e->holder = key->holder;
+	e->addr = key->addr;
+	e->start_ns = start;
+	e->end_ns = end;
+	e->hold_start_ns = hold_start;
+	e->hold_end_ns = hold_end;
+	e->kind = key->kind;
+	e->flags = key->flags;
+	e->kstack = kstack;
+	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
+	BPF_CORE_READ_STR_INTO(&e->process, task, group_leader, comm);
+	e->holder_comm[0] = 0;
+	if (holder_comm)
+		bpf_probe_read_kernel(e->holder_comm, sizeof(e->holder_comm), holder_comm);
+	for (i = 0; i < LK_RELS; i++) {
+		if (rels) {
+			e->rels[i] = rels->rels[i];
+			__builtin_memcpy(e->rel_comms[i], rels->comms[i], LK_COMM_LEN);
+		} else {
+			e->rels[i].tid = 0;
+			e->rel_comms[i][0] = 0;
+		}
+	}
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
+/* Finish one wait: the WAIT filter, the totals, and the event when it qualifies. */
+static __always_inline void wait_done(struct task_struct *task, const struct lk_key *key,
+				      __u32 tid, __u64 start, __u64 now, __u64 hold_start,
+				      __u64 hold_end, bool sampled, __s64 kstack,
+				      const char *holder_comm, const struct lkstate *rels)
+{
+	const struct filter_prog *f = filter_cur();
+	__u64 wait = now - start;
+	__u64 hold = hold_start && hold_end > hold_start ? hold_end - hold_start : 0;
+
+	if (f->n && f->needs_lat && !filter_wait(f, task, key->tgid, tid, wait)) {
+		health_inc(LH_DROPPED);
+		return;
+	}
+	account_wait(task, key, wait, hold, f->threshold_ns, kstack, holder_comm);
+	if (sampled || (f->threshold_ns && wait >= f->threshold_ns))
+		emit_wait(task, key, tid, start, now, hold_start, hold_end, kstack, holder_comm,
+			  rels);
+}
+
+/* Read the holder of a futex word at uaddr waited on with value val; set *kind. */
+static __always_inline __u32 futex_owner(__u64 uaddr, __u32 cmd, __u32 val, __u32 tid,
+					 __u32 *kind)
+{
+	__u32 word = 0, owner = 0;
+
+	if (cmd == FUTEX_LOCK_PI || cmd == FUTEX_LOCK_PI2) {
+		*kind = LK_PI;
+		bpf_probe_read_user(&word, sizeof(word), (void *)uaddr);
+		owner = word & FUTEX_TID_MASK;
+		return owner != tid ? owner : 0;
+	}
+	if (val != 2) {
+		*kind = LK_FUTEX;
+		return 0;
+	}
+	/* glibc: struct __pthread_mutex_s { int __lock; unsigned __count; int __owner; } */
+	if (bpf_probe_read_user(&owner, sizeof(owner), (void *)(uaddr + 8)) ||
+	    owner == 0 || owner == tid || owner > LK_MAX_TID) {
+		*kind = LK_LLL;
+		return 0;
+	}
+	*kind = LK_MUTEX;
+	return owner;
+}
+
+/* futex(WAIT / LOCK_PI): thread tid of tgid (task) starts waiting for a lock. */
+static __always_inline void futex_wait_begin(struct task_struct *task, __u32 tgid, __u32 tid,
+					     __u64 uaddr, __u32 cmd, __u32 val)
+{
+	struct uwait w = {.addr = uaddr};
+	bool sampled;
+	__u64 now;
+
+	if (!wait_wanted(task, tgid, tid, &sampled))
+		return;
+	w.owner = futex_owner(uaddr, cmd, val, tid, &w.kind);
+	w.sampled = sampled;
+	now = bpf_ktime_get_ns();
+	w.start_ns = now;
+	if (bpf_map_update_elem(&uwaits, &tid, &w, BPF_ANY)) {
+		health_inc(LH_EVICTED);
+		return;
+	}
+	lock_arrive(uaddr, tgid, w.owner, now);
+}
+
+/*
+ * Thread tid of tgid released the lock at uaddr that others wait on, at
+ * now; comm is its name (NULL: the current thread's).
+ */
+static __always_inline void futex_release(__u64 uaddr, __u32 tgid, __u32 tid,
+					  const char *comm, __u64 now)
+{
+	struct lkstate_key k = {.addr = uaddr, .tgid = tgid};
+	struct lkstate *st = bpf_map_lookup_elem(&lkstates, &k);
+	__u32 i;
+
+	if (!st)
+		return;
+	i = st->nrel++ & (LK_RELS - 1);
+	st->rels[i].tid = tid;
+	/* A releaser no wait saw take it (it barged in): its hold is unknown. */
+	st->rels[i].since_ns = st->holder == tid ? st->since_ns : now;
+	st->rels[i].end_ns = now;
+	if (comm)
+		__builtin_memcpy(st->comms[i], comm, LK_COMM_LEN);
+	else
+		bpf_get_current_comm(st->comms[i], LK_COMM_LEN);
+	st->holder = 0;
+	st->since_ns = now;
+	bpf_map_delete_elem(&holders, &tid);
+}
+
+/*
+ * Return the index of the release of st that overlaps [start, end] the most
+ * (the holder that kept the waiter waiting longest), LK_RELS if none did.
+ */
+static __always_inline __u32 release_during(const struct lkstate *st, __u32 self, __u64 start,
+					    __u64 end)
+{
+	__u64 best_ns = 0, a, b;
+	__u32 i, best = LK_RELS;
+
+	for (i = 0; i < LK_RELS; i++) {
+		const struct lk_rel *r = &st->rels[i];
+
+		if (!r->tid || r->tid == self || r->end_ns < start || r->end_ns > end)
+			continue;
+		a = r->since_ns > start ? r->since_ns : start;
+		b = r->end_ns;
+		if (b - a >= best_ns) {
+			best_ns = b - a;
+			best = i;
+		}
+	}
+	return best;
+}
+
+/* Thread tid (task) stops waiting: its lock's state, totals and event. */
+static __always_inline void futex_wait_end(struct task_struct *task, __u32 tgid, __u32 tid,
+					   bool woken)
+{
+	__u64 now, hold_start = 0, hold_end = 0;
+	struct lk_key key = {.tgid = tgid};
+	struct lkstate_key sk = {.tgid = tgid};
+	const char *holder_comm = NULL;
+	struct lkstate *st;
+	struct uwait *wp, w;
+	__u32 best = LK_RELS;
+
+	wp = bpf_map_lookup_elem(&uwaits, &tid);
+	if (!wp)
+		return;
+	w = *wp;
+	bpf_map_delete_elem(&uwaits, &tid);
+	now = bpf_ktime_get_ns();
+	key.addr = sk.addr = w.addr;
+	key.kind = w.kind;
+	key.holder = w.owner;
+	st = bpf_map_lookup_elem(&lkstates, &sk);
+	if (st) {
+		best = release_during(st, tid, w.start_ns, now);
+		if (best < LK_RELS) {
+			key.holder = st->rels[best].tid;
+			hold_start = st->rels[best].since_ns;
+			hold_end = st->rels[best].end_ns;
+			holder_comm = st->comms[best];
+		} else if (w.owner) {
+			hold_start = st->since_ns;
+		}
+	}
+	/* Before the state may be deleted below: the event copies its releases. */
+	wait_done(task, &key, tid, w.start_ns, now, hold_start, hold_end, w.sampled, -1,
+		  holder_comm, best < LK_RELS ? st : NULL);
+	if (!st)
+		return;
+	/* clang-14 (BPF v1) cannot use an atomic's result: read it after. */
+	__sync_fetch_and_add(&st->nwait, -1);
+	if ((__s32)st->nwait <= 0) {
+		bpf_map_delete_elem(&lkstates, &sk);
+	} else if (woken && (w.kind == LK_MUTEX || w.kind == LK_PI)) {
+		/* Woken with others still waiting: it takes the lock next. */
+		st->holder = tid;
+		st->since_ns = now;
+		holder_set(tid, w.addr, tgid);
+	}
+}
+
+SEC("tracepoint/syscalls/sys_enter_futex")
+int futex_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 uaddr = ctx->args[0], id = bpf_get_current_pid_tgid();
+	__u32 cmd = (__u32)ctx->args[1] & FUTEX_CMD_MASK;
+	__u32 tgid = id >> 32, tid = (__u32)id;
+
+	if (tgid == self_tgid)
+		return 0;
+	switch (cmd) {
+	case FUTEX_WAIT:
+	case FUTEX_WAIT_BITSET:
+	case FUTEX_LOCK_PI:
+	case FUTEX_LOCK_PI2:
+		futex_wait_begin((struct task_struct *)bpf_get_current_task(), tgid, tid, uaddr,
+				 cmd, (__u32)ctx->args[2]);
+		break;
+	case FUTEX_WAKE:
+	case FUTEX_WAKE_BITSET:
+	case FUTEX_WAKE_OP:
+	case FUTEX_UNLOCK_PI:
+		futex_release(uaddr, tgid, tid, NULL, bpf_ktime_get_ns());
+		break;
+	}
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_futex")
+int futex_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+
+	futex_wait_end((struct task_struct *)bpf_get_current_task(), id >> 32, (__u32)id,
+		       ctx->ret == 0);
+	return 0;
+}
+
+#if defined(__TARGET_ARCH_x86)
+#define NR_FUTEX 202
+#define SYSCALL_NR(regs) BPF_CORE_READ((regs), orig_ax)
+#elif defined(__TARGET_ARCH_arm64)
+#define NR_FUTEX 98
+#define SYSCALL_NR(regs) BPF_CORE_READ((regs), syscallno)
+#else
+#error "latop: the futex syscall number for this architecture is missing"
+#endif
+
+/* Return the futex command task is sleeping or about to sleep in, or -1. */
+static __always_inline int futex_cmd_of(struct task_struct *task, struct pt_regs **regsp)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	__u32 cmd;
+
+	if (!regs || SYSCALL_NR(regs) != NR_FUTEX)
+		return -1;
+	cmd = (__u32)PT_REGS_PARM2_CORE_SYSCALL(regs) & FUTEX_CMD_MASK;
+	if (cmd != FUTEX_WAIT && cmd != FUTEX_WAIT_BITSET && cmd != FUTEX_LOCK_PI &&
+	    cmd != FUTEX_LOCK_PI2)
+		return -1;
+	*regsp = regs;
+	return (int)cmd;
+}
+
+/*
+ * prev goes to sleep: if inside futex(WAIT / LOCK_PI), a wait starts.  If
+ * the lock was released while prev was still getting off the CPU (a short
+ * hold often is), that release is applied now, so it ends this wait.
+ */
+static __always_inline void futex_sleep(struct task_struct *prev)
+{
+	struct pt_regs *regs = NULL;
+	struct early_wake *ew;
+	__u32 tgid, tid;
+	__u64 uaddr;
+	int cmd = futex_cmd_of(prev, &regs);
+
+	if (cmd < 0 || !regs)
+		return;
+	tgid = BPF_CORE_READ(prev, tgid);
+	tid = BPF_CORE_READ(prev, pid);
+	if (tgid == self_tgid)
+		return;
+	uaddr = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	futex_wait_begin(prev, tgid, tid, uaddr, (__u32)cmd,
+			 (__u32)PT_REGS_PARM3_CORE_SYSCALL(regs));
+	ew = bpf_map_lookup_elem(&early_wakes, &tid);
+	if (!ew)
+		return;
+	if (ew->tgid == tgid && bpf_ktime_get_ns() - ew->ts_ns < 1000000)
+		futex_release(uaddr, tgid, ew->waker, ew->comm, bpf_ktime_get_ns());
+	bpf_map_delete_elem(&early_wakes, &tid);
+}
+
+/* A futex waiter is woken: the current thread (of its process) released the lock. */
+SEC("tp_btf/sched_waking")
+int BPF_PROG(futex_waking, struct task_struct *p)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = p->pid;
+	struct uwait *w;
+	struct early_wake ew = {};
+	struct pt_regs *regs = NULL;
+
+	/* A timeout or signal wakes from another context: not a release. */
+	if (p->tgid != (__u32)(id >> 32) || (__u32)id == tid)
+		return 0;
+	w = bpf_map_lookup_elem(&uwaits, &tid);
+	if (w) {
+		futex_release(w->addr, id >> 32, (__u32)id, NULL, bpf_ktime_get_ns());
+		return 0;
+	}
+	/* Not asleep yet: remember the wake for its switch-out. */
+	if (futex_cmd_of(p, &regs) < 0)
+		return 0;
+	ew.ts_ns = bpf_ktime_get_ns();
+	ew.waker = (__u32)id;
+	ew.tgid = id >> 32;
+	bpf_get_current_comm(ew.comm, sizeof(ew.comm));
+	bpf_map_update_elem(&early_wakes, &tid, &ew, BPF_ANY);
+	return 0;
+}
+
+/* Return the kind of a kernel lock from its contention flags. */
+static __always_inline __u32 kernel_kind(__u32 flags)
+{
+	if (flags & LCB_F_PERCPU)
+		return LK_KPERCPU;
+	if (flags & LCB_F_RT)
+		return LK_KRTMUTEX;
+	if (flags & LCB_F_MUTEX)
+		return LK_KMUTEX;
+	if (flags & LCB_F_SPIN)
+		return flags & LCB_F_READ ? LK_KRWLOCK_R :
+		       flags & LCB_F_WRITE ? LK_KRWLOCK_W : LK_KSPIN;
+	if (flags & LCB_F_READ)
+		return LK_KRWSEM_R;
+	if (flags & LCB_F_WRITE)
+		return LK_KRWSEM_W;
+	return LK_KOTHER;
+}
+
+/* Return the task that owns a kernel mutex or write-held rw_semaphore, or NULL. */
+static __always_inline struct task_struct *kernel_owner(void *lock, __u32 kind)
+{
+	unsigned long owner;
+
+	if (kind == LK_KMUTEX) {
+		owner = BPF_CORE_READ((struct mutex *)lock, owner.counter);
+		return (struct task_struct *)(owner & ~MUTEX_FLAGS);
+	}
+	if (kind == LK_KRWSEM_R || kind == LK_KRWSEM_W) {
+		owner = BPF_CORE_READ((struct rw_semaphore *)lock, owner.counter);
+		if (owner & RWSEM_READER_OWNED)
+			return NULL;
+		return (struct task_struct *)(owner & ~RWSEM_OWNER_FLAGS);
+	}
+	return NULL;
+}
+
+/* Return whether the key of a kernel wait has totals already. */
+static __always_inline bool key_known(__u64 lock, __u32 tgid, __u32 holder, __u32 kind,
+				      __u32 flags)
+{
+	struct lk_key key = {.addr = lock, .tgid = tgid, .holder = holder, .kind = kind,
+			     .flags = flags};
+
+	return bpf_map_lookup_elem(&stats, &key) != NULL;
+}
+
+SEC("tp_btf/contention_begin")
+int BPF_PROG(lock_begin, void *lock, unsigned int flags)
+{
+	struct task_struct *cur = bpf_get_current_task_btf(), *owner;
+	__u64 id = bpf_get_current_pid_tgid(), now;
+	__u32 tgid = id >> 32, tid = (__u32)id, kind = kernel_kind(flags), i, slot;
+	struct mm_struct *mm;
+	struct kwait *kw;
+	bool sampled;
+
+	if (tgid == self_tgid || !tid)
+		return 0;
+	kw = bpf_task_storage_get(&kwaits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!kw)
+		return 0;
+	/* A mutex waits twice (spinning, then sleeping): keep the first start. */
+	for (i = 0; i < KWAIT_SLOTS; i++) {
+		if (kw->s[i].lock == (__u64)lock) {
+			kw->s[i].kind = kind;
+			return 0;
+		}
+	}
+	slot = kw->s[0].lock ? 1 : 0;
+	if (kw->s[slot].lock) {
+		health_inc(LH_EVICTED);
+		return 0;
+	}
+	if (!wait_wanted(cur, tgid, tid, &sampled))
+		return 0;
+	now = bpf_ktime_get_ns();
+	kw->s[slot].lock = (__u64)lock;
+	kw->s[slot].start_ns = now;
+	kw->s[slot].kind = kind;
+	kw->s[slot].sampled = sampled;
+	kw->s[slot].owner = 0;
+	kw->s[slot].owner_comm[0] = 0;
+	owner = kernel_owner(lock, kind);
+	if (owner) {
+		kw->s[slot].owner = BPF_CORE_READ(owner, pid);
+		BPF_CORE_READ_STR_INTO(&kw->s[slot].owner_comm, owner, comm);
+	}
+	mm = cur->mm;
+	kw->s[slot].kflags = mm && (void *)lock == (void *)&mm->mmap_lock ? LKF_MMAP_LOCK : 0;
+	/* The caller names the lock: taken once per key (stacks cost ~1 us). */
+	kw->s[slot].kstack = -1;
+	if (!key_known((__u64)lock, tgid, kw->s[slot].owner, kind, kw->s[slot].kflags))
+		kw->s[slot].kstack = bpf_get_stackid(ctx, &stacks, 0);
+	lock_arrive((__u64)lock, 0, kw->s[slot].owner, now);
+	return 0;
+}
+
+SEC("tp_btf/contention_end")
+int BPF_PROG(lock_end, void *lock, int ret)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct lkstate_key sk = {.addr = (__u64)lock};
+	__u64 id = bpf_get_current_pid_tgid(), now, hold_start = 0;
+	struct lk_key key = {.addr = (__u64)lock, .tgid = id >> 32};
+	struct kwait *kw;
+	struct lkstate *st;
+	__u32 i, slot = KWAIT_SLOTS;
+
+	kw = bpf_task_storage_get(&kwaits, cur, 0, 0);
+	if (!kw)
+		return 0;
+	for (i = 0; i < KWAIT_SLOTS; i++)
+		if (kw->s[i].lock == (__u64)lock)
+			slot = i;
+	if (slot >= KWAIT_SLOTS)
+		return 0;
+	now = bpf_ktime_get_ns();
+	key.kind = kw->s[slot].kind;
+	key.holder = kw->s[slot].owner;
+	key.flags = kw->s[slot].kflags;
+	st = bpf_map_lookup_elem(&lkstates, &sk);
+	if (st) {
+		if (key.holder && st->holder == key.holder)
+			hold_start = st->since_ns;
+		/* clang-14 (BPF v1) cannot use an atomic's result: read it after. */
+		__sync_fetch_and_add(&st->nwait, -1);
+		if ((__s32)st->nwait <= 0) {
+			bpf_map_delete_elem(&lkstates, &sk);
+		} else {
+			st->holder = (__u32)id;
+			st->since_ns = now;
+			holder_set((__u32)id, (__u64)lock, 0);
+		}
+	}
+	if (key.holder)
+		bpf_map_delete_elem(&holders, &key.holder);
+	wait_done(cur, &key, (__u32)id, kw->s[slot].start_ns, now, hold_start, hold_start ? now : 0,
+		  kw->s[slot].sampled, kw->s[slot].kstack,
+		  key.holder ? kw->s[slot].owner_comm : NULL, NULL);
+	kw->s[slot].lock = 0;
+	return 0;
+}
+
+/* Note a holder leaving the CPU (prev) and send its span when it comes back (next). */
+static __always_inline void holder_switch(bool preempt, struct task_struct *prev,
+					  struct task_struct *next, unsigned int prev_state)
+{
+	__u32 prev_tid = prev->pid, next_tid = next->pid;
+	struct lk_off_rec *e;
+	struct holder *h;
+	__u64 now = 0;
+
+	h = bpf_map_lookup_elem(&holders, &prev_tid);
+	if (h) {
+		now = bpf_ktime_get_ns();
+		h->seen = 1;
+		h->off_ns = now;
+		h->off_state = preempt || prev_state == 0 ? LO_RUNQ :
+			       BPF_CORE_READ_BITFIELD(prev, in_iowait) ? LO_IO : LO_SLEEP;
+	}
+	h = bpf_map_lookup_elem(&holders, &next_tid);
+	if (!h)
+		return;
+	/* Off CPU already when it became a holder: off since then, at least
+	 * (in_iowait is still set while it switches back in). */
+	if (!h->seen) {
+		h->seen = 1;
+		h->off_ns = h->since_ns;
+		h->off_state = BPF_CORE_READ_BITFIELD(next, in_iowait) ? LO_IO : LO_SLEEP;
+	}
+	if (!h->off_ns)
+		return;
+	if (!now)
+		now = bpf_ktime_get_ns();
+	if (budget_take()) {
+		e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+		if (e) {
+			e->type = LR_OFFCPU;
+			e->tid = next_tid;
+			e->tgid = next->tgid;
+			e->state = h->off_state;
+			e->addr = h->addr;
+			e->start_ns = h->off_ns;
+			e->end_ns = now;
+			bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+		} else {
+			health_inc(LH_LOST);
+		}
+	}
+	h->off_ns = 0;
+}
+
+SEC("tp_btf/sched_switch")
+int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
+	     struct task_struct *next, unsigned int prev_state)
+{
+	holder_switch(preempt, prev, next, prev_state);
+	/* After the holders: a waiter that takes the lock now is on CPU. */
+	if (futex_by_sched) {
+		if (prev_state != 0 && !preempt)
+			futex_sleep(prev);
+		futex_wait_end(next, next->tgid, next->pid, true);
+	}
+	return 0;
+}
+
+SEC("perf_event")
+int holder_sample(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id;
+	struct lk_sample_rec *e;
+	struct holder *h;
+
+	if (!tid)
+		return 0;
+	h = bpf_map_lookup_elem(&holders, &tid);
+	if (!h)
+		return 0;
+	h->seen = 1;
+	health_inc(LH_SAMPLES);
+	if (!budget_take())
+		return 0;
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		health_inc(LH_LOST);
+		return 0;
+	}
+	e->type = LR_SAMPLE;
+	e->tgid = id >> 32;
+	e->tid = tid;
+	e->lock_tgid = h->lock_tgid;
+	e->addr = h->addr;
+	e->ts_ns = bpf_ktime_get_ns();
+	e->ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK | BPF_F_REUSE_STACKID);
+	e->kstack = bpf_get_stackid(ctx, &stacks, BPF_F_REUSE_STACKID);
+	if (e->ustack < 0 && e->kstack < 0)
+		health_inc(LH_STACK);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+	return 0;
+}

@@ -1,0 +1,145 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The locks probe: structs shared by locks.bpf.c and locks.c (__u32/__u64
+ * only).  Include <linux/types.h> (user space) or vmlinux.h (BPF) first.
+ */
+#ifndef LATOP_LOCKS_H
+#define LATOP_LOCKS_H
+
+#include "../core/lhist.h"
+
+#define LK_COMM_LEN 16
+#define LK_MAX_KEYS 8192	/* (lock, process, holder, kind) keys the stats hash holds */
+#define LK_MAX_WAITS 16384	/* threads waiting at once */
+#define LK_MAX_LOCKS 8192	/* locks contended at once */
+#define LK_STACKS 16384		/* stack traces kept between ticks */
+#define LK_RINGBUF_BYTES (4 << 20)
+#define LK_DEFAULT_MAX_EVENTS 4096	/* ring records per tick when BUFFER is 0 */
+#define LK_SAMPLE_HZ 997	/* holder stack samples per second per CPU */
+#define LK_RELS 4		/* releases of a lock remembered for the waits they end */
+#define LK_MAX_TID 4194304	/* PID_MAX_LIMIT: larger owner words are not thread ids */
+
+/* What kind of lock a wait was on.  Order matches lock_kind_names in locks.c. */
+enum lk_kind {
+	LK_FUTEX,	/* a futex wait that is not a known lock (condvar, semaphore, custom) */
+	LK_MUTEX,	/* glibc pthread mutex: word 2 and the owner's tid beside it */
+	LK_LLL,		/* glibc low-level lock (word 2, no owner recorded) */
+	LK_PI,		/* priority-inheritance futex: the word holds the owner's tid */
+	LK_KSPIN,	/* kernel spinlock */
+	LK_KRWLOCK_R,	/* kernel rwlock, read */
+	LK_KRWLOCK_W,	/* kernel rwlock, write */
+	LK_KMUTEX,	/* kernel mutex */
+	LK_KRWSEM_R,	/* kernel rw_semaphore, read */
+	LK_KRWSEM_W,	/* kernel rw_semaphore, write */
+	LK_KRTMUTEX,	/* kernel rt_mutex */
+	LK_KPERCPU,	/* kernel percpu rw_semaphore */
+	LK_KOTHER,	/* kernel, flags not recognised */
+	LK_NKINDS,
+};
+
+/* lk_key.flags */
+#define LKF_MMAP_LOCK 1	/* the lock is the waiter's mm->mmap_lock */
+
+/* Health counters, one per-CPU array slot each. */
+enum lk_health {
+	LH_DROPPED,	/* waits the pushdown filter or sampling dropped */
+	LH_LOST,	/* ring buffer full */
+	LH_EVICTED,	/* a map was full: a key, wait or lock could not be tracked */
+	LH_BUDGET,	/* records over the per-tick budget (BUFFER) */
+	LH_STACK,	/* stack samples whose stack could not be stored */
+	LH_SAMPLES,	/* holder stack samples taken */
+	LH_N,
+};
+
+/* What the installed filter reads beyond ids (user space sets, BPF fetches). */
+#define LK_NEED_COMM 1
+
+/* The stats key: one lock of one process, as released by one holder. */
+struct lk_key {
+	__u64 addr;		/* user address of the futex word, or kernel lock address */
+	__u32 tgid;		/* the waiters' process */
+	__u32 holder;		/* thread that released it to the waiter (0: unknown) */
+	__u32 kind;		/* enum lk_kind */
+	__u32 flags;		/* LKF_* */
+};
+
+/* Monotonic totals of one key; user space computes per-tick deltas. */
+struct lk_stats {
+	__u64 count;		/* contended waits */
+	__u64 below;		/* of which shorter than THRESHOLD */
+	__u64 wait_sum;
+	__u64 wait_max;
+	__u64 hold_sum;
+	__u64 hold_max;
+	__s64 kstack;		/* kernel stack of the last waiter (kernel locks), or -1 */
+	char comm[LK_COMM_LEN];		/* the last waiter's thread name */
+	char process[LK_COMM_LEN];	/* its process (group leader) name */
+	char holder_comm[LK_COMM_LEN];
+	__u32 hist[LH_NBUCKETS];	/* wait */
+	__u32 hold_hist[LH_NBUCKETS];	/* contended hold of the releasing holder */
+};
+
+/* Ring buffer record types. */
+enum lk_rec {
+	LR_WAIT = 1,	/* a wait at or above THRESHOLD, or sampled */
+	LR_SAMPLE,	/* a stack sample of a thread that holds a lock someone waits on */
+	LR_OFFCPU,	/* such a holder was off CPU from start to end */
+};
+
+/* Why a holder was off CPU (LR_OFFCPU.state). */
+enum lk_off {
+	LO_RUNQ,	/* preempted, runnable */
+	LO_IO,		/* blocked in iowait */
+	LO_SLEEP,	/* other voluntary sleep */
+};
+
+/* One release of a lock: who held it, from when (its contended part) to when. */
+struct lk_rel {
+	__u32 tid;
+	__u32 pad;
+	__u64 since_ns;
+	__u64 end_ns;
+};
+
+struct lk_wait_rec {
+	__u32 type;
+	__u32 tgid;
+	__u32 tid;
+	__u32 holder;		/* the holder that kept the lock longest during the wait */
+	__u64 addr;
+	__u64 start_ns;		/* CLOCK_MONOTONIC */
+	__u64 end_ns;
+	__u64 hold_start_ns;	/* when the holder's contended hold began, 0 if unknown */
+	__u64 hold_end_ns;	/* when it released (woke the waiter), 0 if unknown */
+	__u32 kind;
+	__u32 flags;
+	__s64 kstack;
+	char comm[LK_COMM_LEN];
+	char process[LK_COMM_LEN];
+	char holder_comm[LK_COMM_LEN];
+	struct lk_rel rels[LK_RELS];	/* the lock's last releases (tid 0: none) */
+	char rel_comms[LK_RELS][LK_COMM_LEN];	/* their releasers' names */
+};
+
+struct lk_sample_rec {
+	__u32 type;
+	__u32 tgid;		/* the holder's process */
+	__u32 tid;		/* the holder */
+	__u32 lock_tgid;	/* the waiters' process (0 for kernel locks) */
+	__u64 addr;		/* the lock it holds */
+	__u64 ts_ns;
+	__s64 ustack;
+	__s64 kstack;
+};
+
+struct lk_off_rec {
+	__u32 type;
+	__u32 tid;
+	__u32 tgid;
+	__u32 state;		/* enum lk_off */
+	__u64 addr;
+	__u64 start_ns;
+	__u64 end_ns;
+};
+
+#endif

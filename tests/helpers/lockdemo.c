@@ -1,0 +1,289 @@
+/*
+ * Lock workloads for the locks view's tests and benchmark.  Every mode first
+ * writes one byte to stdout ("ready") and blocks reading one byte from stdin
+ * ("go"), so the test can start recording first; at the end it prints one
+ * JSON line of what it did.
+ *
+ *   lockdemo snapshot MS DIR   LDB's example: request threads ("req-N") take
+ *                              state_lock briefly, a background thread ("bgsnap")
+ *                              every 10 ms takes it and, in snapshot_state(),
+ *                              copies the state and writes it to a file in DIR
+ *                              with fdatasync, for MS ms.  Prints its hold times.
+ *   lockdemo mmap MS N         N threads ("mapper-N") map, touch and unmap
+ *                              memory for MS ms: they contend the mm's mmap_lock.
+ *   lockdemo bench MS N        N threads, each in a loop: take one shared mutex,
+ *                              work 0.5 us in it, work 1 us outside,
+ *                              for MS ms; prints operations per second of wall
+ *                              time and per second of its own CPU time (user +
+ *                              system, which includes BPF programs run in its
+ *                              threads' context).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+
+#define NREQ 3
+#define STATE_BYTES (256 * 1024)
+#define MAX_HOLDS 4096
+#define BENCH_LOCKS 1
+
+static pthread_mutex_t state_lock = PTHREAD_MUTEX_INITIALIZER;
+static char state[STATE_BYTES];
+static char snap_buf[STATE_BYTES];
+static volatile int stop;
+static volatile uint64_t requests;
+static uint64_t holds_ns[MAX_HOLDS];
+static size_t nholds;
+static int snap_fd;
+static long run_ms;
+
+/* Exit with a message naming what failed. */
+static void die(const char *what)
+{
+	fprintf(stderr, "lockdemo: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Spin for about ns nanoseconds. */
+static void busy_ns(uint64_t ns)
+{
+	uint64_t end = now_ns() + ns;
+
+	while (now_ns() < end)
+		;
+}
+
+/* Sleep ms milliseconds. */
+static void sleep_ms(long ms)
+{
+	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) && errno == EINTR)
+		;
+}
+
+/* Tell the test we are ready, then wait for its go. */
+static void handshake(void)
+{
+	char c = 'r';
+
+	if (write(1, &c, 1) != 1)
+		die("writing ready");
+	if (read(0, &c, 1) != 1)
+		die("reading go");
+}
+
+/* One request: update the shared state under the lock, then work outside it. */
+static void *request_main(void *arg)
+{
+	unsigned long i = (unsigned long)arg, n = 0;
+	char name[16];
+
+	snprintf(name, sizeof(name), "req-%lu", i);
+	pthread_setname_np(pthread_self(), name);
+	while (!stop) {
+		pthread_mutex_lock(&state_lock);
+		state[(n * 64 + i) % STATE_BYTES]++;
+		busy_ns(2000);
+		pthread_mutex_unlock(&state_lock);
+		__atomic_add_fetch(&requests, 1, __ATOMIC_RELAXED);
+		busy_ns(10000);
+		if (++n % 20 == 0)
+			usleep(200);
+	}
+	return NULL;
+}
+
+/* Serialize the state and write it out durably: called with state_lock held. */
+static __attribute__((noinline)) void snapshot_state(void)
+{
+	uint32_t sum = 0;
+	size_t i;
+	int pass;
+
+	for (pass = 0; pass < 4; pass++) {
+		for (i = 0; i < sizeof(snap_buf); i++) {
+			sum = sum * 31 + (uint8_t)state[i];
+			snap_buf[i] = (char)(state[i] ^ (sum >> 24));
+		}
+	}
+	if (pwrite(snap_fd, snap_buf, sizeof(snap_buf), 0) != (ssize_t)sizeof(snap_buf))
+		die("writing the snapshot");
+	if (fdatasync(snap_fd))
+		die("fdatasync of the snapshot");
+}
+
+/* Every 10 ms: snapshot the state while holding its lock. */
+static void *bgsnap_main(void *arg)
+{
+	(void)arg;
+	pthread_setname_np(pthread_self(), "bgsnap");
+	while (!stop) {
+		uint64_t t0;
+
+		sleep_ms(10);
+		pthread_mutex_lock(&state_lock);
+		t0 = now_ns();
+		snapshot_state();
+		if (nholds < MAX_HOLDS)
+			holds_ns[nholds++] = now_ns() - t0;
+		pthread_mutex_unlock(&state_lock);
+	}
+	return NULL;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* LDB's example: request threads and a background snapshot holding their lock. */
+static void run_snapshot(const char *dir)
+{
+	pthread_t req[NREQ], bg;
+	char path[4096];
+	unsigned long i;
+
+	snprintf(path, sizeof(path), "%s/lockdemo.snap", dir);
+	snap_fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	if (snap_fd < 0)
+		die(path);
+	handshake();
+	for (i = 0; i < NREQ; i++)
+		if (pthread_create(&req[i], NULL, request_main, (void *)i))
+			die("pthread_create");
+	if (pthread_create(&bg, NULL, bgsnap_main, NULL))
+		die("pthread_create");
+	sleep_ms(run_ms);
+	stop = 1;
+	for (i = 0; i < NREQ; i++)
+		pthread_join(req[i], NULL);
+	pthread_join(bg, NULL);
+	close(snap_fd);
+	unlink(path);
+	qsort(holds_ns, nholds, sizeof(holds_ns[0]), cmp_u64);
+	printf("{\"pid\": %d, \"requests\": %llu, \"holds\": %zu, \"hold_p50_ns\": %llu, "
+	       "\"hold_max_ns\": %llu}\n", getpid(), (unsigned long long)requests, nholds,
+	       (unsigned long long)(nholds ? holds_ns[nholds / 2] : 0),
+	       (unsigned long long)(nholds ? holds_ns[nholds - 1] : 0));
+}
+
+/* Map, touch and unmap memory until stopped: each map and unmap takes mmap_lock. */
+static void *mapper_main(void *arg)
+{
+	unsigned long i = (unsigned long)arg, n = 0;
+	char name[16];
+
+	snprintf(name, sizeof(name), "mapper-%lu", i);
+	pthread_setname_np(pthread_self(), name);
+	while (!stop) {
+		char *p = mmap(NULL, 1 << 20, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		size_t off;
+
+		if (p == MAP_FAILED)
+			die("mmap");
+		for (off = 0; off < (1 << 20); off += 4096)
+			p[off] = 1;
+		munmap(p, 1 << 20);
+		n++;
+	}
+	__atomic_add_fetch(&requests, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static pthread_mutex_t bench_locks[BENCH_LOCKS];
+static uint64_t bench_counts[BENCH_LOCKS];
+
+/* Take the shared lock in a loop with work in and out of it; count operations. */
+static void *bench_main(void *arg)
+{
+	unsigned int seed = (unsigned int)(uintptr_t)arg;
+	uint64_t n = 0;
+
+	while (!stop) {
+		unsigned int k = rand_r(&seed) % BENCH_LOCKS;
+
+		pthread_mutex_lock(&bench_locks[k]);
+		bench_counts[k]++;
+		busy_ns(500);
+		pthread_mutex_unlock(&bench_locks[k]);
+		busy_ns(1000);
+		n++;
+	}
+	__atomic_add_fetch(&requests, n, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/* Run n threads of fn for run_ms; print operations per second. */
+static void run_threads(void *(*fn)(void *), long n, const char *mode)
+{
+	pthread_t *t = calloc((size_t)n, sizeof(*t));
+	struct rusage ru;
+	uint64_t t0;
+	double cpu_s;
+	long i;
+
+	if (!t)
+		die("calloc");
+	handshake();
+	t0 = now_ns();
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, fn, (void *)(uintptr_t)(i + 1)))
+			die("pthread_create");
+	sleep_ms(run_ms);
+	stop = 1;
+	for (i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	getrusage(RUSAGE_SELF, &ru);
+	cpu_s = ru.ru_utime.tv_sec + ru.ru_stime.tv_sec +
+		(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) / 1e6;
+	printf("{\"pid\": %d, \"mode\": \"%s\", \"ops\": %llu, \"ops_per_s\": %.0f, "
+	       "\"cpu_s\": %.3f, \"ops_per_cpu_s\": %.0f}\n", getpid(), mode,
+	       (unsigned long long)requests, requests * 1e9 / (double)(now_ns() - t0), cpu_s,
+	       cpu_s > 0 ? requests / cpu_s : 0);
+	free(t);
+}
+
+int main(int argc, char **argv)
+{
+	long i;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: lockdemo snapshot MS DIR | mmap MS N | bench MS N\n");
+		return 2;
+	}
+	run_ms = atol(argv[2]);
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (!strcmp(argv[1], "snapshot")) {
+		run_snapshot(argv[3]);
+	} else if (!strcmp(argv[1], "mmap")) {
+		run_threads(mapper_main, atol(argv[3]), "mmap");
+	} else if (!strcmp(argv[1], "bench")) {
+		for (i = 0; i < BENCH_LOCKS; i++)
+			pthread_mutex_init(&bench_locks[i], NULL);
+		run_threads(bench_main, atol(argv[3]), "bench");
+	} else {
+		fprintf(stderr, "lockdemo: unknown mode '%s'\n", argv[1]);
+		return 2;
+	}
+	return 0;
+}

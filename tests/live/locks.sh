@@ -1,0 +1,136 @@
+#!/bin/bash
+# The locks view on LDB's example, an unmodified program: request threads
+# take a mutex briefly; a background thread ("bgsnap") snapshots the state
+# every 10 ms holding that mutex, in snapshot_state(), with file I/O.
+# latop must name bgsnap as the holder behind the waiters' tail, name
+# snapshot_state (with file:line) among its stacks, see it off CPU in I/O,
+# report a tail near the hold time while the median stays small, and push
+# THRESHOLD down (waits below it counted, not sent).
+. "$(dirname "$0")/../lib.sh"
+need_root
+L=${LATOP_BIN:?}
+D=$LATOP_HELPERS/lockdemo
+[ -x "$D" ] || skip_all "no lockdemo helper at $D (make tests-build)"
+tmp=$(mktemp -d); rec_pid= demo_pid=
+trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; [ -n "$demo_pid" ] && kill -9 $demo_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+
+# Wait until a recorder has its probes attached (its .tmp file exists).
+wait_recording() {
+	for _ in $(seq 150); do [ -e "$1.tmp" ] && { sleep 0.5; return 0; }; sleep 0.1; done
+	return 1
+}
+
+# run SNAP QUERY-OPTIONS MODE ARGS...: start lockdemo, record its pid, let it go.
+run() {
+	local snap=$1 opts=$2; shift 2
+	rm -f "$tmp/go" "$tmp/out"; mkfifo "$tmp/go"
+	"$D" "$@" < "$tmp/go" > "$tmp/out" & demo_pid=$!
+	exec 3> "$tmp/go"
+	for _ in $(seq 50); do [ -s "$tmp/out" ] && break; sleep 0.1; done
+	"$L" record -o "$snap" -d 9s --quiet -q "from locks where pid == $demo_pid $opts" & rec_pid=$!
+	wait_recording "$snap" || { echo "# the recorder did not start"; return 1; }
+	echo g >&3; exec 3>&-
+	wait $demo_pid; demo_pid=
+	wait $rec_pid; local rc=$?; rec_pid=
+	return $rc
+}
+
+json() { "$L" report "$1" -q "$2" --json; }
+
+# tests/live/locks-tracefs.sh names the futex hook this run must use.
+if [ -n "${LOCKS_FUTEX_HOOK:-}" ]; then
+	"$L" probes | grep "futex waits and wakes" | grep -qF "$LOCKS_FUTEX_HOOK"
+	ok $? "futex waits are hooked at $LOCKS_FUTEX_HOOK"
+fi
+
+run "$tmp/snap.snap" "threshold 1us" snapshot 4000 "$tmp"; ok $? "recording lockdemo snapshot exits 0"
+demo=$(sed 's/^r//' "$tmp/out")
+echo "# lockdemo: $demo"
+
+out=$(json "$tmp/snap.snap" "from locks where kind == 'mutex' group by sym show count, p50(wait), p9999(wait), max(wait)")
+echo "$out" | python3 -c '
+import json, sys
+demo = json.loads(sys.argv[1])
+rows = [json.loads(l) for l in sys.stdin]
+assert len(rows) == 1 and rows[0]["sym"] == "state_lock", rows
+r = rows[0]
+assert r["count"] >= 100, r
+assert r["p9999(wait)"] >= 0.5 * demo["hold_p50_ns"], (r, demo)
+assert r["p9999(wait)"] <= 5 * demo["hold_max_ns"] + 20e6, (r, demo)
+assert r["p50(wait)"] <= 0.25 * demo["hold_p50_ns"], (r, demo)
+' "$demo"; ok $? "one contended mutex, named state_lock; p99.99 wait near the hold time, median small ($out)"
+
+# A request thread preempted while holding (2 busy vCPUs) can hold long
+# once; bgsnap holds long every time: compare the median holds.
+out=$(json "$tmp/snap.snap" "from locks where sym == 'state_lock' group by holder_comm show count, p50(hold), max(hold), sum(holder_offcpu) order by p50(hold) desc")
+echo "$out" | python3 -c '
+import json, sys
+demo = json.loads(sys.argv[1])
+rows = [json.loads(l) for l in sys.stdin]
+top = rows[0]
+assert top["holder_comm"] == "bgsnap", rows
+assert top["p50(hold)"] >= 0.3 * demo["hold_p50_ns"], (top, demo)
+assert top["max(hold)"] <= 1.5 * demo["hold_max_ns"] + 5e6, (top, demo)
+assert top["sum(holder_offcpu)"] > 0, top
+assert any(r["holder_comm"].startswith("req-") for r in rows), rows
+' "$demo"; ok $? "bgsnap is the holder with the longest median hold (near lockdemo's own), off CPU while holding ($out)"
+
+out=$(json "$tmp/snap.snap" "from locks where sym == 'state_lock' and holder_comm == 'bgsnap' group by holder_fn show sum(samples) order by sum(samples) desc")
+echo "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert rows and rows[0]["holder_fn"] == "snapshot_state" and rows[0]["sum(samples)"] > 0, rows
+'; ok $? "bgsnap's most sampled function while others waited is snapshot_state ($out)"
+
+out=$(json "$tmp/snap.snap" "from lock_events where kind == 'mutex' and holder_comm == 'bgsnap' show id, comm, holder, holder_comm, holder_fn, holder_stack, wait, hold, holder_offcpu, holder_io order by wait desc limit 5")
+echo "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert len(rows) == 5, rows
+assert all(r["comm"].startswith("req-") and r["holder_comm"] == "bgsnap" for r in rows), rows
+assert any("snapshot_state (lockdemo.c:" in r["holder_stack"] for r in rows), rows
+assert any(r["holder_io"] > 0 for r in rows), rows
+'; ok $? "report --json: the worst waits name bgsnap, its stack with snapshot_state (lockdemo.c:N), its I/O wait"
+
+ids=$(echo "$out" | python3 -c 'import json,sys; print(",".join(str(json.loads(l)["id"]) for l in sys.stdin))')
+out=$(json "$tmp/snap.snap" "from lock_spans where id in ($ids) show id, row, kind, label, dur")
+echo "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+by = {}
+for r in rows:
+    by.setdefault(r["id"], []).append(r)
+assert len(by) >= 3, by.keys()
+for spans in by.values():
+    assert any(s["row"].startswith("waiter ") and s["kind"] == "wait" for s in spans), spans
+    assert any(s["row"].endswith(" bgsnap") and s["kind"] == "hold" for s in spans), spans
+assert any(s["kind"] == "oncpu" and s["label"] == "snapshot_state" for s in rows), rows
+assert any(s["kind"] == "offcpu" and s["label"] == "I/O wait" for s in rows), rows
+'; ok $? "lock_spans: each worst wait has its waiter row and bgsnap's hold, snapshot_state on CPU, I/O off CPU"
+
+# THRESHOLD goes down: shorter waits are counted, not sent.
+run "$tmp/thr.snap" "threshold 1ms" snapshot 2000 "$tmp"; ok $? "recording with threshold 1ms exits 0"
+out=$(json "$tmp/thr.snap" "from locks where sym == 'state_lock' show count, below")
+n_ev=$(json "$tmp/thr.snap" "from lock_events where sym == 'state_lock' show count, min(wait)")
+echo "$out $n_ev" | python3 -c '
+import json, sys
+a, b = sys.argv[1], sys.argv[2]
+r, e = json.loads(a), json.loads(b)
+assert r["below"] > 0 and r["count"] > r["below"], r
+assert e["min(wait)"] >= 1e6, e
+assert abs(e["count"] - (r["count"] - r["below"])) <= 2, (r, e)
+' "$out" "$n_ev"; ok $? "threshold 1ms: waits below it counted ($out), only longer ones sent ($n_ev)"
+
+# SAMPLE 1/N goes down: 1 wait in N is followed, sent as an event, and the
+# totals scale by N, so they are N times the events (give or take a wait
+# whose event and totals fall on either side of the recording's end).
+run "$tmp/smp.snap" "sample 1/4 threshold 10s" snapshot 2000 "$tmp"; ok $? "recording with sample 1/4 exits 0"
+out=$(json "$tmp/smp.snap" "from locks show count")
+n_ev=$(json "$tmp/smp.snap" "from lock_events show count")
+echo "$out $n_ev" | python3 -c '
+import json, sys
+r, e = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+assert e["count"] >= 20, e
+assert abs(r["count"] - 4 * e["count"]) <= 8, (r, e)
+' "$out" "$n_ev"; ok $? "sample 1/4: the sampled waits all crossed as events, the totals are 4 times them ($out, $n_ev)"
+done_testing
