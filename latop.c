@@ -328,9 +328,10 @@ static int cmd_record(int argc, char **argv)
 	struct query *q = NULL;
 	struct source *src;
 	struct snap_writer *w;
+	struct tick first;
 	char *cause = NULL;
 	bool quiet = false;
-	int c, rc = 0;
+	int c, rc = 0, first_r;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:d:q:i:h", opts, NULL)) != -1) {
@@ -387,13 +388,39 @@ static int cmd_record(int argc, char **argv)
 			return 2;
 		}
 	}
-	w = snap_create(out, src->ops->info(src), &cause);
-	if (!w) {
+	/* Attach the probes before the file appears, so that F.tmp existing
+	 * means events are being counted, and -d counts from there: attaching
+	 * can take seconds where fentry trampolines are slow to set up. */
+	first_r = source_read(src, &first, 0, &cause);
+	if (first_r < 0) {
 		fprintf(stderr, "latop record: %s\n", cause);
 		free(cause);
 		query_free(q);
 		source_close(src);
 		return 1;
+	}
+	w = snap_create(out, src->ops->info(src), &cause);
+	if (!w) {
+		fprintf(stderr, "latop record: %s\n", cause);
+		free(cause);
+		if (first_r == 1)
+			tick_done(&first);
+		query_free(q);
+		source_close(src);
+		return 1;
+	}
+	if (first_r == 1) {
+		if (snap_write_tick(w, &first, &cause) < 0) {
+			fprintf(stderr, "latop record: %s\n", cause);
+			free(cause);
+			tick_done(&first);
+			snap_abandon(w);
+			query_free(q);
+			source_close(src);
+			return 1;
+		}
+		nticks++;
+		tick_done(&first);
 	}
 	catch_stop_signals();
 	start = mono_ns();

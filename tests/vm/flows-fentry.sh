@@ -39,10 +39,8 @@ while [ ! -e x.snap.tmp ] && [ $i -lt 600 ] && kill -0 $rec 2>/dev/null; do
 	sleep 0.1; i=$((i + 1))
 done
 [ -e x.snap.tmp ] || { echo "the recorder did not start"; kill $rec; exit 1; }
-# The probes attach at the recorder's first read; fentry trampolines take
-# seconds to attach under TCG.  A connection that ended before would be
-# neither seen at its handshake nor found open at attach.
-sleep 4
+# The recorder makes x.snap.tmp once its probes are attached (fentry
+# trampolines take seconds under TCG): connections from here on are seen.
 reqsrv server 127.0.0.1 7101 3 1 >srv4 & s4=$!
 reqsrv server ::1 7102 1 1 >srv6 & s6=$!
 sleep 0.5
