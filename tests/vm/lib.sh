@@ -6,6 +6,9 @@
 #
 # Source it after tests/lib.sh, then:
 #   vm_require                     skip_all unless root, VM!=0 and packages install
+#   vm_latop_setup TARGET...       vm_require; $top; the host latop in $L
+#                                  (skip_all without one); make TARGET...
+#                                  (latop-static, helpers-static) as one test
 #   vm_init NAME                   pick the kernel; make $VM_DIR (root/, share/)
 #   vm_modules [--noload] MOD...   add MODs and their dependencies to the
 #                                  initramfs; loaded at boot unless --noload
@@ -43,6 +46,26 @@ vm_require() {
 	rm -f "$log"
 	command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not on PATH after install"
 	[ -x /bin/busybox ] || skip_all "no /bin/busybox after installing busybox-static"
+}
+
+# The set-up of a test that runs latop in the guest and reports on the host:
+# vm_require, $top, the host's latop in $L, and the guest's static binaries
+# built by make TARGET... as one test point (bail out when the build fails).
+vm_latop_setup() {
+	local log rc what="static binaries"
+	vm_require
+	top=$VM_TOP
+	L=${LATOP_BIN:-$top/.output/san/latop}
+	[ -x "$L" ] || L=$top/latop
+	[ -x "$L" ] || skip_all "no host latop (make latop tests-build)"
+	trap 'exit 143' TERM INT
+	[ "$*" = latop-static ] && what="a static latop"
+	log=$(mktemp)
+	make -C "$top" --no-print-directory "$@" >"$log" 2>&1
+	rc=$?
+	ok $rc "make $* builds $what for the guest"
+	[ $rc -eq 0 ] || { sed 's/^/# /' "$log" | tail -n 20; rm -f "$log"; done_testing; exit 1; }
+	rm -f "$log"
 }
 
 # Print the kernel version linux-image-amd64 depends on (6.1.0-N-amd64).

@@ -9,19 +9,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
-vm_require
-top=$VM_TOP
-L=${LATOP_BIN:-$top/.output/san/latop}
-[ -x "$L" ] || L=$top/latop
-[ -x "$L" ] || skip_all "no host latop (make latop tests-build)"
-trap 'exit 143' TERM INT
-
-log=$(mktemp)
-make -C "$top" --no-print-directory latop-static >"$log" 2>&1
-rc=$?
-ok $rc "make latop-static builds a static latop for the guest"
-[ $rc -eq 0 ] || { sed 's/^/# /' "$log" | tail -n 20; rm -f "$log"; done_testing; exit 1; }
-rm -f "$log"
+vm_latop_setup latop-static
 
 vm_init nvme-tcp
 vm_modules configfs nvme-core nvme-fabrics nvme-tcp nvmet nvmet-tcp ||

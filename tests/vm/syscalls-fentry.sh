@@ -8,19 +8,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
-vm_require
-top=$VM_TOP
-L=${LATOP_BIN:-$top/.output/san/latop}
-[ -x "$L" ] || L=$top/latop
-[ -x "$L" ] || skip_all "no host latop (make latop tests-build)"
-trap 'exit 143' TERM INT
-
-log=$(mktemp)
-make -C "$top" --no-print-directory latop-static helpers-static >"$log" 2>&1
-rc=$?
-ok $rc "make latop-static helpers-static builds static binaries for the guest"
-[ $rc -eq 0 ] || { sed 's/^/# /' "$log" | tail -n 20; rm -f "$log"; done_testing; exit 1; }
-rm -f "$log"
+vm_latop_setup latop-static helpers-static
 
 vm_init syscalls-fentry
 vm_file "$top/.output/static/latop" /bin/latop
