@@ -22,11 +22,7 @@ echo $? >probes.rc
 mkdir -p cfg/latop && echo "flow_timeout = 500ms" >cfg/latop/latoprc
 XDG_CONFIG_HOME=$PWD/cfg latop record -o x.snap --quiet \
 	-q "from flows where lport in (7101, 7102)" 2>record.err & rec=$!
-i=0
-while [ ! -e x.snap.tmp ] && [ $i -lt 600 ] && kill -0 $rec 2>/dev/null; do
-	sleep 0.1; i=$((i + 1))
-done
-[ -e x.snap.tmp ] || { echo "the recorder did not start"; kill $rec; exit 1; }
+vm_wait_file x.snap.tmp $rec || { echo "the recorder did not start"; kill $rec; exit 1; }
 # The probes attach at the recorder's first read; fentry trampolines take
 # seconds to attach under TCG.  A connection that ended before would be
 # neither seen at its handshake nor found open at attach.
@@ -46,16 +42,9 @@ kill -TERM $rec
 wait $rec
 echo $? >record.rc
 EOF
-t0=$(date +%s)
-vm_run "$VM_DIR/guest.sh" 300
-rc=$?
-ok $rc "the guest booted $VM_KVER, ran the script and powered off ($(( $(date +%s) - t0 ))s)"
-S=$VM_SHARE
-[ $rc -eq 0 ] || sed 's/^/# guest: /' "$S/guest.out" 2>/dev/null | tail -n 20
+vm_ok_run "$VM_DIR/guest.sh" 300
 
-kver=$(cat "$S/uname" 2>/dev/null)
-case $kver in 6.1.*) r=0 ;; *) r=1 ;; esac
-ok $r "the guest kernel is 6.1 ($kver)"
+vm_ok_kver
 sed -n '/^flows:/,/^[a-z]/p' "$S/probes.txt" 2>/dev/null | sed 's/^/# probes: /'
 grep -q "ingress (request in) *fentry/tcp_v4_rcv+tcp_v6_rcv" "$S/probes.txt" 2>/dev/null
 ok $? "probes: ingress uses fentry on tcp_v4_rcv and tcp_v6_rcv"

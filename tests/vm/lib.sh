@@ -16,11 +16,16 @@
 #   vm_file SRC DEST               copy a host file into the initramfs at DEST
 #   vm_run SCRIPT [SECONDS]        boot and run SCRIPT (sh) in the guest; returns
 #                                  its exit status (124 when qemu timed out)
+#   vm_ok_run SCRIPT SECS [WHAT]   vm_run as a test point ("the guest booted,
+#                                  WHAT and powered off"); S=$VM_SHARE
+#   vm_ok_kver                     test that the guest ran a 6.1 kernel
 # After vm_run: $VM_SHARE holds what the guest wrote (its /share, also its
 # cwd), $VM_SHARE/guest.out the script's output, $VM_DIR/console.log the
 # serial console.  vm_cleanup runs on EXIT (VM_KEEP=1 keeps $VM_DIR).
 # Guest: busybox in /bin, proc, sysfs, devtmpfs, tmpfs /tmp, debugfs, tracefs
-# and bpffs mounted, lo up, PATH=/bin:/sbin, the script runs as root.
+# and bpffs mounted, lo up, PATH=/bin:/sbin, the script runs as root, with
+#   vm_wait_file FILE PID          wait (60 s at most) for FILE while PID runs;
+#                                  true once FILE exists
 # Environment: VM=0 skips, VM_KVER=6.1.0-…-amd64 picks another installed
 # kernel, VM_SMP and VM_MEM size the guest.
 set -u
@@ -176,10 +181,23 @@ vm_pack() {
 	(cd "$VM_DIR/root" && find . | cpio -o -H newc --quiet) >"$VM_DIR/initramfs.cpio"
 }
 
+# The functions every guest script has (busybox sh), put before it.
+vm_guest_lib() {
+	cat <<'EOF'
+vm_wait_file() {
+	local i=0
+	while [ ! -e "$1" ] && [ $i -lt 600 ] && kill -0 "$2" 2>/dev/null; do
+		sleep 0.1; i=$((i + 1))
+	done
+	[ -e "$1" ]
+}
+EOF
+}
+
 # Boot the guest on SCRIPT; wait at most SECONDS; return the script's status.
 vm_run() {
 	local script=$1 secs=${2:-240} rc
-	cp "$script" "$VM_DIR/root/guest.sh"
+	{ vm_guest_lib; cat "$script"; } >"$VM_DIR/root/guest.sh"
 	rm -f "$VM_SHARE/guest.rc" "$VM_SHARE/guest.out"
 	vm_pack || { echo "# vm: packing the initramfs failed"; return 1; }
 	timeout --kill-after=5 "$secs" qemu-system-x86_64 \
@@ -204,6 +222,26 @@ vm_run() {
 		return 1
 	fi
 	return "$(cat "$VM_SHARE/guest.rc")"
+}
+
+# vm_run as a test point, with the guest's output on failure; S is the share.
+vm_ok_run() {
+	local t0 rc
+	t0=$(date +%s)
+	vm_run "$1" "$2"
+	rc=$?
+	ok $rc "the guest booted $VM_KVER, ${3:-ran the script} and powered off ($(( $(date +%s) - t0 ))s)"
+	S=$VM_SHARE
+	[ $rc -eq 0 ] || sed 's/^/# guest: /' "$S/guest.out" 2>/dev/null | tail -n 20
+	return $rc
+}
+
+# Test that the guest ran a 6.1 kernel (its script wrote uname -r to uname).
+vm_ok_kver() {
+	local kver r
+	kver=$(cat "$VM_SHARE/uname" 2>/dev/null)
+	case $kver in 6.1.*) r=0 ;; *) r=1 ;; esac
+	ok $r "the guest kernel is 6.1 ($kver), not the host's $(uname -r)"
 }
 
 # Stop a qemu still running and remove the work directory (VM_KEEP=1 keeps it).
