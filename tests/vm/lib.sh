@@ -26,6 +26,10 @@
 # and bpffs mounted, lo up, PATH=/bin:/sbin, the script runs as root, with
 #   vm_wait_file FILE PID          wait (60 s at most) for FILE while PID runs;
 #                                  true once FILE exists
+#   vm_nvme_target NQN             export /dev/nullb0 as NQN from an nvmet-tcp
+#                                  port on 127.0.0.1:4420 (configfs mounted)
+#   vm_nvme_connect NQN [,OPTS]    connect to it over loopback; print the
+#                                  fabrics reply; true once /dev/nvme0n1 is there
 # Environment: VM=0 skips, VM_KVER=6.1.0-…-amd64 picks another installed
 # kernel, VM_SMP and VM_MEM size the guest.
 set -u
@@ -190,6 +194,23 @@ vm_wait_file() {
 		sleep 0.1; i=$((i + 1))
 	done
 	[ -e "$1" ]
+}
+vm_nvme_target() {
+	local S=/sys/kernel/config/nvmet/subsystems/$1 P=/sys/kernel/config/nvmet/ports/1
+	mkdir $S && echo 1 >$S/attr_allow_any_host && mkdir $S/namespaces/1 &&
+		echo /dev/nullb0 >$S/namespaces/1/device_path && echo 1 >$S/namespaces/1/enable || return 1
+	mkdir $P && echo ipv4 >$P/addr_adrfam && echo tcp >$P/addr_trtype &&
+		echo 127.0.0.1 >$P/addr_traddr && echo 4420 >$P/addr_trsvcid &&
+		ln -s $S $P/subsystems/$1
+}
+vm_nvme_connect() {
+	local i=0
+	exec 3<>/dev/nvme-fabrics
+	echo "transport=tcp,traddr=127.0.0.1,trsvcid=4420,nqn=$1,nr_io_queues=2${2:-}" >&3
+	head -n1 <&3
+	exec 3<&-
+	while [ ! -b /dev/nvme0n1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -b /dev/nvme0n1 ]
 }
 EOF
 }

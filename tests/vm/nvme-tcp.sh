@@ -23,20 +23,8 @@ N4=200 N128=40 NQN=nqn.2026-01.org.latop:vm
 uname -r >uname
 mount -t configfs none /sys/kernel/config 2>/dev/null
 modprobe null_blk nr_devices=1 gb=1 bs=4096 queue_mode=2 || { echo "null_blk"; exit 1; }
-S=/sys/kernel/config/nvmet/subsystems/$NQN
-mkdir $S && echo 1 >$S/attr_allow_any_host && mkdir $S/namespaces/1 &&
-	echo /dev/nullb0 >$S/namespaces/1/device_path && echo 1 >$S/namespaces/1/enable || exit 1
-P=/sys/kernel/config/nvmet/ports/1
-mkdir $P && echo ipv4 >$P/addr_adrfam && echo tcp >$P/addr_trtype &&
-	echo 127.0.0.1 >$P/addr_traddr && echo 4420 >$P/addr_trsvcid &&
-	ln -s $S $P/subsystems/$NQN || exit 1
-exec 3<>/dev/nvme-fabrics
-echo "transport=tcp,traddr=127.0.0.1,trsvcid=4420,nqn=$NQN,nr_io_queues=2" >&3
-head -n1 <&3 >connect.txt
-exec 3<&-
-i=0
-while [ ! -b /dev/nvme0n1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-[ -b /dev/nvme0n1 ] || { echo "no /dev/nvme0n1"; cat connect.txt; exit 1; }
+vm_nvme_target $NQN || exit 1
+vm_nvme_connect $NQN >connect.txt || { echo "no /dev/nvme0n1"; cat connect.txt; exit 1; }
 cat /sys/block/nvme0n1/queue/max_sectors_kb >max_sectors_kb
 sleep 2		# the partition scan's reads are over before recording starts
 latop probes >probes.txt 2>&1
@@ -98,12 +86,7 @@ echo $? >sampled.rc
 echo 1 >/sys/class/nvme/nvme0/delete_controller
 i=0
 while [ -b /dev/nvme0n1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-exec 3<>/dev/nvme-fabrics
-echo "transport=tcp,traddr=127.0.0.1,trsvcid=4420,nqn=$NQN,nr_io_queues=2,disable_sqflow" >&3
-head -n1 <&3 >connect2.txt
-exec 3<&-
-i=0
-while [ ! -b /dev/nvme0n1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+vm_nvme_connect $NQN ,disable_sqflow >connect2.txt
 sleep 1
 rec noflow.snap "from nvme"
 sleep 1
