@@ -207,7 +207,10 @@ clean:
 # floor: empty BPF programs on the syscalls probe's hooks (bench/floor.bpf.c).
 # Its BPF object is $(OUTPUT)/bench/floor.bpf, the name bench/*.c gives it.
 # mksnap: writes large recordings through core/snapshot.h for bench/replay.sh.
-$(OUTPUT)/bench/floor.bpf: bench/floor.bpf.c $(OUTPUT)/vmlinux.h
+# The floors' BPF objects (floor, netfloor, pathsfloor) share this rule; the
+# bench/%.c rule above would build them with the host compiler.
+FLOOR_BPFS := $(addprefix $(OUTPUT)/bench/,floor.bpf netfloor.bpf pathsfloor.bpf)
+$(FLOOR_BPFS): $(OUTPUT)/bench/%.bpf: bench/%.bpf.c bench/floor.bpf.h $(OUTPUT)/vmlinux.h
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Wall -c $< -o $@
@@ -259,18 +262,12 @@ $(OUTPUT)/static/%: tests/helpers/%.c
 # netfloor: empty programs on the flows probe's hooks (bench/netfloor.bpf.c),
 # loaded from its object file by bench/netfloor.c.  pcapmatch: the same
 # request/response matching done on a libpcap capture (libpcap-dev).
-$(OUTPUT)/bench/netfloor.bpf: bench/netfloor.bpf.c $(OUTPUT)/vmlinux.h
 # ---- bench-paths: the paths probe's overhead (bench/paths.sh) ----------------
 # pathsfloor: bench/floor.c's loader over bench/pathsfloor.bpf.c, the empty
 # programs on the paths probe's hooks.  Its BPF object is
 # $(OUTPUT)/bench/pathsfloor.bpf (the name bench/*.c gives it); its skeleton
 # is named floor_bpf, in a directory of its own, so floor.c builds unchanged.
 .PHONY: bench-paths
-$(OUTPUT)/bench/pathsfloor.bpf: bench/pathsfloor.bpf.c $(OUTPUT)/vmlinux.h
-	$(call msg,BPF,$@)
-	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Wall -c $< -o $@
-	$(Q)llvm-strip -g $@ 2>/dev/null || true
 
 $(OUTPUT)/bench/netfloor: bench/netfloor.c $(OUTPUT)/bench/netfloor.bpf
 	$(call msg,CC,$@)

@@ -5,17 +5,7 @@
  * is its own work; this much is the price of the hooks being enabled at all.
  * Keep the list in step with the SEC() lines of probes/syscalls.bpf.c.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-#define EMPTY(sec, name)			\
-	SEC(sec)				\
-	int name(void *ctx)			\
-	{					\
-		return 0;			\
-	}
+#include "floor.bpf.h"
 
 /* Syscall entry and exit. */
 EMPTY("tp_btf/sys_enter", sys_enter)

@@ -21,6 +21,7 @@
 set -u
 
 cd "$(dirname "$0")/.." || exit 1
+. bench/lib.sh
 OUT=${OUTPUT:-.output}
 ROUNDS=${BENCH_ROUNDS:-9}
 SECS=${BENCH_SECONDS:-2}
@@ -42,18 +43,9 @@ done
 
 # Stop the running tracer, if any: SIGTERM (perf and latop finish on it), then SIGKILL.
 stop_tracer() {
-	local pid=$TRACER_PID i sig
+	local pid=$TRACER_PID
 	TRACER_PID=
-	[ -n "$pid" ] || return 0
-	for sig in TERM KILL; do
-		kill -s "$sig" "$pid" 2>/dev/null || break
-		for ((i = 0; i < 100; i++)); do
-			kill -0 "$pid" 2>/dev/null || break 2
-			sleep 0.1
-		done
-	done
-	wait "$pid" 2>/dev/null
-	return 0
+	bench_stop "$pid" 100
 }
 
 # Mount tracefs (perf, bcc and latop's futex tracepoints need it).

@@ -5,17 +5,7 @@
  * where fentry is permitted).  What the flows probe costs on top of this is
  * its own work.  Keep in step with the tp_btf SEC() lines of flows.bpf.c.
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-#define EMPTY(sec, name)			\
-	SEC(sec)				\
-	int name(void *ctx)			\
-	{					\
-		return 0;			\
-	}
+#include "floor.bpf.h"
 
 EMPTY("tp_btf/netif_receive_skb", rx_tp)
 EMPTY("tp_btf/net_dev_queue", tx_tp)

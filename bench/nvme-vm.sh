@@ -35,19 +35,8 @@ cat >>"$VM_DIR/guest.sh" <<'EOF'
 NQN=nqn.2026-01.org.latop:bench
 mount -t configfs none /sys/kernel/config 2>/dev/null
 modprobe null_blk nr_devices=1 gb=1 bs=4096 queue_mode=2 || exit 1
-S=/sys/kernel/config/nvmet/subsystems/$NQN
-mkdir $S && echo 1 >$S/attr_allow_any_host && mkdir $S/namespaces/1 &&
-	echo /dev/nullb0 >$S/namespaces/1/device_path && echo 1 >$S/namespaces/1/enable || exit 1
-P=/sys/kernel/config/nvmet/ports/1
-mkdir $P && echo ipv4 >$P/addr_adrfam && echo tcp >$P/addr_trtype &&
-	echo 127.0.0.1 >$P/addr_traddr && echo 4420 >$P/addr_trsvcid &&
-	ln -s $S $P/subsystems/$NQN || exit 1
-exec 3<>/dev/nvme-fabrics
-echo "transport=tcp,traddr=127.0.0.1,trsvcid=4420,nqn=$NQN,nr_io_queues=2" >&3
-head -n1 <&3 >/dev/null
-exec 3<&-
-i=0
-while [ ! -b /dev/nvme0n1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+vm_nvme_target $NQN || exit 1
+vm_nvme_connect $NQN >/dev/null || { echo "no /dev/nvme0n1"; exit 1; }
 sleep 2
 now() { cut -d' ' -f1 /proc/uptime; }	# busybox date has no %N: 10 ms steps
 run() {	# run CONFIG: print CONFIG, the dd's start and end (s) and its I/Os

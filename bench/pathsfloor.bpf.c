@@ -5,19 +5,7 @@
  * the same loader as bench/floor.c.  What the paths probe costs beyond this
  * is its own work (reading the socket, the ring buffer record, user space).
  */
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
+#include "floor.bpf.h"
 
-char LICENSE[] SEC("license") = "Dual BSD/GPL";
-
-SEC("tp_btf/sock_send_length")
-int tp_send(void *ctx)
-{
-	return 0;
-}
-
-SEC("tp_btf/sock_recv_length")
-int tp_recv(void *ctx)
-{
-	return 0;
-}
+EMPTY("tp_btf/sock_send_length", tp_send)
+EMPTY("tp_btf/sock_recv_length", tp_recv)

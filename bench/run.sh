@@ -29,6 +29,7 @@
 set -u
 
 cd "$(dirname "$0")/.." || exit 1
+. bench/lib.sh
 OUT=${OUTPUT:-.output}
 ROUNDS=${BENCH_ROUNDS:-7}
 SECS=${BENCH_SECONDS:-1}
@@ -51,18 +52,9 @@ declare -A SKIP=()
 
 # Stop the running tracer, if any: SIGTERM (all of them finish on it), then SIGKILL.
 stop_tracer() {
-	local pid=$TRACER_PID i
+	local pid=$TRACER_PID
 	TRACER_PID=
-	[ -n "$pid" ] || return 0
-	for sig in TERM KILL; do
-		kill -s "$sig" "$pid" 2>/dev/null || break
-		for ((i = 0; i < 50; i++)); do
-			kill -0 "$pid" 2>/dev/null || break 2
-			sleep 0.1
-		done
-	done
-	wait "$pid" 2>/dev/null
-	return 0
+	bench_stop "$pid" 50
 }
 
 # Stop any tracer, unmount what we mounted, remove the scratch directory.

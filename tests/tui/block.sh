@@ -4,11 +4,10 @@
 # most (the latency amplification of the worst stage), and only that one.
 set -u
 . "$(dirname "$0")/../lib.sh"
-BIN=$(realpath "${LATOP_BIN:-.output/san/latop}" 2>/dev/null)
+. "$(dirname "$0")/lib.sh"
 B=${LATOP_HELPERS:-.output/helpers}/blkio
 S=latopblk-$$
-command -v tmux >/dev/null || skip_all "tmux is not installed"
-[ -n "$BIN" ] && [ -x "$BIN" ] || skip_all "no latop binary at $BIN (make san)"
+tui_require
 [ -x "$B" ] || skip_all "no blkio helper at $B (make tests-build)"
 need_root
 command -v losetup >/dev/null || skip_all "no losetup (util-linux)"

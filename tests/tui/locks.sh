@@ -5,12 +5,11 @@
 # what it ran (snapshot_state) and its I/O wait, on one time axis.
 set -u
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
 
-BIN=$(realpath "${LATOP_BIN:-.output/san/latop}" 2>/dev/null)
 D=${LATOP_HELPERS:-.output/helpers}/lockdemo
 S=latoplocks-$$
-command -v tmux >/dev/null || skip_all "tmux is not installed"
-[ -n "$BIN" ] && [ -x "$BIN" ] || skip_all "no latop binary at $BIN (make san)"
+tui_require
 [ -x "$D" ] || skip_all "no lockdemo helper at $D (make tests-build)"
 need_root
 
@@ -22,22 +21,6 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-
-cap() { tmux capture-pane -p -t "$S" 2>/dev/null; }
-# Wait until the screen matches an extended regex (at most $2 seconds).
-wait_for() {
-	local i
-	for ((i = 0; i < ${2:-20} * 10; i++)); do
-		cap | grep -qE -- "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-# ok, and on failure the screen as TAP comments.
-check() {
-	ok "$1" "$2"
-	[ "$1" -eq 0 ] || cap | sed 's/^/#  |/'
-}
 
 # ---- a recording of lockdemo ------------------------------------------------
 mkfifo "$tmp/go"

@@ -4,11 +4,10 @@
 # slowest request's timeline: the request and each of its calls.
 set -u
 . "$(dirname "$0")/../lib.sh"
-BIN=$(realpath "${LATOP_BIN:-.output/san/latop}" 2>/dev/null)
+. "$(dirname "$0")/lib.sh"
 T=$LATOP_HELPERS/tiers
 S=latoppaths-$$
-command -v tmux >/dev/null || skip_all "tmux is not installed"
-[ -n "$BIN" ] && [ -x "$BIN" ] || skip_all "no latop binary at $BIN (make san)"
+tui_require
 [ -x "$T" ] || skip_all "no tiers helper at $T (make tests-build)"
 need_root
 tmp=$(mktemp -d); pids=()
@@ -18,14 +17,6 @@ cleanup() {
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
-cap() { tmux capture-pane -p -t "$S" 2>/dev/null; }
-wait_for() {
-	local i
-	for ((i = 0; i < ${2:-20} * 10; i++)); do cap | grep -qE -- "$1" && return 0; sleep 0.1; done
-	return 1
-}
-check() { ok "$1" "$2"; [ "$1" -eq 0 ] || cap | sed 's/^/#  |/'; }
-keys() { tmux send-keys -t "$S" "$@"; }
 
 base=$((25000 + $$ % 3000 * 3))
 PB=$base PM=$((base + 1)) PF=$((base + 2))

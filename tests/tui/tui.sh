@@ -5,11 +5,10 @@
 # Every check reads the screen as tmux renders it.
 set -u
 . "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
 
-BIN=$(realpath "${LATOP_BIN:-.output/san/latop}" 2>/dev/null)
 S=latoptest-$$
-command -v tmux >/dev/null || skip_all "tmux is not installed"
-[ -n "$BIN" ] && [ -x "$BIN" ] || skip_all "no latop binary at $BIN (make san)"
+tui_require
 need_root
 
 tmp=$(mktemp -d)
@@ -26,35 +25,9 @@ cp "$(command -v dd)" "$tmp/latoptuiwl"
 ( while :; do "$tmp/latoptuiwl" if=/dev/zero of=/dev/null bs=64 count=20000 2>/dev/null; sleep 0.05; done ) &
 wl_pid=$!
 
-cap() { tmux capture-pane -p -t "$S" 2>/dev/null; }
-# Wait until the screen matches an extended regex (at most $2 seconds).
-wait_for() {
-	local i
-	for ((i = 0; i < ${2:-20} * 10; i++)); do
-		cap | grep -qE -- "$1" && return 0
-		sleep 0.1
-	done
-	return 1
-}
-# Wait until the screen no longer matches.
-wait_gone() {
-	local i
-	for ((i = 0; i < ${2:-10} * 10; i++)); do
-		cap | grep -qE -- "$1" || return 0
-		sleep 0.1
-	done
-	return 1
-}
-# ok, and on failure the screen as TAP comments.
-check() {
-	ok "$1" "$2"
-	[ "$1" -eq 0 ] || cap | sed 's/^/#  |/'
-}
 # The query as the header shows it, its wrapped lines joined (a space at a
 # wrap is lost: tmux trims trailing blanks).
 shown_query() { cap | sed -n '4,6p' | tr -d '\n' | tr -s ' '; }
-keys() { tmux send-keys -t "$S" "$@"; }
-type_text() { tmux send-keys -t "$S" -l "$1"; }
 start() { # start ARGS...: run latop in a 160x48 tmux session from $tmp
 	tmux kill-session -t "$S" 2>/dev/null
 	rm -f "$tmp/exit"

@@ -90,6 +90,21 @@ static void rec(struct recon *rc, uint32_t tid, uint64_t t_us, int dir, uint32_t
 #define R PD_RECV
 #define S PD_SEND
 
+/* A call of thread tid on client connection c: bytes sent at t_us, the
+ * answer received at t_us + dur_us. */
+static void call(struct recon *rc, uint32_t tid, uint64_t t_us, uint64_t dur_us, uint32_t bytes,
+		 const struct c *c)
+{
+	rec(rc, tid, t_us, S, bytes, c, 0);
+	rec(rc, tid, t_us + dur_us, R, bytes, c, 0);
+}
+
+/* Flush at t_us: a reply quiet for 1 ms is complete, what idled 60 s is forgotten. */
+static void flush(struct recon *rc, uint64_t t_us)
+{
+	recon_flush(rc, t_us * 1000, 1000000, 60000000000ULL);
+}
+
 int main(void)
 {
 	struct got g = {0};
@@ -115,18 +130,13 @@ int main(void)
 	   "bytes of the merged messages, the request's first TCP sequence number, nth 0");
 
 	/* Fan-out: the second request makes 3 calls to B and 2 to C. */
-	rec(rc, 1, 9100, S, 1, &B, 0);
-	rec(rc, 1, 9200, R, 1, &B, 0);
-	rec(rc, 1, 9300, S, 1, &C, 0);
-	rec(rc, 1, 9400, R, 1, &C, 0);
-	rec(rc, 1, 9500, S, 1, &B, 0);
-	rec(rc, 1, 9600, R, 1, &B, 0);
-	rec(rc, 1, 9700, S, 1, &C, 0);
-	rec(rc, 1, 9800, R, 1, &C, 0);
-	rec(rc, 1, 9900, S, 1, &B, 0);
-	rec(rc, 1, 10000, R, 1, &B, 0);
+	call(rc, 1, 9100, 100, 1, &B);
+	call(rc, 1, 9300, 100, 1, &C);
+	call(rc, 1, 9500, 100, 1, &B);
+	call(rc, 1, 9700, 100, 1, &C);
+	call(rc, 1, 9900, 100, 1, &B);
 	rec(rc, 1, 10100, S, 1, &A, 0);
-	recon_flush(rc, 10100 * 1000 + 5000000, 1000000, 60000000000ULL);
+	flush(rc, 10100 + 5000);
 	ok(g.n == 2 && !strcmp(g.r[1].shape, ":8080 → 10.0.0.5:3306 ×3, 10.0.0.6:11211 ×2"),
 	   "fan-out: calls counted per address in first-call order (%s)", g.r[1].shape);
 	ok(g.r[1].calls == 5 && g.r[1].down == 500000 && g.r[1].lat == 1100000 && g.r[1].nth == 1,
@@ -140,7 +150,7 @@ int main(void)
 	rec(rc, 2, 20500, R, 8, &B2, 0);
 	rec(rc, 2, 20700, R, 8, &C, 0);
 	rec(rc, 2, 21000, S, 8, &A2, 0);
-	recon_flush(rc, 21000 * 1000 + 5000000, 1000000, 60000000000ULL);
+	flush(rc, 21000 + 5000);
 	ok(g.n == 1 && g.r[0].calls == 2 && g.r[0].down == 600000,
 	   "overlapping calls: down is the union (600 µs), not the sum (%llu)",
 	   (unsigned long long)g.r[0].down);
@@ -157,7 +167,7 @@ int main(void)
 	rec(rc, 2, 30150, R, 8, &C, 0);
 	rec(rc, 1, 30300, S, 8, &A, 0);
 	rec(rc, 2, 30400, S, 8, &A2, 0);
-	recon_flush(rc, 40000 * 1000, 1000000, 60000000000ULL);
+	flush(rc, 40000);
 	ok(g.n == 2, "interleaved threads: two requests (%zu)", g.n);
 	ok(g.n == 2 && g.r[0].tid + g.r[1].tid == 3 &&
 	   !strcmp(g.r[g.r[0].tid == 1 ? 0 : 1].shape, ":8080 → 10.0.0.5:3306 ×1") &&
@@ -171,7 +181,7 @@ int main(void)
 	rec(rc, 2, 50010, R, 8, &A, 108);
 	rec(rc, 2, 50500, S, 8, &A, 0);
 	rec(rc, 1, 50800, S, 8, &A, 0);
-	recon_flush(rc, 60000 * 1000, 1000000, 60000000000ULL);
+	flush(rc, 60000);
 	ok(g.n == 2 && g.r[0].seq == 100 && g.r[0].lat == 500000 && g.r[1].seq == 108 &&
 	   g.r[1].lat == 790000,
 	   "pipelined: replies pair with requests in order (first reply answers seq 100)");
@@ -180,7 +190,7 @@ int main(void)
 	g.n = 0;
 	rec(rc, 1, 61000, R, 16, &A, 116);
 	rec(rc, 1, 61100, S, 16, &A, 0);
-	recon_flush(rc, 70000 * 1000, 1000000, 60000000000ULL);
+	flush(rc, 70000);
 	ok(g.n == 1 && g.r[0].bytes_in == 16, "two requests in one receive count as one");
 
 	/* Work handed to another thread: the reply pairs, the calls do not. */
@@ -189,7 +199,7 @@ int main(void)
 	rec(rc, 3, 71100, S, 8, &B, 0);
 	rec(rc, 3, 71500, R, 8, &B, 0);
 	rec(rc, 3, 71600, S, 8, &A, 0);
-	recon_flush(rc, 80000 * 1000, 1000000, 60000000000ULL);
+	flush(rc, 80000);
 	ok(g.n == 2, "handoff: the request and the helper's call both complete (%zu)", g.n);
 	ok(g.n == 2 && g.r[0].client && !strcmp(g.r[0].shape, "- → 10.0.0.5:3306 ×1") &&
 	   g.r[0].lat == 400000,
@@ -204,7 +214,7 @@ int main(void)
 	rec(rc, 3, 72100, S, 8, &A, 0);
 	rec(rc, 1, 73000, R, 8, &A, 0);
 	rec(rc, 3, 73300, S, 8, &A, 0);
-	recon_flush(rc, 80000 * 1000, 1000000, 60000000000ULL);
+	flush(rc, 80000);
 	ok(g.n == 2 && g.r[0].lat == 100000 && g.r[1].lat == 300000,
 	   "handoff: back-to-back receives by the same thread are two requests (%zu)", g.n);
 
@@ -223,7 +233,7 @@ int main(void)
 	rec(rc, 5, 90100, R, 8, &C, 0);
 	ok(st->stray_call_replies == 1, "a message on a client connection with no call is counted");
 	rec(rc, 6, 90200, R, 8, &A2, 0);
-	recon_flush(rc, 90200 * 1000 + 61000000000ULL, 1000000, 60000000000ULL);
+	flush(rc, 90200 + 61000000ULL);
 	ok(st->unanswered == 1 && st->conns == 0 && st->threads == 0,
 	   "idle connections and threads are forgotten, the open request counted unanswered");
 
@@ -236,7 +246,7 @@ int main(void)
 		a.rport = 40999;
 		rec(rc, 8, 100000100, R, 8, &a, 0);
 		rec(rc, 8, 100000200, S, 8, &a, 0);
-		recon_flush(rc, 100010000ULL * 1000, 1000000, 60000000000ULL);
+		flush(rc, 100010000ULL);
 		ok(g.n == 1 && g.r[0].nth == 0 && g.r[0].tid == 8 && st->unanswered == 2,
 		   "a reused socket: the old connection's request is given up, the new one pairs");
 	}

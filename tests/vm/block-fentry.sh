@@ -11,19 +11,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
-vm_require
-top=$VM_TOP
-L=${LATOP_BIN:-$top/.output/san/latop}
-[ -x "$L" ] || L=$top/latop
-[ -x "$L" ] || skip_all "no host latop (make latop tests-build)"
-trap 'exit 143' TERM INT
-
-log=$(mktemp)
-make -C "$top" --no-print-directory latop-static helpers-static >"$log" 2>&1
-rc=$?
-ok $rc "make latop-static helpers-static builds static binaries for the guest"
-[ $rc -eq 0 ] || { sed 's/^/# /' "$log" | tail -n 20; rm -f "$log"; done_testing; exit 1; }
-rm -f "$log"
+vm_latop_setup latop-static helpers-static
 
 vm_init block-fentry
 vm_modules --noload null_blk
@@ -40,11 +28,7 @@ LATOP_BLOCK_HOOKS=fentry latop probes >probes-fentry.txt 2>&1
 record() {
 	latop record -o $1.snap --quiet \
 		-q "from block where dev == 'nullb0' threshold 1ns buffer 100000" 2>$1.err & rec=$!
-	i=0
-	while [ ! -e $1.snap.tmp ] && [ $i -lt 600 ] && kill -0 $rec 2>/dev/null; do
-		sleep 0.1; i=$((i + 1))
-	done
-	[ -e $1.snap.tmp ] || { echo "the $1 recorder did not start"; kill $rec; return 1; }
+	vm_wait_file $1.snap.tmp $rec || { echo "the $1 recorder did not start"; kill $rec; return 1; }
 	sleep 0.5
 	echo g | blkio read /dev/nullb0 4096 300 1 >/dev/null || echo "blkio read failed"
 	echo g | blkio write /dev/nullb0 131072 100 4 >/dev/null || echo "blkio write failed"
@@ -56,17 +40,10 @@ record() {
 record tp
 LATOP_BLOCK_HOOKS=fentry record fentry
 GUEST
-t0=$(date +%s)
-vm_run "$VM_DIR/guest.sh" 300
-rc=$?
-ok $rc "the guest booted $VM_KVER, ran the script and powered off ($(( $(date +%s) - t0 ))s)"
-S=$VM_SHARE
-[ $rc -eq 0 ] || sed 's/^/# guest: /' "$S/guest.out" 2>/dev/null | tail -n 20
+vm_ok_run "$VM_DIR/guest.sh" 300
 grep -q failed "$S/guest.out" 2>/dev/null && sed 's/^/# guest: /' "$S/guest.out" | head -n 10
 
-kver=$(cat "$S/uname" 2>/dev/null)
-case $kver in 6.1.*) r=0 ;; *) r=1 ;; esac
-ok $r "the guest kernel is 6.1 ($kver), not the host's $(uname -r)"
+vm_ok_kver
 
 sed -n '/^block:/,/^[a-z]/p' "$S/probes-fentry.txt" 2>/dev/null | sed 's/^/# probes (fentry first): /' | head -n 24
 hooks=$(grep -cE '^  (bio queued|issued to driver|completed) .* fentry/' "$S/probes-fentry.txt" 2>/dev/null)

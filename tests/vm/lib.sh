@@ -6,6 +6,9 @@
 #
 # Source it after tests/lib.sh, then:
 #   vm_require                     skip_all unless root, VM!=0 and packages install
+#   vm_latop_setup TARGET...       vm_require; $top; the host latop in $L
+#                                  (skip_all without one); make TARGET...
+#                                  (latop-static, helpers-static) as one test
 #   vm_init NAME                   pick the kernel; make $VM_DIR (root/, share/)
 #   vm_modules [--noload] MOD...   add MODs and their dependencies to the
 #                                  initramfs; loaded at boot unless --noload
@@ -13,11 +16,20 @@
 #   vm_file SRC DEST               copy a host file into the initramfs at DEST
 #   vm_run SCRIPT [SECONDS]        boot and run SCRIPT (sh) in the guest; returns
 #                                  its exit status (124 when qemu timed out)
+#   vm_ok_run SCRIPT SECS [WHAT]   vm_run as a test point ("the guest booted,
+#                                  WHAT and powered off"); S=$VM_SHARE
+#   vm_ok_kver                     test that the guest ran a 6.1 kernel
 # After vm_run: $VM_SHARE holds what the guest wrote (its /share, also its
 # cwd), $VM_SHARE/guest.out the script's output, $VM_DIR/console.log the
 # serial console.  vm_cleanup runs on EXIT (VM_KEEP=1 keeps $VM_DIR).
 # Guest: busybox in /bin, proc, sysfs, devtmpfs, tmpfs /tmp, debugfs, tracefs
-# and bpffs mounted, lo up, PATH=/bin:/sbin, the script runs as root.
+# and bpffs mounted, lo up, PATH=/bin:/sbin, the script runs as root, with
+#   vm_wait_file FILE PID          wait (60 s at most) for FILE while PID runs;
+#                                  true once FILE exists
+#   vm_nvme_target NQN             export /dev/nullb0 as NQN from an nvmet-tcp
+#                                  port on 127.0.0.1:4420 (configfs mounted)
+#   vm_nvme_connect NQN [,OPTS]    connect to it over loopback; print the
+#                                  fabrics reply; true once /dev/nvme0n1 is there
 # Environment: VM=0 skips, VM_KVER=6.1.0-…-amd64 picks another installed
 # kernel, VM_SMP and VM_MEM size the guest.
 set -u
@@ -43,6 +55,26 @@ vm_require() {
 	rm -f "$log"
 	command -v qemu-system-x86_64 >/dev/null || skip_all "qemu-system-x86_64 is not on PATH after install"
 	[ -x /bin/busybox ] || skip_all "no /bin/busybox after installing busybox-static"
+}
+
+# The set-up of a test that runs latop in the guest and reports on the host:
+# vm_require, $top, the host's latop in $L, and the guest's static binaries
+# built by make TARGET... as one test point (bail out when the build fails).
+vm_latop_setup() {
+	local log rc what="static binaries"
+	vm_require
+	top=$VM_TOP
+	L=${LATOP_BIN:-$top/.output/san/latop}
+	[ -x "$L" ] || L=$top/latop
+	[ -x "$L" ] || skip_all "no host latop (make latop tests-build)"
+	trap 'exit 143' TERM INT
+	[ "$*" = latop-static ] && what="a static latop"
+	log=$(mktemp)
+	make -C "$top" --no-print-directory "$@" >"$log" 2>&1
+	rc=$?
+	ok $rc "make $* builds $what for the guest"
+	[ $rc -eq 0 ] || { sed 's/^/# /' "$log" | tail -n 20; rm -f "$log"; done_testing; exit 1; }
+	rm -f "$log"
 }
 
 # Print the kernel version linux-image-amd64 depends on (6.1.0-N-amd64).
@@ -153,10 +185,40 @@ vm_pack() {
 	(cd "$VM_DIR/root" && find . | cpio -o -H newc --quiet) >"$VM_DIR/initramfs.cpio"
 }
 
+# The functions every guest script has (busybox sh), put before it.
+vm_guest_lib() {
+	cat <<'EOF'
+vm_wait_file() {
+	local i=0
+	while [ ! -e "$1" ] && [ $i -lt 600 ] && kill -0 "$2" 2>/dev/null; do
+		sleep 0.1; i=$((i + 1))
+	done
+	[ -e "$1" ]
+}
+vm_nvme_target() {
+	local S=/sys/kernel/config/nvmet/subsystems/$1 P=/sys/kernel/config/nvmet/ports/1
+	mkdir $S && echo 1 >$S/attr_allow_any_host && mkdir $S/namespaces/1 &&
+		echo /dev/nullb0 >$S/namespaces/1/device_path && echo 1 >$S/namespaces/1/enable || return 1
+	mkdir $P && echo ipv4 >$P/addr_adrfam && echo tcp >$P/addr_trtype &&
+		echo 127.0.0.1 >$P/addr_traddr && echo 4420 >$P/addr_trsvcid &&
+		ln -s $S $P/subsystems/$1
+}
+vm_nvme_connect() {
+	local i=0
+	exec 3<>/dev/nvme-fabrics
+	echo "transport=tcp,traddr=127.0.0.1,trsvcid=4420,nqn=$1,nr_io_queues=2${2:-}" >&3
+	head -n1 <&3
+	exec 3<&-
+	while [ ! -b /dev/nvme0n1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -b /dev/nvme0n1 ]
+}
+EOF
+}
+
 # Boot the guest on SCRIPT; wait at most SECONDS; return the script's status.
 vm_run() {
 	local script=$1 secs=${2:-240} rc
-	cp "$script" "$VM_DIR/root/guest.sh"
+	{ vm_guest_lib; cat "$script"; } >"$VM_DIR/root/guest.sh"
 	rm -f "$VM_SHARE/guest.rc" "$VM_SHARE/guest.out"
 	vm_pack || { echo "# vm: packing the initramfs failed"; return 1; }
 	timeout --kill-after=5 "$secs" qemu-system-x86_64 \
@@ -181,6 +243,26 @@ vm_run() {
 		return 1
 	fi
 	return "$(cat "$VM_SHARE/guest.rc")"
+}
+
+# vm_run as a test point, with the guest's output on failure; S is the share.
+vm_ok_run() {
+	local t0 rc
+	t0=$(date +%s)
+	vm_run "$1" "$2"
+	rc=$?
+	ok $rc "the guest booted $VM_KVER, ${3:-ran the script} and powered off ($(( $(date +%s) - t0 ))s)"
+	S=$VM_SHARE
+	[ $rc -eq 0 ] || sed 's/^/# guest: /' "$S/guest.out" 2>/dev/null | tail -n 20
+	return $rc
+}
+
+# Test that the guest ran a 6.1 kernel (its script wrote uname -r to uname).
+vm_ok_kver() {
+	local kver r
+	kver=$(cat "$VM_SHARE/uname" 2>/dev/null)
+	case $kver in 6.1.*) r=0 ;; *) r=1 ;; esac
+	ok $r "the guest kernel is 6.1 ($kver), not the host's $(uname -r)"
 }
 
 # Stop a qemu still running and remove the work directory (VM_KEEP=1 keeps it).

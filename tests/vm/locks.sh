@@ -8,19 +8,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
-vm_require
-top=$VM_TOP
-L=${LATOP_BIN:-$top/.output/san/latop}
-[ -x "$L" ] || L=$top/latop
-[ -x "$L" ] || skip_all "no host latop (make latop tests-build)"
-trap 'exit 143' TERM INT
-
-log=$(mktemp)
-make -C "$top" --no-print-directory latop-static helpers-static >"$log" 2>&1
-rc=$?
-ok $rc "make latop-static helpers-static builds static binaries for the guest"
-[ $rc -eq 0 ] || { sed 's/^/# /' "$log" | tail -n 20; rm -f "$log"; done_testing; exit 1; }
-rm -f "$log"
+vm_latop_setup latop-static helpers-static
 
 vm_init locks
 vm_file "$top/.output/static/latop" /bin/latop
@@ -31,11 +19,7 @@ uname -r >uname
 latop probes >probes.txt 2>&1
 latop record -o x.snap --quiet -q "from locks where comm ~ 'req-*' or comm ~ 'mapper-*' threshold 1us" \
 	2>record.err & rec=$!
-i=0
-while [ ! -e x.snap.tmp ] && [ $i -lt 600 ] && kill -0 $rec 2>/dev/null; do
-	sleep 0.1; i=$((i + 1))
-done
-[ -e x.snap.tmp ] || { echo "the recorder did not start"; kill $rec; exit 1; }
+vm_wait_file x.snap.tmp $rec || { echo "the recorder did not start"; kill $rec; exit 1; }
 sleep 0.5
 mkdir -p /tmp/snap
 echo g | lockdemo snapshot 3000 /tmp/snap >demo.out || echo "lockdemo snapshot failed"
@@ -45,16 +29,9 @@ kill -TERM $rec
 wait $rec
 echo $? >record.rc
 EOF
-t0=$(date +%s)
-vm_run "$VM_DIR/guest.sh" 300
-rc=$?
-ok $rc "the guest booted $VM_KVER, ran the script and powered off ($(( $(date +%s) - t0 ))s)"
-S=$VM_SHARE
-[ $rc -eq 0 ] || sed 's/^/# guest: /' "$S/guest.out" 2>/dev/null | tail -n 20
+vm_ok_run "$VM_DIR/guest.sh" 300
 
-kver=$(cat "$S/uname" 2>/dev/null)
-case $kver in 6.1.*) r=0 ;; *) r=1 ;; esac
-ok $r "the guest kernel is 6.1 ($kver), not the host's $(uname -r)"
+vm_ok_kver
 sed -n '/^locks:/,/^[a-z]/p' "$S/probes.txt" 2>/dev/null | sed 's/^/# probes: /'
 grep -A1 -F "  futex waits and wakes" "$S/probes.txt" 2>/dev/null | head -n1 |
 	grep -qF "tp/syscalls/sys_enter_futex+sys_exit_futex"

@@ -9,19 +9,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
-vm_require
-top=$VM_TOP
-L=${LATOP_BIN:-$top/.output/san/latop}
-[ -x "$L" ] || L=$top/latop
-[ -x "$L" ] || skip_all "no host latop (make latop tests-build)"
-trap 'exit 143' TERM INT
-
-log=$(mktemp)
-make -C "$top" --no-print-directory latop-static >"$log" 2>&1
-rc=$?
-ok $rc "make latop-static builds a static latop for the guest"
-[ $rc -eq 0 ] || { sed 's/^/# /' "$log" | tail -n 20; rm -f "$log"; done_testing; exit 1; }
-rm -f "$log"
+vm_latop_setup latop-static
 
 vm_init nvme-tcp
 vm_modules configfs nvme-core nvme-fabrics nvme-tcp nvmet nvmet-tcp ||
@@ -35,20 +23,8 @@ N4=200 N128=40 NQN=nqn.2026-01.org.latop:vm
 uname -r >uname
 mount -t configfs none /sys/kernel/config 2>/dev/null
 modprobe null_blk nr_devices=1 gb=1 bs=4096 queue_mode=2 || { echo "null_blk"; exit 1; }
-S=/sys/kernel/config/nvmet/subsystems/$NQN
-mkdir $S && echo 1 >$S/attr_allow_any_host && mkdir $S/namespaces/1 &&
-	echo /dev/nullb0 >$S/namespaces/1/device_path && echo 1 >$S/namespaces/1/enable || exit 1
-P=/sys/kernel/config/nvmet/ports/1
-mkdir $P && echo ipv4 >$P/addr_adrfam && echo tcp >$P/addr_trtype &&
-	echo 127.0.0.1 >$P/addr_traddr && echo 4420 >$P/addr_trsvcid &&
-	ln -s $S $P/subsystems/$NQN || exit 1
-exec 3<>/dev/nvme-fabrics
-echo "transport=tcp,traddr=127.0.0.1,trsvcid=4420,nqn=$NQN,nr_io_queues=2" >&3
-head -n1 <&3 >connect.txt
-exec 3<&-
-i=0
-while [ ! -b /dev/nvme0n1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-[ -b /dev/nvme0n1 ] || { echo "no /dev/nvme0n1"; cat connect.txt; exit 1; }
+vm_nvme_target $NQN || exit 1
+vm_nvme_connect $NQN >connect.txt || { echo "no /dev/nvme0n1"; cat connect.txt; exit 1; }
 cat /sys/block/nvme0n1/queue/max_sectors_kb >max_sectors_kb
 sleep 2		# the partition scan's reads are over before recording starts
 latop probes >probes.txt 2>&1
@@ -110,12 +86,7 @@ echo $? >sampled.rc
 echo 1 >/sys/class/nvme/nvme0/delete_controller
 i=0
 while [ -b /dev/nvme0n1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
-exec 3<>/dev/nvme-fabrics
-echo "transport=tcp,traddr=127.0.0.1,trsvcid=4420,nqn=$NQN,nr_io_queues=2,disable_sqflow" >&3
-head -n1 <&3 >connect2.txt
-exec 3<&-
-i=0
-while [ ! -b /dev/nvme0n1 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+vm_nvme_connect $NQN ,disable_sqflow >connect2.txt
 sleep 1
 rec noflow.snap "from nvme"
 sleep 1
@@ -137,17 +108,10 @@ sleep 2.5
 stop $pid_tp
 echo $? >tp.rc
 EOF
-t0=$(date +%s)
-vm_run "$VM_DIR/guest.sh" 420
-rc=$?
-ok $rc "the guest booted $VM_KVER, set up NVMe/TCP over loopback, recorded and powered off ($(( $(date +%s) - t0 ))s)"
-S=$VM_SHARE
-[ $rc -eq 0 ] || sed 's/^/# guest: /' "$S/guest.out" 2>/dev/null | tail -n 20
+vm_ok_run "$VM_DIR/guest.sh" 420 "set up NVMe/TCP over loopback, recorded"
 N4=200 N128=40
 
-kver=$(cat "$S/uname" 2>/dev/null)
-case $kver in 6.1.*) r=0 ;; *) r=1 ;; esac
-ok $r "the guest kernel is 6.1 ($kver), not the host's $(uname -r)"
+vm_ok_kver
 echo "# nvme-tcp: $(cat "$S/connect.txt" 2>/dev/null), max_sectors_kb $(cat "$S/max_sectors_kb" 2>/dev/null)"
 
 [ "$(cat "$S/probes.rc" 2>/dev/null)" = 0 ]

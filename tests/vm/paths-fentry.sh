@@ -8,19 +8,7 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
-vm_require
-top=$VM_TOP
-L=${LATOP_BIN:-$top/.output/san/latop}
-[ -x "$L" ] || L=$top/latop
-[ -x "$L" ] || skip_all "no host latop (make latop tests-build)"
-trap 'exit 143' TERM INT
-
-log=$(mktemp)
-make -C "$top" --no-print-directory latop-static helpers-static >"$log" 2>&1
-rc=$?
-ok $rc "make latop-static helpers-static builds static binaries for the guest"
-[ $rc -eq 0 ] || { sed 's/^/# /' "$log" | tail -n 20; rm -f "$log"; done_testing; exit 1; }
-rm -f "$log"
+vm_latop_setup latop-static helpers-static
 
 vm_init paths-fentry
 vm_file "$top/.output/static/latop" /bin/latop
@@ -34,11 +22,7 @@ tiers serve -p 9301 -w 4 -d 1000 -c 127.0.0.1:9302:1:2 -t mid.tsv >/dev/null & m
 tiers serve -p 9300 -w 4 -d 500 -c 127.0.0.1:9301:1:1 -t front.tsv >/dev/null & f=$!
 latop record -o x.snap --quiet -q "from paths where pid in ($b, $m, $f) threshold 1ns buffer 100000" \
 	2>record.err & rec=$!
-i=0
-while [ ! -e x.snap.tmp ] && [ $i -lt 600 ] && kill -0 $rec 2>/dev/null; do
-	sleep 0.1; i=$((i + 1))
-done
-[ -e x.snap.tmp ] || { echo "the recorder did not start"; kill $rec; exit 1; }
+vm_wait_file x.snap.tmp $rec || { echo "the recorder did not start"; kill $rec; exit 1; }
 sleep 0.5
 tiers client -c 127.0.0.1:9300 -C 2 -n 30 -f 6 -t client.tsv || echo "client failed"
 sleep 2.5
@@ -47,12 +31,7 @@ wait $rec
 echo $? >record.rc
 kill $b $m $f
 EOF2
-t0=$(date +%s)
-vm_run "$VM_DIR/guest.sh" 300
-rc=$?
-ok $rc "the guest booted $VM_KVER, ran the script and powered off ($(( $(date +%s) - t0 ))s)"
-S=$VM_SHARE
-[ $rc -eq 0 ] || sed 's/^/# guest: /' "$S/guest.out" 2>/dev/null | tail -n 20
+vm_ok_run "$VM_DIR/guest.sh" 300
 sed -n '/^paths:/,/^[a-z]/p' "$S/probes.txt" 2>/dev/null | sed 's/^/# probes: /' | head -n 8
 
 grep -A1 -F "  TCP send " "$S/probes.txt" 2>/dev/null | head -n1 | grep -qF "fentry/security_socket_sendmsg" &&

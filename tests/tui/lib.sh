@@ -1,0 +1,43 @@
+#!/bin/bash
+# What the TUI tests share: latop in a tmux session named $S, its screen
+# read back as tmux renders it.  Source it after tests/lib.sh, then:
+#   tui_require            skip_all without tmux or without the latop at $BIN
+#                          ($LATOP_BIN, default .output/san/latop)
+#   cap                    print the screen
+#   wait_for ERE [SECS]    wait until the screen matches (at most SECS, 20)
+#   wait_gone ERE [SECS]   wait until it no longer matches (at most SECS, 10)
+#   check STATUS DESC      ok, and on failure the screen as TAP comments
+#   keys KEY...            send keys; type_text TEXT sends TEXT literally
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+	echo "1..0 # SKIP tests/tui/lib.sh is the library the tui tests source, not a test"
+	exit 0
+fi
+BIN=$(realpath "${LATOP_BIN:-.output/san/latop}" 2>/dev/null)
+
+tui_require() {
+	command -v tmux >/dev/null || skip_all "tmux is not installed"
+	[ -n "$BIN" ] && [ -x "$BIN" ] || skip_all "no latop binary at $BIN (make san)"
+}
+cap() { tmux capture-pane -p -t "$S" 2>/dev/null; }
+wait_for() {
+	local i
+	for ((i = 0; i < ${2:-20} * 10; i++)); do
+		cap | grep -qE -- "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+wait_gone() {
+	local i
+	for ((i = 0; i < ${2:-10} * 10; i++)); do
+		cap | grep -qE -- "$1" || return 0
+		sleep 0.1
+	done
+	return 1
+}
+check() {
+	ok "$1" "$2"
+	[ "$1" -eq 0 ] || cap | sed 's/^/#  |/'
+}
+keys() { tmux send-keys -t "$S" "$@"; }
+type_text() { tmux send-keys -t "$S" -l "$1"; }
