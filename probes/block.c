@@ -17,6 +17,7 @@
 #include "../core/hist.h"
 #include "../core/blkdev.h"
 #include "probe.h"
+#include "probe_util.h"
 #include "feature.h"
 #include "block.h"
 #include "block_schema.h"
@@ -286,12 +287,6 @@ static struct prev_ent *prev_get(struct block_priv *bp, const struct blk_key *k)
 	return tomb;
 }
 
-/* Return cur - prev for a monotonic total. */
-static inline uint64_t delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;
-}
-
 /* Build the histogram of hist row i between prev and cur into h. */
 static void hist_delta(struct hist *h, const struct blk_stats *cur, const struct blk_stats *prev,
 		       int i, uint64_t sum, uint64_t min, uint64_t max, bool exact)
@@ -482,19 +477,7 @@ static uint64_t free_stale(struct block_priv *bp)
 /* Read the per-CPU health counters summed over CPUs into sum. */
 static void read_health(struct block_priv *bp, uint64_t sum[BH_N])
 {
-	int fd = bpf_map__fd(bp->skel->maps.health);
-	uint64_t *v = xcalloc(bp->ncpus, sizeof(*v));
-	uint32_t i;
-	int c;
-
-	for (i = 0; i < BH_N; i++) {
-		sum[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v))
-			continue;
-		for (c = 0; c < bp->ncpus; c++)
-			sum[i] += v[c];
-	}
-	free(v);
+	probe_percpu_sum(bpf_map__fd(bp->skel->maps.health), bp->ncpus, sum, BH_N);
 }
 
 /* Read and fold this tick's totals and events into three frames of t. */

@@ -18,6 +18,7 @@
 #include "../core/hist.h"
 #include "../core/config.h"
 #include "probe.h"
+#include "probe_util.h"
 #include "feature.h"
 #include "flows.h"
 #include "flows_schema.h"
@@ -305,12 +306,6 @@ static void prev_sweep(struct flows_priv *fp, bool all)
 	}
 }
 
-/* Return cur - prev for a monotonic total. */
-static inline uint64_t delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;
-}
-
 /* Build the histogram of the requests between prev and cur into h. */
 static void hist_delta(struct hist *h, const struct fl_stats *cur, const struct fl_stats *prev)
 {
@@ -414,19 +409,7 @@ static uint64_t read_flows(struct flows_priv *fp, struct frame *f)
 /* Read the per-CPU health counters summed over CPUs into sum. */
 static void read_health(struct flows_priv *fp, uint64_t sum[FH_N])
 {
-	int fd = bpf_map__fd(fp->skel->maps.health);
-	uint64_t *v = xcalloc(fp->ncpus, sizeof(*v));
-	uint32_t i;
-	int c;
-
-	for (i = 0; i < FH_N; i++) {
-		sum[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v))
-			continue;
-		for (c = 0; c < fp->ncpus; c++)
-			sum[i] += v[c];
-	}
-	free(v);
+	probe_percpu_sum(bpf_map__fd(fp->skel->maps.health), fp->ncpus, sum, FH_N);
 }
 
 /* Read and fold this tick's totals and events into two frames of t. */

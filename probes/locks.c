@@ -23,6 +23,7 @@
 #include "../core/hist.h"
 #include "../core/symbols.h"
 #include "probe.h"
+#include "probe_util.h"
 #include "feature.h"
 #include "locks.h"
 #include "locks_schema.h"
@@ -220,12 +221,6 @@ static const char *kind_label(const struct locks_priv *sp, uint32_t tgid, uint64
 static bool kind_is_kernel(uint32_t kind)
 {
 	return kind >= LK_KSPIN;
-}
-
-/* Return cur - prev for a monotonic total (cur when the key restarted). */
-static inline uint64_t delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;
 }
 
 /* Copy a fixed-size kernel string. */
@@ -1047,19 +1042,7 @@ static void buffers_age(struct locks_priv *sp)
 /* Read the per-CPU health counters summed over CPUs into sum. */
 static void read_health(struct locks_priv *sp, uint64_t sum[LH_N])
 {
-	int fd = bpf_map__fd(sp->skel->maps.health);
-	uint64_t *v = xcalloc(sp->ncpus, sizeof(*v));
-	uint32_t i;
-	int c;
-
-	for (i = 0; i < LH_N; i++) {
-		sum[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v))
-			continue;
-		for (c = 0; c < sp->ncpus; c++)
-			sum[i] += v[c];
-	}
-	free(v);
+	probe_percpu_sum(bpf_map__fd(sp->skel->maps.health), sp->ncpus, sum, LH_N);
 }
 
 /* Read and fold this tick's totals and records into three frames of t. */

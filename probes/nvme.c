@@ -19,6 +19,7 @@
 #include "../core/xalloc.h"
 #include "../core/hist.h"
 #include "probe.h"
+#include "probe_util.h"
 #include "feature.h"
 #include "nvme.h"
 #include "nvme_schema.h"
@@ -284,12 +285,6 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Return cur - prev for a monotonic total (cur when the key restarted). */
-static inline uint64_t delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;
-}
-
 /* Build histogram idx's values between prev and cur into h, with sum sum. */
 static void hist_delta(struct hist *h, const uint32_t *cur, const uint32_t *prev, uint64_t sum)
 {
@@ -395,19 +390,7 @@ static uint64_t read_stats(struct nvme_priv *np, struct frame *f)
 /* Read the per-CPU health counters summed over CPUs into sum. */
 static void read_health(struct nvme_priv *np, uint64_t sum[H_N])
 {
-	int fd = bpf_map__fd(np->skel->maps.health);
-	uint64_t *v = xcalloc(np->ncpus, sizeof(*v));
-	uint32_t i;
-	int c;
-
-	for (i = 0; i < H_N; i++) {
-		sum[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v))
-			continue;
-		for (c = 0; c < np->ncpus; c++)
-			sum[i] += v[c];
-	}
-	free(v);
+	probe_percpu_sum(bpf_map__fd(np->skel->maps.health), np->ncpus, sum, H_N);
 }
 
 /* Read and fold this tick's totals and events into two frames of t. */

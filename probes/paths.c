@@ -17,6 +17,7 @@
 #include "../core/xalloc.h"
 #include "../core/hist.h"
 #include "probe.h"
+#include "probe_util.h"
 #include "feature.h"
 #include "paths.h"
 #include "paths_recon.h"
@@ -285,24 +286,7 @@ static void agg_flush(struct paths_priv *sp, struct frame *f)
 /* Read the per-CPU health counters summed over CPUs into sum. */
 static void read_health(struct paths_priv *sp, uint64_t sum[PH_N])
 {
-	int fd = bpf_map__fd(sp->skel->maps.health);
-	uint64_t *v = xcalloc(sp->ncpus, sizeof(*v));
-	uint32_t i;
-	int c;
-
-	for (i = 0; i < PH_N; i++) {
-		sum[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v))
-			continue;
-		for (c = 0; c < sp->ncpus; c++)
-			sum[i] += v[c];
-	}
-	free(v);
-}
-
-static inline uint64_t delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;
+	probe_percpu_sum(bpf_map__fd(sp->skel->maps.health), sp->ncpus, sum, PH_N);
 }
 
 /* Drain this tick's records and build the three frames. */

@@ -16,6 +16,7 @@
 #include "../core/systbl.h"
 #include "../core/hist.h"
 #include "probe.h"
+#include "probe_util.h"
 #include "feature.h"
 #include "perf_event.h"
 #include "syscalls.h"
@@ -274,12 +275,6 @@ static void slot_evict(struct syscalls_priv *sp, uint32_t i, const struct sys_ke
 	sp->prev[i] = NULL;
 }
 
-/* Return cur - prev for a monotonic total (cur when the key restarted). */
-static inline uint64_t delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;
-}
-
 /* Build the histogram of the calls between prev and cur into h. */
 static void hist_delta(struct hist *h, const struct sys_stats *cur, const struct sys_stats *prev)
 {
@@ -391,19 +386,7 @@ static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
 /* Read the per-CPU health counters summed over CPUs into sum. */
 static void read_health(struct syscalls_priv *sp, uint64_t sum[H_N])
 {
-	int fd = bpf_map__fd(sp->skel->maps.health);
-	uint64_t *v = xcalloc(sp->ncpus, sizeof(*v));
-	uint32_t i;
-	int c;
-
-	for (i = 0; i < H_N; i++) {
-		sum[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v))
-			continue;
-		for (c = 0; c < sp->ncpus; c++)
-			sum[i] += v[c];
-	}
-	free(v);
+	probe_percpu_sum(bpf_map__fd(sp->skel->maps.health), sp->ncpus, sum, H_N);
 }
 
 /* Read and fold this tick's totals and events into two frames of t. */

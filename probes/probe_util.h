@@ -1,0 +1,21 @@
+/*
+ * Pieces every probe's user side repeats: summing per-CPU counters and
+ * the tick delta of a monotonic total.  Uses libbpf; probes/ only.
+ */
+#ifndef LATOP_PROBE_UTIL_H
+#define LATOP_PROBE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Return cur - prev for a monotonic total (cur when the key restarted). */
+static inline uint64_t delta(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;
+}
+
+/* Sum keys 0..n-1 of the per-CPU u64 array map fd over ncpus CPUs into sum;
+ * a key that cannot be read sums to 0. */
+void probe_percpu_sum(int fd, int ncpus, uint64_t *sum, uint32_t n);
+
+#endif
