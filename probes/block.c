@@ -740,16 +740,8 @@ static size_t block_hooks(struct probe *p, struct hook_choice *out, size_t max)
 static size_t block_prog_fds(struct probe *p, int *out, size_t max)
 {
 	struct block_priv *bp = p->priv;
-	struct bpf_program *prog;
-	size_t n = 0;
 
-	if (!bp)
-		return 0;
-	bpf_object__for_each_program(prog, bp->skel->obj) {
-		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
-			out[n++] = bpf_program__fd(prog);
-	}
-	return n;
+	return bp ? probe_prog_fds(bp->skel->obj, out, max) : 0;
 }
 
 static const struct schema *const block_tables[] = {

@@ -755,16 +755,8 @@ static size_t flows_hooks(struct probe *p, struct hook_choice *out, size_t max)
 static size_t flows_prog_fds(struct probe *p, int *out, size_t max)
 {
 	struct flows_priv *fp = p->priv;
-	struct bpf_program *prog;
-	size_t n = 0;
 
-	if (!fp)
-		return 0;
-	bpf_object__for_each_program(prog, fp->skel->obj) {
-		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
-			out[n++] = bpf_program__fd(prog);
-	}
-	return n;
+	return fp ? probe_prog_fds(fp->skel->obj, out, max) : 0;
 }
 
 static const struct schema *const flows_tables[] = {

@@ -697,16 +697,8 @@ static size_t nvme_hooks(struct probe *p, struct hook_choice *out, size_t max)
 static size_t nvme_prog_fds(struct probe *p, int *out, size_t max)
 {
 	struct nvme_priv *np = p->priv;
-	struct bpf_program *prog;
-	size_t n = 0;
 
-	if (!np)
-		return 0;
-	bpf_object__for_each_program(prog, np->skel->obj) {
-		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
-			out[n++] = bpf_program__fd(prog);
-	}
-	return n;
+	return np ? probe_prog_fds(np->skel->obj, out, max) : 0;
 }
 
 static const struct schema *const nvme_tables[] = {

@@ -22,3 +22,15 @@ void probe_percpu_sum(int fd, int ncpus, uint64_t *sum, uint32_t n)
 	}
 	free(v);
 }
+
+size_t probe_prog_fds(struct bpf_object *obj, int *out, size_t max)
+{
+	struct bpf_program *prog;
+	size_t n = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
+			out[n++] = bpf_program__fd(prog);
+	}
+	return n;
+}

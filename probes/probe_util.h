@@ -1,12 +1,15 @@
 /*
- * Pieces every probe's user side repeats: summing per-CPU counters and
- * the tick delta of a monotonic total.  Uses libbpf; probes/ only.
+ * Pieces every probe's user side repeats: summing per-CPU counters,
+ * listing loaded program fds, and the tick delta of a monotonic total.
+ * Uses libbpf; probes/ only.
  */
 #ifndef LATOP_PROBE_UTIL_H
 #define LATOP_PROBE_UTIL_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+struct bpf_object;
 
 /* Return cur - prev for a monotonic total (cur when the key restarted). */
 static inline uint64_t delta(uint64_t cur, uint64_t prev)
@@ -17,5 +20,8 @@ static inline uint64_t delta(uint64_t cur, uint64_t prev)
 /* Sum keys 0..n-1 of the per-CPU u64 array map fd over ncpus CPUs into sum;
  * a key that cannot be read sums to 0. */
 void probe_percpu_sum(int fd, int ncpus, uint64_t *sum, uint32_t n);
+
+/* List into out (at most max) the fds of obj's programs that were loaded. */
+size_t probe_prog_fds(struct bpf_object *obj, int *out, size_t max);
 
 #endif

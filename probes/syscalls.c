@@ -681,16 +681,8 @@ static size_t syscalls_hooks(struct probe *p, struct hook_choice *out, size_t ma
 static size_t syscalls_prog_fds(struct probe *p, int *out, size_t max)
 {
 	struct syscalls_priv *sp = p->priv;
-	struct bpf_program *prog;
-	size_t n = 0;
 
-	if (!sp)
-		return 0;
-	bpf_object__for_each_program(prog, sp->skel->obj) {
-		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
-			out[n++] = bpf_program__fd(prog);
-	}
-	return n;
+	return sp ? probe_prog_fds(sp->skel->obj, out, max) : 0;
 }
 
 static const struct schema *const syscalls_tables[] = {
