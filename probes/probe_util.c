@@ -1,6 +1,7 @@
 /*
  * Pieces every probe's user side repeats; see probe_util.h.
  */
+#include <stdbool.h>
 #include <stdlib.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -21,6 +22,52 @@ void probe_percpu_sum(int fd, int ncpus, uint64_t *sum, uint32_t n)
 			sum[i] += v[c];
 	}
 	free(v);
+}
+
+int probe_filter_check(const char *probe, const struct filter_prog *f, char **cause)
+{
+	int depth = 0;
+	uint32_t i;
+
+	if (f->n > FILTER_MAX_ENTRIES) {
+		*cause = xasprintf("%s: filter has %u entries, at most %d fit",
+				   probe, f->n, FILTER_MAX_ENTRIES);
+		return -1;
+	}
+	for (i = 0; i < f->n; i++) {
+		const struct filter_entry *e = &f->e[i];
+
+		if (e->op == FOP_AND || e->op == FOP_OR) {
+			depth--;
+		} else if (e->op == FOP_NOT) {
+			if (depth < 1)
+				depth = -1;
+		} else if (e->op >= FOP_EQ && e->op <= FOP_PREFIX && e->term > FTERM_NONE &&
+			   e->term < FTERM_MAX) {
+			bool comm = e->term == FTERM_COMM;
+
+			if ((comm && e->op != FOP_PREFIX && e->op != FOP_EQ && e->op != FOP_NE) ||
+			    (!comm && e->op == FOP_PREFIX) || (comm && e->value >= FILTER_MAX_STRS)) {
+				*cause = xasprintf("%s: filter entry %u: bad comm test", probe, i);
+				return -1;
+			}
+			depth++;
+		} else {
+			*cause = xasprintf("%s: filter entry %u: unknown op %u or term %u",
+					   probe, i, e->op, e->term);
+			return -1;
+		}
+		if (depth < 1 || depth > 64) {
+			*cause = xasprintf("%s: filter entry %u: stack %s", probe, i,
+					   depth < 1 ? "underflow" : "deeper than 64");
+			return -1;
+		}
+	}
+	if (f->n && depth != 1) {
+		*cause = xasprintf("%s: filter leaves %d values, not 1", probe, depth);
+		return -1;
+	}
+	return 0;
 }
 
 size_t probe_prog_fds(struct bpf_object *obj, int *out, size_t max)

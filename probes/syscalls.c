@@ -425,53 +425,6 @@ fail:
 	return -1;
 }
 
-/* Check that f is a well-formed postfix program; fill *cause if not. */
-static int filter_check(const struct filter_prog *f, char **cause)
-{
-	int depth = 0;
-	uint32_t i;
-
-	if (f->n > FILTER_MAX_ENTRIES) {
-		*cause = xasprintf("syscalls: filter has %u entries, at most %d fit",
-				   f->n, FILTER_MAX_ENTRIES);
-		return -1;
-	}
-	for (i = 0; i < f->n; i++) {
-		const struct filter_entry *e = &f->e[i];
-
-		if (e->op == FOP_AND || e->op == FOP_OR) {
-			depth--;
-		} else if (e->op == FOP_NOT) {
-			if (depth < 1)
-				depth = -1;
-		} else if (e->op >= FOP_EQ && e->op <= FOP_PREFIX && e->term > FTERM_NONE &&
-			   e->term < FTERM_MAX) {
-			bool comm = e->term == FTERM_COMM;
-
-			if ((comm && e->op != FOP_PREFIX && e->op != FOP_EQ && e->op != FOP_NE) ||
-			    (!comm && e->op == FOP_PREFIX) || (comm && e->value >= FILTER_MAX_STRS)) {
-				*cause = xasprintf("syscalls: filter entry %u: bad comm test", i);
-				return -1;
-			}
-			depth++;
-		} else {
-			*cause = xasprintf("syscalls: filter entry %u: unknown op %u or term %u",
-					   i, e->op, e->term);
-			return -1;
-		}
-		if (depth < 1 || depth > 64) {
-			*cause = xasprintf("syscalls: filter entry %u: stack %s", i,
-					   depth < 1 ? "underflow" : "deeper than 64");
-			return -1;
-		}
-	}
-	if (f->n && depth != 1) {
-		*cause = xasprintf("syscalls: filter leaves %d values, not 1", depth);
-		return -1;
-	}
-	return 0;
-}
-
 /* Return the FILTER_NEED_* bits of what f tests beyond ids. */
 static uint32_t filter_needs(const struct filter_prog *f)
 {
@@ -492,7 +445,7 @@ static int syscalls_set_filter(struct probe *p, const struct filter_prog *f, cha
 	struct syscalls_priv *sp = p->priv;
 	uint32_t next;
 
-	if (filter_check(f, cause))
+	if (probe_filter_check("syscalls", f, cause))
 		return -1;
 	next = (sp->skel->bss->filter_idx + 1) & 1;
 	sp->skel->bss->filters[next] = *f;
