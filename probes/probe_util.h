@@ -9,6 +9,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <linux/types.h>
 #include "filter.h"
 
 struct bpf_object;
