@@ -291,19 +291,10 @@ static struct prev_ent *prev_get(struct block_priv *bp, const struct blk_key *k)
 static void hist_delta(struct hist *h, const struct blk_stats *cur, const struct blk_stats *prev,
 		       int i, uint64_t sum, uint64_t min, uint64_t max, bool exact)
 {
-	int b, lo = -1, hi = -1, nb = LH_NBUCKETS;
+	int lo, hi, nb = LH_NBUCKETS;
 
-	hist_init(h);
+	h->count = probe_hist_buckets(h, cur->hist[i], prev->hist[i], &lo, &hi);
 	h->sum = sum;
-	for (b = 0; b < nb; b++) {
-		h->b[b] = (uint32_t)(cur->hist[i][b] - prev->hist[i][b]);
-		h->count += h->b[b];
-		if (h->b[b]) {
-			if (lo < 0)
-				lo = b;
-			hi = b;
-		}
-	}
 	if (lo < 0)
 		return;
 	h->min = lh_bucket_low(lo);

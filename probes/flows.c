@@ -309,19 +309,11 @@ static void prev_sweep(struct flows_priv *fp, bool all)
 /* Build the histogram of the requests between prev and cur into h. */
 static void hist_delta(struct hist *h, const struct fl_stats *cur, const struct fl_stats *prev)
 {
-	int i, lo = -1, hi = -1, nb = LH_NBUCKETS;
+	int lo, hi, nb = LH_NBUCKETS;
 
-	hist_init(h);
+	probe_hist_buckets(h, cur->hist, prev->hist, &lo, &hi);
 	h->count = delta(cur->count, prev->count);
 	h->sum = delta(cur->lat_sum, prev->lat_sum);
-	for (i = 0; i < nb; i++) {
-		h->b[i] = (uint32_t)(cur->hist[i] - prev->hist[i]);
-		if (h->b[i]) {
-			if (lo < 0)
-				lo = i;
-			hi = i;
-		}
-	}
 	if (lo < 0)
 		return;
 	/* The all-time extremes are exact when they moved this tick; else the

@@ -589,19 +589,11 @@ static struct prev_ent *prev_find(struct locks_priv *sp, const struct lk_key *ke
 static void hist_delta(struct hist *h, const __u32 *cur, const __u32 *prev, uint64_t count,
 		       uint64_t sum, uint64_t max, bool max_moved)
 {
-	int i, lo = -1, hi = -1, nb = LH_NBUCKETS;
+	int lo, hi, nb = LH_NBUCKETS;
 
-	hist_init(h);
+	probe_hist_buckets(h, cur, prev, &lo, &hi);
 	h->count = count;
 	h->sum = sum;
-	for (i = 0; i < nb; i++) {
-		h->b[i] = (uint32_t)(cur[i] - prev[i]);
-		if (h->b[i]) {
-			if (lo < 0)
-				lo = i;
-			hi = i;
-		}
-	}
 	if (lo < 0)
 		return;
 	h->min = lh_bucket_low(lo);

@@ -288,18 +288,9 @@ static int on_event(void *ctx, void *data, size_t size)
 /* Build histogram idx's values between prev and cur into h, with sum sum. */
 static void hist_delta(struct hist *h, const uint32_t *cur, const uint32_t *prev, uint64_t sum)
 {
-	int i, lo = -1, hi = -1, nb = LH_NBUCKETS;
+	int lo, hi, nb = LH_NBUCKETS;
 
-	hist_init(h);
-	for (i = 0; i < nb; i++) {
-		h->b[i] = (uint32_t)(cur[i] - prev[i]);
-		h->count += h->b[i];
-		if (h->b[i]) {
-			if (lo < 0)
-				lo = i;
-			hi = i;
-		}
-	}
+	h->count = probe_hist_buckets(h, cur, prev, &lo, &hi);
 	h->sum = sum;
 	if (lo < 0)
 		return;

@@ -24,6 +24,26 @@ void probe_percpu_sum(int fd, int ncpus, uint64_t *sum, uint32_t n)
 	free(v);
 }
 
+uint64_t probe_hist_buckets(struct hist *h, const uint32_t *cur, const uint32_t *prev, int *lo,
+			    int *hi)
+{
+	uint64_t n = 0;
+	int i, nb = LH_NBUCKETS;
+
+	hist_init(h);
+	*lo = *hi = -1;
+	for (i = 0; i < nb; i++) {
+		h->b[i] = (uint32_t)(cur[i] - prev[i]);
+		n += h->b[i];
+		if (h->b[i]) {
+			if (*lo < 0)
+				*lo = i;
+			*hi = i;
+		}
+	}
+	return n;
+}
+
 int probe_filter_check(const char *probe, const struct filter_prog *f, char **cause)
 {
 	int depth = 0;

@@ -1,7 +1,7 @@
 /*
  * Pieces every probe's user side repeats: summing per-CPU counters,
- * checking a pushed-down filter program, listing loaded program fds, and
- * the tick delta of a monotonic total.
+ * checking a pushed-down filter program, listing loaded program fds, the
+ * tick delta of a monotonic total and of a histogram's buckets.
  * Uses libbpf; probes/ only.
  */
 #ifndef LATOP_PROBE_UTIL_H
@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <linux/types.h>
 #include "filter.h"
+#include "../core/hist.h"
 
 struct bpf_object;
 
@@ -19,6 +20,13 @@ static inline uint64_t delta(uint64_t cur, uint64_t prev)
 {
 	return cur >= prev ? cur - prev : cur;
 }
+
+/* Clear h and fill its buckets with cur - prev, two LH_NBUCKETS histograms of
+ * monotonic u32 counts; set *lo and *hi to the first and last bucket that
+ * moved (-1 when none did) and return the calls the buckets count.  Count,
+ * sum and extremes are left to the caller, whose totals know them. */
+uint64_t probe_hist_buckets(struct hist *h, const uint32_t *cur, const uint32_t *prev, int *lo,
+			    int *hi);
 
 /* Sum keys 0..n-1 of the per-CPU u64 array map fd over ncpus CPUs into sum;
  * a key that cannot be read sums to 0. */

@@ -27,6 +27,21 @@ int main(void)
 	ok(delta(3, 9) == 3, "delta after the key restarted is the new total");
 	ok(delta(UINT64_MAX, 0) == UINT64_MAX, "delta of a full range");
 
+	{
+		static uint32_t cur[LH_NBUCKETS], prev[LH_NBUCKETS];
+		struct hist h;
+		int lo, hi;
+
+		ok(probe_hist_buckets(&h, cur, prev, &lo, &hi) == 0 && lo == -1 && hi == -1 &&
+		   h.count == 0, "no bucket moved: empty, lo = hi = -1");
+		cur[3] = 7, prev[3] = 2;
+		cur[9] = 4, prev[9] = 4;
+		cur[LH_NBUCKETS - 1] = 1, prev[LH_NBUCKETS - 1] = UINT32_MAX;
+		ok(probe_hist_buckets(&h, cur, prev, &lo, &hi) == 7 && lo == 3 &&
+		   hi == (int)LH_NBUCKETS - 1 && h.b[3] == 5 && h.b[9] == 0 &&
+		   h.b[LH_NBUCKETS - 1] == 2, "bucket deltas across a u32 wrap, lo and hi");
+	}
+
 	memset(&f, 0, sizeof(f));
 	ok(probe_filter_check("block", &f, &cause) == 0 && !cause, "an empty filter passes");
 
