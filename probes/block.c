@@ -519,7 +519,7 @@ static int block_set_filter(struct probe *p, const struct filter_prog *f, char *
 	struct block_priv *bp = p->priv;
 	uint32_t next, i, need = 0;
 
-	if (probe_filter_check("block", f, cause))
+	if (probe_filter_check("block", f, probe_filter_leaf, cause))
 		return -1;
 	for (i = 0; i < f->n; i++)
 		if (f->e[i].term == FTERM_UID)

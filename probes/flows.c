@@ -440,51 +440,22 @@ static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	return 0;
 }
 
-/* Check that f is a well-formed postfix program over terms flows knows. */
-static int filter_check(const struct filter_prog *f, char **cause)
+/* Check that test e is on a term flows knows, by an op that term takes. */
+static int filter_leaf(const char *probe, const struct filter_entry *e, uint32_t i, char **cause)
 {
-	int depth = 0;
-	uint32_t i;
+	bool addr = e->term == FTERM_LADDR || e->term == FTERM_RADDR;
+	bool comm = e->term == FTERM_COMM;
+	bool num = e->term == FTERM_PID || e->term == FTERM_LPORT ||
+		   e->term == FTERM_RPORT || e->term == FTERM_LAT;
 
-	if (f->n > FILTER_MAX_ENTRIES) {
-		*cause = xasprintf("flows: filter has %u entries, at most %d fit",
-				   f->n, FILTER_MAX_ENTRIES);
-		return -1;
-	}
-	for (i = 0; i < f->n; i++) {
-		const struct filter_entry *e = &f->e[i];
-
-		if (e->op == FOP_AND || e->op == FOP_OR) {
-			depth--;
-		} else if (e->op == FOP_NOT) {
-			if (depth < 1)
-				depth = -1;
-		} else {
-			bool addr = e->term == FTERM_LADDR || e->term == FTERM_RADDR;
-			bool comm = e->term == FTERM_COMM;
-			bool num = e->term == FTERM_PID || e->term == FTERM_LPORT ||
-				   e->term == FTERM_RPORT || e->term == FTERM_LAT;
-
-			if ((!addr && !comm && !num) || e->op < FOP_EQ || e->op > FOP_PREFIX ||
-			    ((addr || comm) && e->op != FOP_EQ && e->op != FOP_NE &&
-			     !(comm && e->op == FOP_PREFIX)) ||
-			    (num && e->op == FOP_PREFIX) ||
-			    (addr && FILTER_ADDR_BITS(e->value) > 128) ||
-			    (comm && e->value >= FILTER_MAX_STRS)) {
-				*cause = xasprintf("flows: filter entry %u: op %u on term %u "
-						   "is not one flows can test", i, e->op, e->term);
-				return -1;
-			}
-			depth++;
-		}
-		if (depth < 1 || depth > 64) {
-			*cause = xasprintf("flows: filter entry %u: stack %s", i,
-					   depth < 1 ? "underflow" : "deeper than 64");
-			return -1;
-		}
-	}
-	if (f->n && depth != 1) {
-		*cause = xasprintf("flows: filter leaves %d values, not 1", depth);
+	if ((!addr && !comm && !num) || e->op < FOP_EQ || e->op > FOP_PREFIX ||
+	    ((addr || comm) && e->op != FOP_EQ && e->op != FOP_NE &&
+	     !(comm && e->op == FOP_PREFIX)) ||
+	    (num && e->op == FOP_PREFIX) ||
+	    (addr && FILTER_ADDR_BITS(e->value) > 128) ||
+	    (comm && e->value >= FILTER_MAX_STRS)) {
+		*cause = xasprintf("%s: filter entry %u: op %u on term %u "
+				   "is not one flows can test", probe, i, e->op, e->term);
 		return -1;
 	}
 	return 0;
@@ -496,7 +467,7 @@ static int flows_set_filter(struct probe *p, const struct filter_prog *f, char *
 	struct flows_priv *fp = p->priv;
 	uint32_t next;
 
-	if (filter_check(f, cause))
+	if (probe_filter_check("flows", f, filter_leaf, cause))
 		return -1;
 	next = (fp->skel->bss->filter_idx + 1) & 1;
 	fp->skel->bss->filters[next] = *f;

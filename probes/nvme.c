@@ -424,43 +424,15 @@ static int nvme_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct t
 	return 0;
 }
 
-/* Check that f is a well-formed postfix program; fill *cause if not. */
-static int filter_check(const struct filter_prog *f, char **cause)
+/* Check that test e is one nvme can run: any term but comm. */
+static int filter_leaf(const char *probe, const struct filter_entry *e, uint32_t i, char **cause)
 {
-	int depth = 0;
-	uint32_t i;
-
-	if (f->n > FILTER_MAX_ENTRIES) {
-		*cause = xasprintf("nvme: filter has %u entries, at most %d fit",
-				   f->n, FILTER_MAX_ENTRIES);
-		return -1;
-	}
-	for (i = 0; i < f->n; i++) {
-		const struct filter_entry *e = &f->e[i];
-
-		if (e->op == FOP_AND || e->op == FOP_OR)
-			depth--;
-		else if (e->op == FOP_NOT)
-			depth = depth < 1 ? -1 : depth;
-		else if (e->op >= FOP_EQ && e->op <= FOP_PREFIX && e->term > FTERM_NONE &&
-			 e->term < FTERM_MAX && e->term != FTERM_COMM)
-			depth++;
-		else {
-			*cause = xasprintf("nvme: filter entry %u: op %u on term %u is not "
-					   "supported here", i, e->op, e->term);
-			return -1;
-		}
-		if (depth < 1 || depth > 64) {
-			*cause = xasprintf("nvme: filter entry %u: stack %s", i,
-					   depth < 1 ? "underflow" : "deeper than 64");
-			return -1;
-		}
-	}
-	if (f->n && depth != 1) {
-		*cause = xasprintf("nvme: filter leaves %d values, not 1", depth);
-		return -1;
-	}
-	return 0;
+	if (e->op >= FOP_EQ && e->op <= FOP_PREFIX && e->term > FTERM_NONE &&
+	    e->term < FTERM_MAX && e->term != FTERM_COMM)
+		return 0;
+	*cause = xasprintf("%s: filter entry %u: op %u on term %u is not "
+			   "supported here", probe, i, e->op, e->term);
+	return -1;
 }
 
 /* Return the side named by s ("initiator", "target"), or by its prefix; 0 for none. */
@@ -503,7 +475,7 @@ static int nvme_set_filter(struct probe *p, const struct filter_prog *f, char **
 	struct filter_prog copy = *f;
 	uint32_t next;
 
-	if (filter_check(f, cause))
+	if (probe_filter_check("nvme", f, filter_leaf, cause))
 		return -1;
 	filter_sides(&copy);
 	next = (np->skel->bss->filter_idx + 1) & 1;

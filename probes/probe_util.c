@@ -44,7 +44,25 @@ uint64_t probe_hist_buckets(struct hist *h, const uint32_t *cur, const uint32_t 
 	return n;
 }
 
-int probe_filter_check(const char *probe, const struct filter_prog *f, char **cause)
+int probe_filter_leaf(const char *probe, const struct filter_entry *e, uint32_t i, char **cause)
+{
+	bool comm = e->term == FTERM_COMM;
+
+	if (e->op < FOP_EQ || e->op > FOP_PREFIX || e->term <= FTERM_NONE || e->term >= FTERM_MAX) {
+		*cause = xasprintf("%s: filter entry %u: unknown op %u or term %u",
+				   probe, i, e->op, e->term);
+		return -1;
+	}
+	if ((comm && e->op != FOP_PREFIX && e->op != FOP_EQ && e->op != FOP_NE) ||
+	    (!comm && e->op == FOP_PREFIX) || (comm && e->value >= FILTER_MAX_STRS)) {
+		*cause = xasprintf("%s: filter entry %u: bad comm test", probe, i);
+		return -1;
+	}
+	return 0;
+}
+
+int probe_filter_check(const char *probe, const struct filter_prog *f, probe_filter_leaf_fn *leaf,
+		       char **cause)
 {
 	int depth = 0;
 	uint32_t i;
@@ -62,20 +80,10 @@ int probe_filter_check(const char *probe, const struct filter_prog *f, char **ca
 		} else if (e->op == FOP_NOT) {
 			if (depth < 1)
 				depth = -1;
-		} else if (e->op >= FOP_EQ && e->op <= FOP_PREFIX && e->term > FTERM_NONE &&
-			   e->term < FTERM_MAX) {
-			bool comm = e->term == FTERM_COMM;
-
-			if ((comm && e->op != FOP_PREFIX && e->op != FOP_EQ && e->op != FOP_NE) ||
-			    (!comm && e->op == FOP_PREFIX) || (comm && e->value >= FILTER_MAX_STRS)) {
-				*cause = xasprintf("%s: filter entry %u: bad comm test", probe, i);
-				return -1;
-			}
-			depth++;
 		} else {
-			*cause = xasprintf("%s: filter entry %u: unknown op %u or term %u",
-					   probe, i, e->op, e->term);
-			return -1;
+			if (leaf(probe, e, i, cause))
+				return -1;
+			depth++;
 		}
 		if (depth < 1 || depth > 64) {
 			*cause = xasprintf("%s: filter entry %u: stack %s", probe, i,

@@ -32,10 +32,20 @@ uint64_t probe_hist_buckets(struct hist *h, const uint32_t *cur, const uint32_t 
  * a key that cannot be read sums to 0. */
 void probe_percpu_sum(int fd, int ncpus, uint64_t *sum, uint32_t n);
 
-/* Check that f is a well-formed postfix program whose tests are any term but
- * FTERM_NONE with comm tested by ==, != or prefix only; fill *cause, naming
+/* Check test entry i of a filter (an op other than and, or, not) for probe;
+ * return 0 when the probe can run it, else -1 with *cause filled. */
+typedef int probe_filter_leaf_fn(const char *probe, const struct filter_entry *e, uint32_t i,
+				 char **cause);
+
+/* The check of probes that test any term but FTERM_NONE, comm by ==, != or
+ * prefix only. */
+probe_filter_leaf_fn probe_filter_leaf;
+
+/* Check that f is a well-formed postfix program of at most
+ * FILTER_MAX_ENTRIES entries whose tests all pass leaf; fill *cause, naming
  * the probe, if not. */
-int probe_filter_check(const char *probe, const struct filter_prog *f, char **cause);
+int probe_filter_check(const char *probe, const struct filter_prog *f, probe_filter_leaf_fn *leaf,
+		       char **cause);
 
 /* List into out (at most max) the fds of obj's programs that were loaded. */
 size_t probe_prog_fds(struct bpf_object *obj, int *out, size_t max);

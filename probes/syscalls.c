@@ -437,7 +437,7 @@ static int syscalls_set_filter(struct probe *p, const struct filter_prog *f, cha
 	struct syscalls_priv *sp = p->priv;
 	uint32_t next;
 
-	if (probe_filter_check("syscalls", f, cause))
+	if (probe_filter_check("syscalls", f, probe_filter_leaf, cause))
 		return -1;
 	next = (sp->skel->bss->filter_idx + 1) & 1;
 	sp->skel->bss->filters[next] = *f;

@@ -3,19 +3,31 @@
 #include <stdlib.h>
 #include <string.h>
 #include "tap.h"
+#include "core/xalloc.h"
 #include "probes/probe_util.h"
 
 /* Return 1 when probe_filter_check rejects f with a cause equal to want. */
 static int rejects(const struct filter_prog *f, const char *want)
 {
 	char *cause = NULL;
-	int rc = probe_filter_check("block", f, &cause);
+	int rc = probe_filter_check("block", f, probe_filter_leaf, &cause);
 	int same = rc == -1 && cause && strcmp(cause, want) == 0;
 
 	if (!same)
 		printf("# rc %d cause \"%s\", want \"%s\"\n", rc, cause ? cause : "(none)", want);
 	free(cause);
 	return same;
+}
+
+/* A probe's own leaf: only pid tests, by any comparison; counts its calls. */
+static int leaf_calls;
+static int pid_only(const char *probe, const struct filter_entry *e, uint32_t i, char **cause)
+{
+	leaf_calls++;
+	if (e->term == FTERM_PID && e->op >= FOP_EQ && e->op <= FOP_GE)
+		return 0;
+	*cause = xasprintf("%s: filter entry %u: only pid here", probe, i);
+	return -1;
 }
 
 int main(void)
@@ -43,14 +55,15 @@ int main(void)
 	}
 
 	memset(&f, 0, sizeof(f));
-	ok(probe_filter_check("block", &f, &cause) == 0 && !cause, "an empty filter passes");
+	ok(probe_filter_check("block", &f, probe_filter_leaf, &cause) == 0 && !cause,
+	   "an empty filter passes");
 
 	f.n = 4;
 	f.e[0] = (struct filter_entry){ FOP_EQ, FTERM_PID, 42 };
 	f.e[1] = (struct filter_entry){ FOP_PREFIX, FTERM_COMM, 0 };
 	f.e[2] = (struct filter_entry){ FOP_NOT, 0, 0 };
 	f.e[3] = (struct filter_entry){ FOP_AND, 0, 0 };
-	ok(probe_filter_check("syscalls", &f, &cause) == 0 && !cause,
+	ok(probe_filter_check("syscalls", &f, probe_filter_leaf, &cause) == 0 && !cause,
 	   "pid == 42 and not comm prefix passes");
 
 	f.n = FILTER_MAX_ENTRIES + 1;
@@ -98,8 +111,27 @@ int main(void)
 			f.e[i + 1] = (struct filter_entry){ FOP_AND, 0, 0 };
 		}
 		f.e[f.n - 1] = (struct filter_entry){ FOP_NOT, 0, 0 };
-		ok(probe_filter_check("block", &f, &cause) == 0 && !cause,
+		ok(probe_filter_check("block", &f, probe_filter_leaf, &cause) == 0 && !cause,
 		   "a filter of %d entries fits", FILTER_MAX_ENTRIES);
 	}
+	f.n = 3;
+	f.e[0] = (struct filter_entry){ FOP_GT, FTERM_PID, 1 };
+	f.e[1] = (struct filter_entry){ FOP_LT, FTERM_PID, 9 };
+	f.e[2] = (struct filter_entry){ FOP_AND, 0, 0 };
+	leaf_calls = 0;
+	ok(probe_filter_check("nvme", &f, pid_only, &cause) == 0 && !cause && leaf_calls == 2,
+	   "a probe's own leaf sees each test once, not the and");
+	f.e[1] = (struct filter_entry){ FOP_EQ, FTERM_UID, 0 };
+	ok(probe_filter_check("nvme", &f, pid_only, &cause) == -1 && cause &&
+	   strcmp(cause, "nvme: filter entry 1: only pid here") == 0,
+	   "a probe's own leaf refuses with its own words");
+	free(cause);
+	cause = NULL;
+	f.n = 1;
+	f.e[0] = (struct filter_entry){ FOP_OR, 0, 0 };
+	ok(probe_filter_check("nvme", &f, pid_only, &cause) == -1 && cause &&
+	   strcmp(cause, "nvme: filter entry 0: stack underflow") == 0,
+	   "the stack check stays with the shared walk");
+	free(cause);
 	tap_done();
 }
