@@ -17,6 +17,7 @@
 #include "../core/hist.h"
 #include "../core/blkdev.h"
 #include "probe.h"
+#include "probe_util.h"
 #include "feature.h"
 #include "block.h"
 #include "block_schema.h"
@@ -286,29 +287,14 @@ static struct prev_ent *prev_get(struct block_priv *bp, const struct blk_key *k)
 	return tomb;
 }
 
-/* Return cur - prev for a monotonic total. */
-static inline uint64_t delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;
-}
-
 /* Build the histogram of hist row i between prev and cur into h. */
 static void hist_delta(struct hist *h, const struct blk_stats *cur, const struct blk_stats *prev,
 		       int i, uint64_t sum, uint64_t min, uint64_t max, bool exact)
 {
-	int b, lo = -1, hi = -1, nb = LH_NBUCKETS;
+	int lo, hi, nb = LH_NBUCKETS;
 
-	hist_init(h);
+	h->count = probe_hist_buckets(h, cur->hist[i], prev->hist[i], &lo, &hi);
 	h->sum = sum;
-	for (b = 0; b < nb; b++) {
-		h->b[b] = (uint32_t)(cur->hist[i][b] - prev->hist[i][b]);
-		h->count += h->b[b];
-		if (h->b[b]) {
-			if (lo < 0)
-				lo = b;
-			hi = b;
-		}
-	}
 	if (lo < 0)
 		return;
 	h->min = lh_bucket_low(lo);
@@ -482,19 +468,7 @@ static uint64_t free_stale(struct block_priv *bp)
 /* Read the per-CPU health counters summed over CPUs into sum. */
 static void read_health(struct block_priv *bp, uint64_t sum[BH_N])
 {
-	int fd = bpf_map__fd(bp->skel->maps.health);
-	uint64_t *v = xcalloc(bp->ncpus, sizeof(*v));
-	uint32_t i;
-	int c;
-
-	for (i = 0; i < BH_N; i++) {
-		sum[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v))
-			continue;
-		for (c = 0; c < bp->ncpus; c++)
-			sum[i] += v[c];
-	}
-	free(v);
+	probe_percpu_sum(bpf_map__fd(bp->skel->maps.health), bp->ncpus, sum, BH_N);
 }
 
 /* Read and fold this tick's totals and events into three frames of t. */
@@ -539,60 +513,13 @@ static int block_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	return 0;
 }
 
-/* Check that f is a well-formed postfix program; fill *cause if not. */
-static int filter_check(const struct filter_prog *f, char **cause)
-{
-	int depth = 0;
-	uint32_t i;
-
-	if (f->n > FILTER_MAX_ENTRIES) {
-		*cause = xasprintf("block: filter has %u entries, at most %d fit",
-				   f->n, FILTER_MAX_ENTRIES);
-		return -1;
-	}
-	for (i = 0; i < f->n; i++) {
-		const struct filter_entry *e = &f->e[i];
-
-		if (e->op == FOP_AND || e->op == FOP_OR) {
-			depth--;
-		} else if (e->op == FOP_NOT) {
-			if (depth < 1)
-				depth = -1;
-		} else if (e->op >= FOP_EQ && e->op <= FOP_PREFIX && e->term > FTERM_NONE &&
-			   e->term < FTERM_MAX) {
-			bool comm = e->term == FTERM_COMM;
-
-			if ((comm && e->op != FOP_PREFIX && e->op != FOP_EQ && e->op != FOP_NE) ||
-			    (!comm && e->op == FOP_PREFIX) || (comm && e->value >= FILTER_MAX_STRS)) {
-				*cause = xasprintf("block: filter entry %u: bad comm test", i);
-				return -1;
-			}
-			depth++;
-		} else {
-			*cause = xasprintf("block: filter entry %u: unknown op %u or term %u",
-					   i, e->op, e->term);
-			return -1;
-		}
-		if (depth < 1 || depth > 64) {
-			*cause = xasprintf("block: filter entry %u: stack %s", i,
-					   depth < 1 ? "underflow" : "deeper than 64");
-			return -1;
-		}
-	}
-	if (f->n && depth != 1) {
-		*cause = xasprintf("block: filter leaves %d values, not 1", depth);
-		return -1;
-	}
-	return 0;
-}
-
 /* Install f in the idle slot, then make it current. */
 static int block_set_filter(struct probe *p, const struct filter_prog *f, char **cause)
 {
 	struct block_priv *bp = p->priv;
 	uint32_t next, i, need = 0;
 
-	if (filter_check(f, cause))
+	if (probe_filter_check("block", f, probe_filter_leaf, cause))
 		return -1;
 	for (i = 0; i < f->n; i++)
 		if (f->e[i].term == FTERM_UID)
@@ -757,16 +684,8 @@ static size_t block_hooks(struct probe *p, struct hook_choice *out, size_t max)
 static size_t block_prog_fds(struct probe *p, int *out, size_t max)
 {
 	struct block_priv *bp = p->priv;
-	struct bpf_program *prog;
-	size_t n = 0;
 
-	if (!bp)
-		return 0;
-	bpf_object__for_each_program(prog, bp->skel->obj) {
-		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
-			out[n++] = bpf_program__fd(prog);
-	}
-	return n;
+	return bp ? probe_prog_fds(bp->skel->obj, out, max) : 0;
 }
 
 static const struct schema *const block_tables[] = {

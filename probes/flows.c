@@ -18,6 +18,7 @@
 #include "../core/hist.h"
 #include "../core/config.h"
 #include "probe.h"
+#include "probe_util.h"
 #include "feature.h"
 #include "flows.h"
 #include "flows_schema.h"
@@ -305,28 +306,14 @@ static void prev_sweep(struct flows_priv *fp, bool all)
 	}
 }
 
-/* Return cur - prev for a monotonic total. */
-static inline uint64_t delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;
-}
-
 /* Build the histogram of the requests between prev and cur into h. */
 static void hist_delta(struct hist *h, const struct fl_stats *cur, const struct fl_stats *prev)
 {
-	int i, lo = -1, hi = -1, nb = LH_NBUCKETS;
+	int lo, hi, nb = LH_NBUCKETS;
 
-	hist_init(h);
+	probe_hist_buckets(h, cur->hist, prev->hist, &lo, &hi);
 	h->count = delta(cur->count, prev->count);
 	h->sum = delta(cur->lat_sum, prev->lat_sum);
-	for (i = 0; i < nb; i++) {
-		h->b[i] = (uint32_t)(cur->hist[i] - prev->hist[i]);
-		if (h->b[i]) {
-			if (lo < 0)
-				lo = i;
-			hi = i;
-		}
-	}
 	if (lo < 0)
 		return;
 	/* The all-time extremes are exact when they moved this tick; else the
@@ -414,19 +401,7 @@ static uint64_t read_flows(struct flows_priv *fp, struct frame *f)
 /* Read the per-CPU health counters summed over CPUs into sum. */
 static void read_health(struct flows_priv *fp, uint64_t sum[FH_N])
 {
-	int fd = bpf_map__fd(fp->skel->maps.health);
-	uint64_t *v = xcalloc(fp->ncpus, sizeof(*v));
-	uint32_t i;
-	int c;
-
-	for (i = 0; i < FH_N; i++) {
-		sum[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v))
-			continue;
-		for (c = 0; c < fp->ncpus; c++)
-			sum[i] += v[c];
-	}
-	free(v);
+	probe_percpu_sum(bpf_map__fd(fp->skel->maps.health), fp->ncpus, sum, FH_N);
 }
 
 /* Read and fold this tick's totals and events into two frames of t. */
@@ -465,51 +440,22 @@ static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	return 0;
 }
 
-/* Check that f is a well-formed postfix program over terms flows knows. */
-static int filter_check(const struct filter_prog *f, char **cause)
+/* Check that test e is on a term flows knows, by an op that term takes. */
+static int filter_leaf(const char *probe, const struct filter_entry *e, uint32_t i, char **cause)
 {
-	int depth = 0;
-	uint32_t i;
+	bool addr = e->term == FTERM_LADDR || e->term == FTERM_RADDR;
+	bool comm = e->term == FTERM_COMM;
+	bool num = e->term == FTERM_PID || e->term == FTERM_LPORT ||
+		   e->term == FTERM_RPORT || e->term == FTERM_LAT;
 
-	if (f->n > FILTER_MAX_ENTRIES) {
-		*cause = xasprintf("flows: filter has %u entries, at most %d fit",
-				   f->n, FILTER_MAX_ENTRIES);
-		return -1;
-	}
-	for (i = 0; i < f->n; i++) {
-		const struct filter_entry *e = &f->e[i];
-
-		if (e->op == FOP_AND || e->op == FOP_OR) {
-			depth--;
-		} else if (e->op == FOP_NOT) {
-			if (depth < 1)
-				depth = -1;
-		} else {
-			bool addr = e->term == FTERM_LADDR || e->term == FTERM_RADDR;
-			bool comm = e->term == FTERM_COMM;
-			bool num = e->term == FTERM_PID || e->term == FTERM_LPORT ||
-				   e->term == FTERM_RPORT || e->term == FTERM_LAT;
-
-			if ((!addr && !comm && !num) || e->op < FOP_EQ || e->op > FOP_PREFIX ||
-			    ((addr || comm) && e->op != FOP_EQ && e->op != FOP_NE &&
-			     !(comm && e->op == FOP_PREFIX)) ||
-			    (num && e->op == FOP_PREFIX) ||
-			    (addr && FILTER_ADDR_BITS(e->value) > 128) ||
-			    (comm && e->value >= FILTER_MAX_STRS)) {
-				*cause = xasprintf("flows: filter entry %u: op %u on term %u "
-						   "is not one flows can test", i, e->op, e->term);
-				return -1;
-			}
-			depth++;
-		}
-		if (depth < 1 || depth > 64) {
-			*cause = xasprintf("flows: filter entry %u: stack %s", i,
-					   depth < 1 ? "underflow" : "deeper than 64");
-			return -1;
-		}
-	}
-	if (f->n && depth != 1) {
-		*cause = xasprintf("flows: filter leaves %d values, not 1", depth);
+	if ((!addr && !comm && !num) || e->op < FOP_EQ || e->op > FOP_PREFIX ||
+	    ((addr || comm) && e->op != FOP_EQ && e->op != FOP_NE &&
+	     !(comm && e->op == FOP_PREFIX)) ||
+	    (num && e->op == FOP_PREFIX) ||
+	    (addr && FILTER_ADDR_BITS(e->value) > 128) ||
+	    (comm && e->value >= FILTER_MAX_STRS)) {
+		*cause = xasprintf("%s: filter entry %u: op %u on term %u "
+				   "is not one flows can test", probe, i, e->op, e->term);
 		return -1;
 	}
 	return 0;
@@ -521,7 +467,7 @@ static int flows_set_filter(struct probe *p, const struct filter_prog *f, char *
 	struct flows_priv *fp = p->priv;
 	uint32_t next;
 
-	if (filter_check(f, cause))
+	if (probe_filter_check("flows", f, filter_leaf, cause))
 		return -1;
 	next = (fp->skel->bss->filter_idx + 1) & 1;
 	fp->skel->bss->filters[next] = *f;
@@ -772,16 +718,8 @@ static size_t flows_hooks(struct probe *p, struct hook_choice *out, size_t max)
 static size_t flows_prog_fds(struct probe *p, int *out, size_t max)
 {
 	struct flows_priv *fp = p->priv;
-	struct bpf_program *prog;
-	size_t n = 0;
 
-	if (!fp)
-		return 0;
-	bpf_object__for_each_program(prog, fp->skel->obj) {
-		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
-			out[n++] = bpf_program__fd(prog);
-	}
-	return n;
+	return fp ? probe_prog_fds(fp->skel->obj, out, max) : 0;
 }
 
 static const struct schema *const flows_tables[] = {

@@ -23,6 +23,7 @@
 #include "../core/hist.h"
 #include "../core/symbols.h"
 #include "probe.h"
+#include "probe_util.h"
 #include "feature.h"
 #include "locks.h"
 #include "locks_schema.h"
@@ -220,12 +221,6 @@ static const char *kind_label(const struct locks_priv *sp, uint32_t tgid, uint64
 static bool kind_is_kernel(uint32_t kind)
 {
 	return kind >= LK_KSPIN;
-}
-
-/* Return cur - prev for a monotonic total (cur when the key restarted). */
-static inline uint64_t delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;
 }
 
 /* Copy a fixed-size kernel string. */
@@ -594,19 +589,11 @@ static struct prev_ent *prev_find(struct locks_priv *sp, const struct lk_key *ke
 static void hist_delta(struct hist *h, const __u32 *cur, const __u32 *prev, uint64_t count,
 		       uint64_t sum, uint64_t max, bool max_moved)
 {
-	int i, lo = -1, hi = -1, nb = LH_NBUCKETS;
+	int lo, hi, nb = LH_NBUCKETS;
 
-	hist_init(h);
+	probe_hist_buckets(h, cur, prev, &lo, &hi);
 	h->count = count;
 	h->sum = sum;
-	for (i = 0; i < nb; i++) {
-		h->b[i] = (uint32_t)(cur[i] - prev[i]);
-		if (h->b[i]) {
-			if (lo < 0)
-				lo = i;
-			hi = i;
-		}
-	}
 	if (lo < 0)
 		return;
 	h->min = lh_bucket_low(lo);
@@ -1047,19 +1034,7 @@ static void buffers_age(struct locks_priv *sp)
 /* Read the per-CPU health counters summed over CPUs into sum. */
 static void read_health(struct locks_priv *sp, uint64_t sum[LH_N])
 {
-	int fd = bpf_map__fd(sp->skel->maps.health);
-	uint64_t *v = xcalloc(sp->ncpus, sizeof(*v));
-	uint32_t i;
-	int c;
-
-	for (i = 0; i < LH_N; i++) {
-		sum[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v))
-			continue;
-		for (c = 0; c < sp->ncpus; c++)
-			sum[i] += v[c];
-	}
-	free(v);
+	probe_percpu_sum(bpf_map__fd(sp->skel->maps.health), sp->ncpus, sum, LH_N);
 }
 
 /* Read and fold this tick's totals and records into three frames of t. */
@@ -1446,16 +1421,8 @@ static size_t locks_hooks(struct probe *p, struct hook_choice *out, size_t max)
 static size_t locks_prog_fds(struct probe *p, int *out, size_t max)
 {
 	struct locks_priv *sp = p->priv;
-	struct bpf_program *prog;
-	size_t n = 0;
 
-	if (!sp)
-		return 0;
-	bpf_object__for_each_program(prog, sp->skel->obj) {
-		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
-			out[n++] = bpf_program__fd(prog);
-	}
-	return n;
+	return sp ? probe_prog_fds(sp->skel->obj, out, max) : 0;
 }
 
 static const struct schema *const locks_tables[] = {

@@ -19,6 +19,7 @@
 #include "../core/xalloc.h"
 #include "../core/hist.h"
 #include "probe.h"
+#include "probe_util.h"
 #include "feature.h"
 #include "nvme.h"
 #include "nvme_schema.h"
@@ -284,27 +285,12 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Return cur - prev for a monotonic total (cur when the key restarted). */
-static inline uint64_t delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;
-}
-
 /* Build histogram idx's values between prev and cur into h, with sum sum. */
 static void hist_delta(struct hist *h, const uint32_t *cur, const uint32_t *prev, uint64_t sum)
 {
-	int i, lo = -1, hi = -1, nb = LH_NBUCKETS;
+	int lo, hi, nb = LH_NBUCKETS;
 
-	hist_init(h);
-	for (i = 0; i < nb; i++) {
-		h->b[i] = (uint32_t)(cur[i] - prev[i]);
-		h->count += h->b[i];
-		if (h->b[i]) {
-			if (lo < 0)
-				lo = i;
-			hi = i;
-		}
-	}
+	h->count = probe_hist_buckets(h, cur, prev, &lo, &hi);
 	h->sum = sum;
 	if (lo < 0)
 		return;
@@ -395,19 +381,7 @@ static uint64_t read_stats(struct nvme_priv *np, struct frame *f)
 /* Read the per-CPU health counters summed over CPUs into sum. */
 static void read_health(struct nvme_priv *np, uint64_t sum[H_N])
 {
-	int fd = bpf_map__fd(np->skel->maps.health);
-	uint64_t *v = xcalloc(np->ncpus, sizeof(*v));
-	uint32_t i;
-	int c;
-
-	for (i = 0; i < H_N; i++) {
-		sum[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v))
-			continue;
-		for (c = 0; c < np->ncpus; c++)
-			sum[i] += v[c];
-	}
-	free(v);
+	probe_percpu_sum(bpf_map__fd(np->skel->maps.health), np->ncpus, sum, H_N);
 }
 
 /* Read and fold this tick's totals and events into two frames of t. */
@@ -450,43 +424,15 @@ static int nvme_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct t
 	return 0;
 }
 
-/* Check that f is a well-formed postfix program; fill *cause if not. */
-static int filter_check(const struct filter_prog *f, char **cause)
+/* Check that test e is one nvme can run: any term but comm. */
+static int filter_leaf(const char *probe, const struct filter_entry *e, uint32_t i, char **cause)
 {
-	int depth = 0;
-	uint32_t i;
-
-	if (f->n > FILTER_MAX_ENTRIES) {
-		*cause = xasprintf("nvme: filter has %u entries, at most %d fit",
-				   f->n, FILTER_MAX_ENTRIES);
-		return -1;
-	}
-	for (i = 0; i < f->n; i++) {
-		const struct filter_entry *e = &f->e[i];
-
-		if (e->op == FOP_AND || e->op == FOP_OR)
-			depth--;
-		else if (e->op == FOP_NOT)
-			depth = depth < 1 ? -1 : depth;
-		else if (e->op >= FOP_EQ && e->op <= FOP_PREFIX && e->term > FTERM_NONE &&
-			 e->term < FTERM_MAX && e->term != FTERM_COMM)
-			depth++;
-		else {
-			*cause = xasprintf("nvme: filter entry %u: op %u on term %u is not "
-					   "supported here", i, e->op, e->term);
-			return -1;
-		}
-		if (depth < 1 || depth > 64) {
-			*cause = xasprintf("nvme: filter entry %u: stack %s", i,
-					   depth < 1 ? "underflow" : "deeper than 64");
-			return -1;
-		}
-	}
-	if (f->n && depth != 1) {
-		*cause = xasprintf("nvme: filter leaves %d values, not 1", depth);
-		return -1;
-	}
-	return 0;
+	if (e->op >= FOP_EQ && e->op <= FOP_PREFIX && e->term > FTERM_NONE &&
+	    e->term < FTERM_MAX && e->term != FTERM_COMM)
+		return 0;
+	*cause = xasprintf("%s: filter entry %u: op %u on term %u is not "
+			   "supported here", probe, i, e->op, e->term);
+	return -1;
 }
 
 /* Return the side named by s ("initiator", "target"), or by its prefix; 0 for none. */
@@ -529,7 +475,7 @@ static int nvme_set_filter(struct probe *p, const struct filter_prog *f, char **
 	struct filter_prog copy = *f;
 	uint32_t next;
 
-	if (filter_check(f, cause))
+	if (probe_filter_check("nvme", f, filter_leaf, cause))
 		return -1;
 	filter_sides(&copy);
 	next = (np->skel->bss->filter_idx + 1) & 1;
@@ -714,16 +660,8 @@ static size_t nvme_hooks(struct probe *p, struct hook_choice *out, size_t max)
 static size_t nvme_prog_fds(struct probe *p, int *out, size_t max)
 {
 	struct nvme_priv *np = p->priv;
-	struct bpf_program *prog;
-	size_t n = 0;
 
-	if (!np)
-		return 0;
-	bpf_object__for_each_program(prog, np->skel->obj) {
-		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
-			out[n++] = bpf_program__fd(prog);
-	}
-	return n;
+	return np ? probe_prog_fds(np->skel->obj, out, max) : 0;
 }
 
 static const struct schema *const nvme_tables[] = {

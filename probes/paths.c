@@ -17,6 +17,7 @@
 #include "../core/xalloc.h"
 #include "../core/hist.h"
 #include "probe.h"
+#include "probe_util.h"
 #include "feature.h"
 #include "paths.h"
 #include "paths_recon.h"
@@ -285,24 +286,7 @@ static void agg_flush(struct paths_priv *sp, struct frame *f)
 /* Read the per-CPU health counters summed over CPUs into sum. */
 static void read_health(struct paths_priv *sp, uint64_t sum[PH_N])
 {
-	int fd = bpf_map__fd(sp->skel->maps.health);
-	uint64_t *v = xcalloc(sp->ncpus, sizeof(*v));
-	uint32_t i;
-	int c;
-
-	for (i = 0; i < PH_N; i++) {
-		sum[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v))
-			continue;
-		for (c = 0; c < sp->ncpus; c++)
-			sum[i] += v[c];
-	}
-	free(v);
-}
-
-static inline uint64_t delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;
+	probe_percpu_sum(bpf_map__fd(sp->skel->maps.health), sp->ncpus, sum, PH_N);
 }
 
 /* Drain this tick's records and build the three frames. */
@@ -353,52 +337,17 @@ static int paths_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	return 0;
 }
 
-/* Check that f only tests what the kernel side knows (pid, tid, comm). */
-static int filter_check(const struct filter_prog *f, char **cause)
+/* Check that test e is on what the kernel side knows (pid, tid, comm). */
+static int filter_leaf(const char *probe, const struct filter_entry *e, uint32_t i, char **cause)
 {
-	int depth = 0;
-	uint32_t i;
-
-	if (f->n > FILTER_MAX_ENTRIES) {
-		*cause = xasprintf("paths: filter has %u entries, at most %d fit",
-				   f->n, FILTER_MAX_ENTRIES);
+	if (e->op < FOP_EQ || e->op > FOP_PREFIX ||
+	    (e->term != FTERM_PID && e->term != FTERM_TID && e->term != FTERM_COMM)) {
+		*cause = xasprintf("%s: filter entry %u: op %u on term %u is not "
+				   "something the paths probe can test (pid, tid, comm)",
+				   probe, i, e->op, e->term);
 		return -1;
 	}
-	for (i = 0; i < f->n; i++) {
-		const struct filter_entry *e = &f->e[i];
-
-		if (e->op == FOP_AND || e->op == FOP_OR) {
-			depth--;
-		} else if (e->op == FOP_NOT) {
-			if (depth < 1)
-				depth = -1;
-		} else if (e->op >= FOP_EQ && e->op <= FOP_PREFIX &&
-			   (e->term == FTERM_PID || e->term == FTERM_TID || e->term == FTERM_COMM)) {
-			bool comm = e->term == FTERM_COMM;
-
-			if ((comm && e->op != FOP_PREFIX && e->op != FOP_EQ && e->op != FOP_NE) ||
-			    (!comm && e->op == FOP_PREFIX) || (comm && e->value >= FILTER_MAX_STRS)) {
-				*cause = xasprintf("paths: filter entry %u: bad comm test", i);
-				return -1;
-			}
-			depth++;
-		} else {
-			*cause = xasprintf("paths: filter entry %u: op %u on term %u is not "
-					   "something the paths probe can test (pid, tid, comm)",
-					   i, e->op, e->term);
-			return -1;
-		}
-		if (depth < 1 || depth > 64) {
-			*cause = xasprintf("paths: filter entry %u: stack %s", i,
-					   depth < 1 ? "underflow" : "deeper than 64");
-			return -1;
-		}
-	}
-	if (f->n && depth != 1) {
-		*cause = xasprintf("paths: filter leaves %d values, not 1", depth);
-		return -1;
-	}
-	return 0;
+	return probe_filter_leaf(probe, e, i, cause);
 }
 
 /* Install f in the idle slot, then make it current; keep its event options. */
@@ -407,7 +356,7 @@ static int paths_set_filter(struct probe *p, const struct filter_prog *f, char *
 	struct paths_priv *sp = p->priv;
 	uint32_t next, i, comm = 0;
 
-	if (filter_check(f, cause))
+	if (probe_filter_check("paths", f, filter_leaf, cause))
 		return -1;
 	for (i = 0; i < f->n; i++)
 		comm |= f->e[i].term == FTERM_COMM;
@@ -570,16 +519,8 @@ static size_t paths_hooks(struct probe *p, struct hook_choice *out, size_t max)
 static size_t paths_prog_fds(struct probe *p, int *out, size_t max)
 {
 	struct paths_priv *sp = p->priv;
-	struct bpf_program *prog;
-	size_t n = 0;
 
-	if (!sp)
-		return 0;
-	bpf_object__for_each_program(prog, sp->skel->obj) {
-		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
-			out[n++] = bpf_program__fd(prog);
-	}
-	return n;
+	return sp ? probe_prog_fds(sp->skel->obj, out, max) : 0;
 }
 
 static const struct schema *const paths_tables[] = {

@@ -16,6 +16,7 @@
 #include "../core/systbl.h"
 #include "../core/hist.h"
 #include "probe.h"
+#include "probe_util.h"
 #include "feature.h"
 #include "perf_event.h"
 #include "syscalls.h"
@@ -274,28 +275,14 @@ static void slot_evict(struct syscalls_priv *sp, uint32_t i, const struct sys_ke
 	sp->prev[i] = NULL;
 }
 
-/* Return cur - prev for a monotonic total (cur when the key restarted). */
-static inline uint64_t delta(uint64_t cur, uint64_t prev)
-{
-	return cur >= prev ? cur - prev : cur;
-}
-
 /* Build the histogram of the calls between prev and cur into h. */
 static void hist_delta(struct hist *h, const struct sys_stats *cur, const struct sys_stats *prev)
 {
-	int i, lo = -1, hi = -1, nb = LH_NBUCKETS;
+	int lo, hi, nb = LH_NBUCKETS;
 
-	hist_init(h);
+	probe_hist_buckets(h, cur->hist, prev->hist, &lo, &hi);
 	h->count = delta(cur->count, prev->count);
 	h->sum = delta(cur->lat_sum, prev->lat_sum);
-	for (i = 0; i < nb; i++) {
-		h->b[i] = (uint32_t)(cur->hist[i] - prev->hist[i]);
-		if (h->b[i]) {
-			if (lo < 0)
-				lo = i;
-			hi = i;
-		}
-	}
 	if (lo < 0)
 		return;
 	/* The all-time extremes are exact when they moved this tick; else the
@@ -391,19 +378,7 @@ static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
 /* Read the per-CPU health counters summed over CPUs into sum. */
 static void read_health(struct syscalls_priv *sp, uint64_t sum[H_N])
 {
-	int fd = bpf_map__fd(sp->skel->maps.health);
-	uint64_t *v = xcalloc(sp->ncpus, sizeof(*v));
-	uint32_t i;
-	int c;
-
-	for (i = 0; i < H_N; i++) {
-		sum[i] = 0;
-		if (bpf_map_lookup_elem(fd, &i, v))
-			continue;
-		for (c = 0; c < sp->ncpus; c++)
-			sum[i] += v[c];
-	}
-	free(v);
+	probe_percpu_sum(bpf_map__fd(sp->skel->maps.health), sp->ncpus, sum, H_N);
 }
 
 /* Read and fold this tick's totals and events into two frames of t. */
@@ -442,53 +417,6 @@ fail:
 	return -1;
 }
 
-/* Check that f is a well-formed postfix program; fill *cause if not. */
-static int filter_check(const struct filter_prog *f, char **cause)
-{
-	int depth = 0;
-	uint32_t i;
-
-	if (f->n > FILTER_MAX_ENTRIES) {
-		*cause = xasprintf("syscalls: filter has %u entries, at most %d fit",
-				   f->n, FILTER_MAX_ENTRIES);
-		return -1;
-	}
-	for (i = 0; i < f->n; i++) {
-		const struct filter_entry *e = &f->e[i];
-
-		if (e->op == FOP_AND || e->op == FOP_OR) {
-			depth--;
-		} else if (e->op == FOP_NOT) {
-			if (depth < 1)
-				depth = -1;
-		} else if (e->op >= FOP_EQ && e->op <= FOP_PREFIX && e->term > FTERM_NONE &&
-			   e->term < FTERM_MAX) {
-			bool comm = e->term == FTERM_COMM;
-
-			if ((comm && e->op != FOP_PREFIX && e->op != FOP_EQ && e->op != FOP_NE) ||
-			    (!comm && e->op == FOP_PREFIX) || (comm && e->value >= FILTER_MAX_STRS)) {
-				*cause = xasprintf("syscalls: filter entry %u: bad comm test", i);
-				return -1;
-			}
-			depth++;
-		} else {
-			*cause = xasprintf("syscalls: filter entry %u: unknown op %u or term %u",
-					   i, e->op, e->term);
-			return -1;
-		}
-		if (depth < 1 || depth > 64) {
-			*cause = xasprintf("syscalls: filter entry %u: stack %s", i,
-					   depth < 1 ? "underflow" : "deeper than 64");
-			return -1;
-		}
-	}
-	if (f->n && depth != 1) {
-		*cause = xasprintf("syscalls: filter leaves %d values, not 1", depth);
-		return -1;
-	}
-	return 0;
-}
-
 /* Return the FILTER_NEED_* bits of what f tests beyond ids. */
 static uint32_t filter_needs(const struct filter_prog *f)
 {
@@ -509,7 +437,7 @@ static int syscalls_set_filter(struct probe *p, const struct filter_prog *f, cha
 	struct syscalls_priv *sp = p->priv;
 	uint32_t next;
 
-	if (filter_check(f, cause))
+	if (probe_filter_check("syscalls", f, probe_filter_leaf, cause))
 		return -1;
 	next = (sp->skel->bss->filter_idx + 1) & 1;
 	sp->skel->bss->filters[next] = *f;
@@ -698,16 +626,8 @@ static size_t syscalls_hooks(struct probe *p, struct hook_choice *out, size_t ma
 static size_t syscalls_prog_fds(struct probe *p, int *out, size_t max)
 {
 	struct syscalls_priv *sp = p->priv;
-	struct bpf_program *prog;
-	size_t n = 0;
 
-	if (!sp)
-		return 0;
-	bpf_object__for_each_program(prog, sp->skel->obj) {
-		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
-			out[n++] = bpf_program__fd(prog);
-	}
-	return n;
+	return sp ? probe_prog_fds(sp->skel->obj, out, max) : 0;
 }
 
 static const struct schema *const syscalls_tables[] = {

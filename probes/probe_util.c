@@ -1,0 +1,111 @@
+/*
+ * Pieces every probe's user side repeats; see probe_util.h.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include "../core/xalloc.h"
+#include "probe_util.h"
+
+void probe_percpu_sum(int fd, int ncpus, uint64_t *sum, uint32_t n)
+{
+	uint64_t *v = xcalloc(ncpus, sizeof(*v));
+	uint32_t i;
+	int c;
+
+	for (i = 0; i < n; i++) {
+		sum[i] = 0;
+		if (bpf_map_lookup_elem(fd, &i, v))
+			continue;
+		for (c = 0; c < ncpus; c++)
+			sum[i] += v[c];
+	}
+	free(v);
+}
+
+uint64_t probe_hist_buckets(struct hist *h, const uint32_t *cur, const uint32_t *prev, int *lo,
+			    int *hi)
+{
+	uint64_t n = 0;
+	int i, nb = LH_NBUCKETS;
+
+	hist_init(h);
+	*lo = *hi = -1;
+	for (i = 0; i < nb; i++) {
+		h->b[i] = (uint32_t)(cur[i] - prev[i]);
+		n += h->b[i];
+		if (h->b[i]) {
+			if (*lo < 0)
+				*lo = i;
+			*hi = i;
+		}
+	}
+	return n;
+}
+
+int probe_filter_leaf(const char *probe, const struct filter_entry *e, uint32_t i, char **cause)
+{
+	bool comm = e->term == FTERM_COMM;
+
+	if (e->op < FOP_EQ || e->op > FOP_PREFIX || e->term <= FTERM_NONE || e->term >= FTERM_MAX) {
+		*cause = xasprintf("%s: filter entry %u: unknown op %u or term %u",
+				   probe, i, e->op, e->term);
+		return -1;
+	}
+	if ((comm && e->op != FOP_PREFIX && e->op != FOP_EQ && e->op != FOP_NE) ||
+	    (!comm && e->op == FOP_PREFIX) || (comm && e->value >= FILTER_MAX_STRS)) {
+		*cause = xasprintf("%s: filter entry %u: bad comm test", probe, i);
+		return -1;
+	}
+	return 0;
+}
+
+int probe_filter_check(const char *probe, const struct filter_prog *f, probe_filter_leaf_fn *leaf,
+		       char **cause)
+{
+	int depth = 0;
+	uint32_t i;
+
+	if (f->n > FILTER_MAX_ENTRIES) {
+		*cause = xasprintf("%s: filter has %u entries, at most %d fit",
+				   probe, f->n, FILTER_MAX_ENTRIES);
+		return -1;
+	}
+	for (i = 0; i < f->n; i++) {
+		const struct filter_entry *e = &f->e[i];
+
+		if (e->op == FOP_AND || e->op == FOP_OR) {
+			depth--;
+		} else if (e->op == FOP_NOT) {
+			if (depth < 1)
+				depth = -1;
+		} else {
+			if (leaf(probe, e, i, cause))
+				return -1;
+			depth++;
+		}
+		if (depth < 1 || depth > 64) {
+			*cause = xasprintf("%s: filter entry %u: stack %s", probe, i,
+					   depth < 1 ? "underflow" : "deeper than 64");
+			return -1;
+		}
+	}
+	if (f->n && depth != 1) {
+		*cause = xasprintf("%s: filter leaves %d values, not 1", probe, depth);
+		return -1;
+	}
+	return 0;
+}
+
+size_t probe_prog_fds(struct bpf_object *obj, int *out, size_t max)
+{
+	struct bpf_program *prog;
+	size_t n = 0;
+
+	bpf_object__for_each_program(prog, obj) {
+		if (n < max && bpf_program__autoload(prog) && bpf_program__fd(prog) >= 0)
+			out[n++] = bpf_program__fd(prog);
+	}
+	return n;
+}

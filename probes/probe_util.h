@@ -1,0 +1,53 @@
+/*
+ * Pieces every probe's user side repeats: summing per-CPU counters,
+ * checking a pushed-down filter program, listing loaded program fds, the
+ * tick delta of a monotonic total and of a histogram's buckets.
+ * Uses libbpf; probes/ only.
+ */
+#ifndef LATOP_PROBE_UTIL_H
+#define LATOP_PROBE_UTIL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <linux/types.h>
+#include "filter.h"
+#include "../core/hist.h"
+
+struct bpf_object;
+
+/* Return cur - prev for a monotonic total (cur when the key restarted). */
+static inline uint64_t delta(uint64_t cur, uint64_t prev)
+{
+	return cur >= prev ? cur - prev : cur;
+}
+
+/* Clear h and fill its buckets with cur - prev, two LH_NBUCKETS histograms of
+ * monotonic u32 counts; set *lo and *hi to the first and last bucket that
+ * moved (-1 when none did) and return the calls the buckets count.  Count,
+ * sum and extremes are left to the caller, whose totals know them. */
+uint64_t probe_hist_buckets(struct hist *h, const uint32_t *cur, const uint32_t *prev, int *lo,
+			    int *hi);
+
+/* Sum keys 0..n-1 of the per-CPU u64 array map fd over ncpus CPUs into sum;
+ * a key that cannot be read sums to 0. */
+void probe_percpu_sum(int fd, int ncpus, uint64_t *sum, uint32_t n);
+
+/* Check test entry i of a filter (an op other than and, or, not) for probe;
+ * return 0 when the probe can run it, else -1 with *cause filled. */
+typedef int probe_filter_leaf_fn(const char *probe, const struct filter_entry *e, uint32_t i,
+				 char **cause);
+
+/* The check of probes that test any term but FTERM_NONE, comm by ==, != or
+ * prefix only. */
+probe_filter_leaf_fn probe_filter_leaf;
+
+/* Check that f is a well-formed postfix program of at most
+ * FILTER_MAX_ENTRIES entries whose tests all pass leaf; fill *cause, naming
+ * the probe, if not. */
+int probe_filter_check(const char *probe, const struct filter_prog *f, probe_filter_leaf_fn *leaf,
+		       char **cause);
+
+/* List into out (at most max) the fds of obj's programs that were loaded. */
+size_t probe_prog_fds(struct bpf_object *obj, int *out, size_t max);
+
+#endif

@@ -1,0 +1,137 @@
+/* The probes' shared user-side pieces: the monotonic delta and the filter check. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include "tap.h"
+#include "core/xalloc.h"
+#include "probes/probe_util.h"
+
+/* Return 1 when probe_filter_check rejects f with a cause equal to want. */
+static int rejects(const struct filter_prog *f, const char *want)
+{
+	char *cause = NULL;
+	int rc = probe_filter_check("block", f, probe_filter_leaf, &cause);
+	int same = rc == -1 && cause && strcmp(cause, want) == 0;
+
+	if (!same)
+		printf("# rc %d cause \"%s\", want \"%s\"\n", rc, cause ? cause : "(none)", want);
+	free(cause);
+	return same;
+}
+
+/* A probe's own leaf: only pid tests, by any comparison; counts its calls. */
+static int leaf_calls;
+static int pid_only(const char *probe, const struct filter_entry *e, uint32_t i, char **cause)
+{
+	leaf_calls++;
+	if (e->term == FTERM_PID && e->op >= FOP_EQ && e->op <= FOP_GE)
+		return 0;
+	*cause = xasprintf("%s: filter entry %u: only pid here", probe, i);
+	return -1;
+}
+
+int main(void)
+{
+	struct filter_prog f;
+	char *cause = NULL;
+
+	ok(delta(10, 4) == 6, "delta of a growing total");
+	ok(delta(3, 9) == 3, "delta after the key restarted is the new total");
+	ok(delta(UINT64_MAX, 0) == UINT64_MAX, "delta of a full range");
+
+	{
+		static uint32_t cur[LH_NBUCKETS], prev[LH_NBUCKETS];
+		struct hist h;
+		int lo, hi;
+
+		ok(probe_hist_buckets(&h, cur, prev, &lo, &hi) == 0 && lo == -1 && hi == -1 &&
+		   h.count == 0, "no bucket moved: empty, lo = hi = -1");
+		cur[3] = 7, prev[3] = 2;
+		cur[9] = 4, prev[9] = 4;
+		cur[LH_NBUCKETS - 1] = 1, prev[LH_NBUCKETS - 1] = UINT32_MAX;
+		ok(probe_hist_buckets(&h, cur, prev, &lo, &hi) == 7 && lo == 3 &&
+		   hi == (int)LH_NBUCKETS - 1 && h.b[3] == 5 && h.b[9] == 0 &&
+		   h.b[LH_NBUCKETS - 1] == 2, "bucket deltas across a u32 wrap, lo and hi");
+	}
+
+	memset(&f, 0, sizeof(f));
+	ok(probe_filter_check("block", &f, probe_filter_leaf, &cause) == 0 && !cause,
+	   "an empty filter passes");
+
+	f.n = 4;
+	f.e[0] = (struct filter_entry){ FOP_EQ, FTERM_PID, 42 };
+	f.e[1] = (struct filter_entry){ FOP_PREFIX, FTERM_COMM, 0 };
+	f.e[2] = (struct filter_entry){ FOP_NOT, 0, 0 };
+	f.e[3] = (struct filter_entry){ FOP_AND, 0, 0 };
+	ok(probe_filter_check("syscalls", &f, probe_filter_leaf, &cause) == 0 && !cause,
+	   "pid == 42 and not comm prefix passes");
+
+	f.n = FILTER_MAX_ENTRIES + 1;
+	{
+		char want[80];
+
+		snprintf(want, sizeof(want), "block: filter has %u entries, at most %d fit",
+			 f.n, FILTER_MAX_ENTRIES);
+		ok(rejects(&f, want), "too many entries named with the probe");
+	}
+
+	f.n = 1;
+	f.e[0] = (struct filter_entry){ FOP_LT, FTERM_COMM, 0 };
+	ok(rejects(&f, "block: filter entry 0: bad comm test"), "comm < is a bad comm test");
+	f.e[0] = (struct filter_entry){ FOP_PREFIX, FTERM_PID, 1 };
+	ok(rejects(&f, "block: filter entry 0: bad comm test"), "prefix on a number is refused");
+	f.e[0] = (struct filter_entry){ FOP_EQ, FTERM_COMM, FILTER_MAX_STRS };
+	ok(rejects(&f, "block: filter entry 0: bad comm test"), "comm string index out of range");
+	f.e[0] = (struct filter_entry){ FOP_EQ, FTERM_MAX, 0 };
+	{
+		char want[80];
+
+		snprintf(want, sizeof(want), "block: filter entry 0: unknown op %u or term %u",
+			 FOP_EQ, FTERM_MAX);
+		ok(rejects(&f, want), "unknown term");
+	}
+	f.e[0] = (struct filter_entry){ FOP_AND, 0, 0 };
+	ok(rejects(&f, "block: filter entry 0: stack underflow"), "and with nothing stacked");
+	f.e[0] = (struct filter_entry){ FOP_NOT, 0, 0 };
+	ok(rejects(&f, "block: filter entry 0: stack underflow"), "not with nothing stacked");
+
+	f.n = 2;
+	f.e[0] = (struct filter_entry){ FOP_EQ, FTERM_PID, 1 };
+	f.e[1] = (struct filter_entry){ FOP_EQ, FTERM_TID, 2 };
+	ok(rejects(&f, "block: filter leaves 2 values, not 1"), "two tests without and");
+
+	{
+		uint32_t i;
+
+		/* A full filter: pid tests joined by and, then negated. */
+		f.n = FILTER_MAX_ENTRIES;
+		f.e[0] = (struct filter_entry){ FOP_EQ, FTERM_PID, 0 };
+		for (i = 1; i + 1 < f.n; i += 2) {
+			f.e[i] = (struct filter_entry){ FOP_EQ, FTERM_PID, i };
+			f.e[i + 1] = (struct filter_entry){ FOP_AND, 0, 0 };
+		}
+		f.e[f.n - 1] = (struct filter_entry){ FOP_NOT, 0, 0 };
+		ok(probe_filter_check("block", &f, probe_filter_leaf, &cause) == 0 && !cause,
+		   "a filter of %d entries fits", FILTER_MAX_ENTRIES);
+	}
+	f.n = 3;
+	f.e[0] = (struct filter_entry){ FOP_GT, FTERM_PID, 1 };
+	f.e[1] = (struct filter_entry){ FOP_LT, FTERM_PID, 9 };
+	f.e[2] = (struct filter_entry){ FOP_AND, 0, 0 };
+	leaf_calls = 0;
+	ok(probe_filter_check("nvme", &f, pid_only, &cause) == 0 && !cause && leaf_calls == 2,
+	   "a probe's own leaf sees each test once, not the and");
+	f.e[1] = (struct filter_entry){ FOP_EQ, FTERM_UID, 0 };
+	ok(probe_filter_check("nvme", &f, pid_only, &cause) == -1 && cause &&
+	   strcmp(cause, "nvme: filter entry 1: only pid here") == 0,
+	   "a probe's own leaf refuses with its own words");
+	free(cause);
+	cause = NULL;
+	f.n = 1;
+	f.e[0] = (struct filter_entry){ FOP_OR, 0, 0 };
+	ok(probe_filter_check("nvme", &f, pid_only, &cause) == -1 && cause &&
+	   strcmp(cause, "nvme: filter entry 0: stack underflow") == 0,
+	   "the stack check stays with the shared walk");
+	free(cause);
+	tap_done();
+}
