@@ -238,7 +238,8 @@ $(OUTPUT)/bench/mksnap: bench/mksnap.c $(OUTPUT)/liblatop.a
 # workloads, static for the same guest.  Outputs go to $(OUTPUT)/static/.
 STATIC_LIBS := -lbpf -lelf -lz -lzstd -lreadline -lncursesw -ltinfo -lm -lpthread
 ifneq ($(wildcard /usr/include/elfutils/libdw.h),)
-# libdw.a before what it uses (libelf, and its compressed-section readers).
+# libdw.a before what it uses (libelf, and its compressed-section readers:
+# liblzma-dev and libbz2-dev, which install-deps.sh --vm installs).
 STATIC_LIBS := -ldw $(STATIC_LIBS) -llzma -lbz2
 endif
 STATIC_HELPERS := $(patsubst tests/helpers/%.c,$(OUTPUT)/static/%,$(HELPER_SRCS))

@@ -201,8 +201,15 @@ static struct rconn *conn_of(struct recon *rc, const struct path_rec *rec)
 		if (c->sk == rec->sk)
 			break;
 	if (c && (!tuple_eq(&c->t, &t) || c->server != !!rec->server)) {
+		/* The socket now carries another connection, or this end's role
+		 * changed: its queue held the other kind, so start it anew. */
 		conn_clear(c, &rc->st);
 		c->nreq = 0;
+		free(c->reqs);
+		free(c->calls);
+		c->reqs = NULL;
+		c->calls = NULL;
+		c->capq = 0;
 	} else if (!c) {
 		c = xcalloc(1, sizeof(*c));
 		c->sk = rec->sk;

@@ -251,6 +251,25 @@ int main(void)
 		   "a reused socket: the old connection's request is given up, the new one pairs");
 	}
 
+	/* A socket that served a request is reused for a connection this end
+	 * opened: the queue of the old role must not be written as the new one. */
+	{
+		struct c srv = {0xe0, "10.0.0.1", 8080, "10.0.0.9", 41000, true};
+		struct c cli = {0xe0, "10.0.0.1", 51000, "10.0.0.7", 5432, false};
+		size_t before = g.n;
+
+		g.n = 0;
+		rec(rc, 9, 200000000, R, 8, &srv, 0);
+		rec(rc, 9, 200000100, R, 8, &A2, 0);
+		call(rc, 9, 200000200, 100, 8, &cli);
+		rec(rc, 9, 200000400, S, 8, &A2, 0);
+		flush(rc, 200010000ULL);
+		ok(g.n == 1 && !strcmp(g.r[0].shape, ":8080 → 10.0.0.7:5432 ×1"),
+		   "a server socket reused as a client: its call counts for the request (%s)",
+		   g.n ? g.r[0].shape : "none");
+		g.n = before;
+	}
+
 	/* Addresses print as operators expect. */
 	{
 		struct recon_tuple t = {0};
