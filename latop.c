@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/snapshot.h"
 #include "core/source.h"
 #include "core/merge.h"
@@ -300,15 +301,6 @@ static void catch_stop_signals(void)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-}
-
-/* Return CLOCK_MONOTONIC in ns. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
 }
 
 /* latop record -o FILE [-d DUR] [-q QUERY]: record headless. */

@@ -13,6 +13,7 @@
 #include <sys/mman.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "../core/clock.h"
 #include "../core/xalloc.h"
 #include "../core/hist.h"
 #include "../core/blkdev.h"
@@ -191,16 +192,6 @@ static int choose_hook(const struct hook_spec *spec, struct hook_choice *choice,
 		 why[order[nalt - 1]], spec->without ? "; " : "",
 		 spec->without ? spec->without : "");
 	return -1;
-}
-
-/* Return CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns. */
-static uint64_t boot_offset_ns(void)
-{
-	struct timespec rt, mono;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	return (rt.tv_sec - mono.tv_sec) * 1000000000ULL + rt.tv_nsec - mono.tv_nsec;
 }
 
 static const char *const stage_names[BS_N] = {"alloc", "plug", "sched", "device"};
@@ -444,12 +435,9 @@ static uint64_t read_stats(struct block_priv *bp, struct frame *f)
  */
 static uint64_t free_stale(struct block_priv *bp)
 {
-	struct timespec ts;
-	uint64_t now, n = 0;
+	uint64_t now = mono_ns(), n = 0;
 	size_t i;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	now = ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 	if (now < BLK_REQ_STALE_NS)
 		return 0;
 	for (i = 0; i < BLK_MAX_REQS; i++) {

@@ -14,6 +14,7 @@
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "../core/clock.h"
 #include "../core/xalloc.h"
 #include "../core/hist.h"
 #include "../core/config.h"
@@ -147,25 +148,6 @@ static int choose_hooks(struct flows_bpf *skel, struct hook_choice *choices, siz
 		}
 	}
 	return 0;
-}
-
-/* Return CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns. */
-static uint64_t boot_offset_ns(void)
-{
-	struct timespec rt, mono;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	return (rt.tv_sec - mono.tv_sec) * 1000000000ULL + rt.tv_nsec - mono.tv_nsec;
-}
-
-/* Return CLOCK_MONOTONIC now, in ns (bpf_ktime_get_ns's clock). */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
 /* Convert a key address to the table's struct ipaddr. */

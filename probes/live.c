@@ -14,6 +14,7 @@
 #include <sys/utsname.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
+#include "../core/clock.h"
 #include "../core/xalloc.h"
 #include "probe.h"
 
@@ -39,15 +40,6 @@ struct live {
 	uint64_t last_mono_ns;
 	bool attached;			/* the probes' programs are attached */
 };
-
-/* Return clock c now, in ns. */
-static uint64_t now_ns(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* Sum run_time_ns and run_cnt over a probe's programs. */
 static void prog_totals(struct live_probe *lp, uint64_t *run_ns, uint64_t *run_cnt)
@@ -90,7 +82,7 @@ static int arm_timer(struct live *l, uint64_t interval_ns, char **cause)
 /* Collect one tick from every live probe into out. */
 static int collect_tick(struct live *l, struct tick *out, char **cause)
 {
-	uint64_t mono = now_ns(CLOCK_MONOTONIC), t_ns = now_ns(CLOCK_REALTIME);
+	uint64_t mono = clock_ns(CLOCK_MONOTONIC), t_ns = clock_ns(CLOCK_REALTIME);
 	uint64_t dt = mono - l->last_mono_ns;
 	size_t i, j;
 
@@ -130,7 +122,7 @@ static int attach_probes(struct live *l, char **cause)
 			return -1;
 	}
 	l->attached = true;
-	l->last_mono_ns = now_ns(CLOCK_MONOTONIC);
+	l->last_mono_ns = clock_ns(CLOCK_MONOTONIC);
 	return arm_timer(l, l->interval_ns, cause);
 }
 
@@ -334,12 +326,12 @@ struct source *live_open(const char *const *tables, size_t ntables,
 	for (i = 0; i < l->nprobes; i++)
 		if (l->probes[i].p.live)
 			prog_totals(&l->probes[i], &l->probes[i].run_ns, &l->probes[i].run_cnt);
-	l->last_mono_ns = now_ns(CLOCK_MONOTONIC);
+	l->last_mono_ns = clock_ns(CLOCK_MONOTONIC);
 	if (uname(&u) == 0) {
 		snprintf(l->info.host, sizeof(l->info.host), "%.63s", u.nodename);
 		snprintf(l->info.kernel, sizeof(l->info.kernel), "%.127s", u.release);
 	}
-	l->info.boot_offset_ns = now_ns(CLOCK_REALTIME) - now_ns(CLOCK_MONOTONIC);
+	l->info.boot_offset_ns = clock_ns(CLOCK_REALTIME) - clock_ns(CLOCK_MONOTONIC);
 	l->info.schemas = l->schemas;
 	l->info.status = l->status;
 	free(failed);

@@ -19,6 +19,7 @@
 #include <linux/perf_event.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "../core/clock.h"
 #include "../core/xalloc.h"
 #include "../core/hist.h"
 #include "../core/symbols.h"
@@ -173,16 +174,6 @@ struct locks_priv {
 	struct hist *h;
 	__u64 *ips;
 };
-
-/* Return CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns. */
-static uint64_t boot_offset_ns(void)
-{
-	struct timespec rt, mono;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	return (rt.tv_sec - mono.tv_sec) * 1000000000ULL + rt.tv_nsec - mono.tv_nsec;
-}
 
 static const char *kind_name(uint32_t kind)
 {

@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "../core/clock.h"
 #include "../core/xalloc.h"
 #include "../core/hist.h"
 #include "probe.h"
@@ -203,16 +204,6 @@ static int choose_hook(const struct hook_spec *spec, struct hook_choice *choice)
 	}
 	choice->hook = spec->fallback;
 	return -1;
-}
-
-/* Return CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns. */
-static uint64_t boot_offset_ns(void)
-{
-	struct timespec rt, mono;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	return (rt.tv_sec - mono.tv_sec) * 1000000000ULL + rt.tv_nsec - mono.tv_nsec;
 }
 
 /* Write the session name of key k into buf. */

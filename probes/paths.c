@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "../core/clock.h"
 #include "../core/xalloc.h"
 #include "../core/hist.h"
 #include "probe.h"
@@ -75,24 +76,6 @@ struct paths_priv {
 	struct agg *agg[NAGG];
 	struct frame *ev, *sp;
 };
-
-/* Return CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns. */
-static uint64_t boot_offset_ns(void)
-{
-	struct timespec rt, mono;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	return (rt.tv_sec - mono.tv_sec) * 1000000000ULL + rt.tv_nsec - mono.tv_nsec;
-}
-
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* Fill an ip cell value from 16 bytes (v4-mapped kept as v4). */
 static void ip_of(const uint8_t a[16], struct ipaddr *ip)

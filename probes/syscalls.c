@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "../core/clock.h"
 #include "../core/xalloc.h"
 #include "../core/systbl.h"
 #include "../core/hist.h"
@@ -189,16 +190,6 @@ static struct bpf_map *counter_map(struct syscalls_bpf *skel, int k)
 {
 	return k == CTR_TASKCLOCK ? skel->maps.ctr_taskclock :
 	       k == CTR_CYCLES ? skel->maps.ctr_cycles : skel->maps.ctr_instructions;
-}
-
-/* Return CLOCK_REALTIME - CLOCK_MONOTONIC now, in ns. */
-static uint64_t boot_offset_ns(void)
-{
-	struct timespec rt, mono;
-
-	clock_gettime(CLOCK_REALTIME, &rt);
-	clock_gettime(CLOCK_MONOTONIC, &mono);
-	return (rt.tv_sec - mono.tv_sec) * 1000000000ULL + rt.tv_nsec - mono.tv_nsec;
 }
 
 /* Return the name of syscall nr into buf. */

@@ -4,20 +4,12 @@
 #include <sys/resource.h>
 #include <time.h>
 
+#include "../core/clock.h"
 #include "../core/fmt.h"
 #include "draw.h"
 #include "header.h"
 #include "screen.h"
 #include "views.h"
-
-/* Now on the monotonic clock, in ns. */
-static uint64_t mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 /* latop's user + system CPU time so far, in ns. */
 static uint64_t cpu_ns(void)

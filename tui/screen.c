@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "../core/clock.h"
 #include "../core/config.h"
 #include "../core/snapshot.h"
 #include "../core/xalloc.h"
@@ -35,10 +36,7 @@ static struct sigaction old_fatal[NSIG];
 /* Now on the monotonic clock, in ms. */
 static uint64_t now_ms(void)
 {
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+	return mono_ns() / 1000000;
 }
 
 /* Note that SIGINT, SIGTERM or SIGHUP asked us to quit. */
