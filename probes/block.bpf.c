@@ -35,10 +35,10 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 self_tgid = 0;
 
-/* Two filter slots: user space writes the idle one, then flips filter_idx. */
-struct filter_prog filters[2] = {};
+#define PROBE_HEALTH_N BH_N
+#include "probe.bpf.h"
+
 __u32 filter_need[2] = {};
-volatile __u32 filter_idx = 0;
 /* Single events sent this tick; user space zeroes it every tick. */
 volatile __u64 events_used = 0;
 
@@ -68,13 +68,6 @@ struct {
 } devs SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, BH_N);
-	__type(key, __u32);
-	__type(value, __u64);
-} health SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, BLK_RINGBUF_BYTES);
 } events SEC(".maps");
@@ -101,21 +94,6 @@ static __always_inline __u64 addr_of(const void *p)
 		return 0;
 	*w = (__u64)p;
 	return *(volatile __u64 *)w;
-}
-
-/* Count one health event on this CPU. */
-static __always_inline void health_inc(__u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(&health, &idx);
-
-	if (v)
-		(*v)++;
-}
-
-/* Return the filter user space installed last. */
-static __always_inline const struct filter_prog *filter_cur(void)
-{
-	return &filters[filter_idx & 1];
 }
 
 /* Return the slot bio address id owns, or NULL. */

@@ -46,9 +46,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u64 timeout_ns = FLOW_DEFAULT_TIMEOUT_NS;
 
-/* Two filter slots: user space writes the idle one, then flips filter_idx. */
-struct filter_prog filters[2] = {};
-volatile __u32 filter_idx = 0;
+#define PROBE_HEALTH_N FH_N
+#include "probe.bpf.h"
+
 /* Single events sent this tick; user space zeroes it every tick. */
 volatile __u64 events_used = 0;
 volatile __u64 next_id = 0;
@@ -72,13 +72,6 @@ struct {
 	__type(key, int);
 	__type(value, __u32);
 } reader SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, FH_N);
-	__type(key, __u32);
-	__type(value, __u64);
-} health SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -116,15 +109,6 @@ static __always_inline bool key_eq(const struct fl_key *a, const struct fl_key *
 	return a->laddr[0] == b->laddr[0] && a->laddr[1] == b->laddr[1] &&
 	       a->raddr[0] == b->raddr[0] && a->raddr[1] == b->raddr[1] &&
 	       a->lport == b->lport && a->rport == b->rport && a->netns == b->netns;
-}
-
-/* Count one health event. */
-static __always_inline void health_inc(__u32 what, __u64 n)
-{
-	__u64 *v = bpf_map_lookup_elem(&health, &what);
-
-	if (v)
-		*v += n;
 }
 
 /* Store an IPv4 address (network order) in the filter.h form. */
@@ -301,13 +285,13 @@ static __always_inline void emit(const struct fl_key *k, const struct fl_stats *
 	struct fl_event *e;
 
 	if (events_used >= budget) {
-		health_inc(FH_BUDGET, 1);
+		health_inc(FH_BUDGET);
 		return;
 	}
 	__sync_fetch_and_add(&events_used, 1);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
-		health_inc(FH_LOST, 1);
+		health_inc(FH_LOST);
 		return;
 	}
 	e->ts_ns = now;
@@ -329,7 +313,7 @@ static __always_inline void count_request(const struct fl_key *k, struct fl_stat
 	const struct filter_prog *f = &filters[filter_idx & 1];
 
 	if (!keep(k, st, lat)) {
-		health_inc(FH_DROPPED, 1);
+		health_inc(FH_DROPPED);
 		return;
 	}
 	st->count++;
@@ -367,7 +351,7 @@ static __always_inline void on_ingress(struct sk_buff *skb, bool at_data)
 	}
 	switch (fq_request(&st->q, s.seq, s.len, s.psh && !s.fin, bpf_ktime_get_ns(), &nb)) {
 	case FQ_FULL:
-		health_inc(FH_FULL, 1);
+		health_inc(FH_FULL);
 		break;
 	default:
 		break;
@@ -406,7 +390,7 @@ static __always_inline void on_egress(struct sk_buff *skb)
 		st->bytes_out += nb;
 	if (nev && keep_flow(&s.key, st)) {
 		st->evicted += nev;
-		health_inc(FH_EVICTED, nev);
+		health_add(FH_EVICTED, nev);
 		if (keep(&s.key, st, age))
 			emit(&s.key, st, FE_EVICTED, age, nev, now);
 	}
@@ -461,7 +445,7 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 		if (bpf_map_update_elem(&flows, &k, &zero_stats, BPF_NOEXIST)) {
 			st = bpf_map_lookup_elem(&flows, &k);
 			if (!st) {
-				health_inc(FH_UNTRACKED, 1);
+				health_inc(FH_UNTRACKED);
 				return 0;
 			}
 			/* The same 4-tuple again before user space removed the
@@ -479,7 +463,7 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 			if (e && e->s.len && key_eq(&e->s.key, &k)) {
 				if (fq_request(&st->q, e->s.seq, e->s.len, e->s.psh && !e->s.fin,
 					       e->t_ns, &nb) == FQ_FULL)
-					health_inc(FH_FULL, 1);
+					health_inc(FH_FULL);
 				st->bytes_in += nb;
 				e->s.len = 0;
 			}
@@ -497,7 +481,7 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 		__u64 t0 = st->q.e[st->q.head & (FQ_LEN - 1)].t_ns;
 
 		st->evicted += n;
-		health_inc(FH_EVICTED, n);
+		health_add(FH_EVICTED, n);
 		if (keep(&k, st, now - t0))
 			emit(&k, st, FE_EVICTED, now - t0, n, now);
 	}

@@ -68,10 +68,10 @@ const volatile __u32 self_tgid = 0;
 /* Futex waits found at sched_switch (no futex syscall tracepoints here). */
 const volatile bool futex_by_sched = false;
 
-/* Two filter slots: user space writes the idle one, then flips filter_idx. */
-struct filter_prog filters[2] = {};
+#define PROBE_HEALTH_N LH_N
+#include "probe.bpf.h"
+
 __u32 filter_need[2] = {};
-volatile __u32 filter_idx = 0;
 /* Ring records sent this tick; user space zeroes it every tick. */
 volatile __u64 events_used = 0;
 
@@ -186,31 +186,9 @@ struct {
 } stacks SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, LH_N);
-	__type(key, __u32);
-	__type(value, __u64);
-} health SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, LK_RINGBUF_BYTES);
 } events SEC(".maps");
-
-/* Count one health event on this CPU. */
-static __always_inline void health_inc(__u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(&health, &idx);
-
-	if (v)
-		(*v)++;
-}
-
-/* Return the filter user space installed last. */
-static __always_inline const struct filter_prog *filter_cur(void)
-{
-	return &filters[filter_idx & 1];
-}
 
 /* What the filter tests of a wait (a global function's argument: no pointers inside). */
 struct lk_filter_args {

@@ -104,9 +104,9 @@ struct nvmet_tcp_cmd___l {
 /* Which boundaries have a live hook (set by user space before load). */
 const volatile __u32 have = 0;
 
-/* Two filter slots: user space writes the idle one, then flips filter_idx. */
-struct filter_prog filters[2] = {};
-volatile __u32 filter_idx = 0;
+#define PROBE_HEALTH_N H_N
+#include "probe.bpf.h"
+
 volatile __u64 events_used = 0;
 volatile __u64 next_id = 0;
 
@@ -187,31 +187,9 @@ struct {
 } zero_stats SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, H_N);
-	__type(key, __u32);
-	__type(value, __u64);
-} health SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, NVME_RINGBUF_BYTES);
 } events SEC(".maps");
-
-/* Count one health event on this CPU. */
-static __always_inline void health_inc(__u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(&health, &idx);
-
-	if (v)
-		(*v)++;
-}
-
-/* Return the filter user space installed last. */
-static __always_inline const struct filter_prog *filter_cur(void)
-{
-	return &filters[filter_idx & 1];
-}
 
 /* Run f on an I/O's key (lat 0 before its end). */
 static __always_inline bool filter_io(const struct filter_prog *f, const struct nvme_key *k,

@@ -34,30 +34,15 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 self_tgid = 0;
 
-/* Two filter slots: user space writes the idle one, then flips filter_idx. */
-struct filter_prog filters[2] = {};
+#define PROBE_HEALTH_N PH_N
+#include "probe.bpf.h"
+
 __u32 filter_need_comm[2] = {};
-volatile __u32 filter_idx = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, PATH_RINGBUF_BYTES);
 } records SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, PH_N);
-	__type(key, __u32);
-	__type(value, __u64);
-} health SEC(".maps");
-
-static __always_inline void health_inc(__u32 i)
-{
-	__u64 *v = bpf_map_lookup_elem(&health, &i);
-
-	if (v)
-		(*v)++;
-}
 
 /* Copy the socket's addresses into r (IPv4 as v4-mapped). */
 static __always_inline void read_addrs(struct sock *sk, __u16 family, struct path_rec *r)

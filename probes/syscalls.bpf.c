@@ -93,10 +93,10 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 self_tgid = 0;
 const volatile bool ctr_enabled[CTR_N] = {};
 
-/* Two filter slots: user space writes the idle one, then flips filter_idx. */
-struct filter_prog filters[2] = {};
+#define PROBE_HEALTH_N H_N
+#include "probe.bpf.h"
+
 __u32 filter_need[2] = {};	/* FILTER_NEED_* of each slot */
-volatile __u32 filter_idx = 0;
 /* Single events sent this tick; user space zeroes it every tick. */
 volatile __u64 events_used = 0;
 
@@ -166,13 +166,6 @@ struct {
 } stats_free SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, H_N);
-	__type(key, __u32);
-	__type(value, __u64);
-} health SEC(".maps");
-
-struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, SYS_RINGBUF_BYTES);
 } events SEC(".maps");
@@ -194,21 +187,6 @@ struct {
 	__type(key, __u32);
 	__type(value, __u32);
 } ctr_instructions SEC(".maps");
-
-/* Count one health event (drop, loss, eviction) on this CPU. */
-static __always_inline void health_inc(__u32 idx)
-{
-	__u64 *v = bpf_map_lookup_elem(&health, &idx);
-
-	if (v)
-		(*v)++;
-}
-
-/* Return the filter user space installed last. */
-static __always_inline const struct filter_prog *filter_cur(void)
-{
-	return &filters[filter_idx & 1];
-}
 
 /* Run f on the current task's call; fetch comm and uid only when f tests them. */
 static __always_inline bool filter_task(const struct filter_prog *f, __u32 tgid, __u32 tid,
