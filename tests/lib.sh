@@ -8,3 +8,15 @@ skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $1"; }
 skip_all() { echo "1..0 # SKIP $1"; echo "ok 1 # SKIP $1"; exit 0; }
 need_root() { [ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF and CAP_PERFMON) to load probes"; }
 done_testing() { echo "1..$tap_n"; [ "$tap_nfail" -eq 0 ]; }
+
+# wait_recording FILE [TRIES]: wait (0.1 s per try, 150 by default) until a
+# recorder has attached its probes, which it shows by creating FILE.tmp.
+wait_recording() {
+	for _ in $(seq "${2:-150}"); do [ -e "$1.tmp" ] && { sleep 0.5; return 0; }; sleep 0.1; done
+	return 1
+}
+# wait_ready FILE: wait until a test server's first output line says "ready".
+wait_ready() {
+	for _ in $(seq 50); do grep -q '^ready' "$1" 2>/dev/null && return 0; sleep 0.1; done
+	return 1
+}

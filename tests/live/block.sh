@@ -17,10 +17,6 @@ loop=$(losetup -f --show /dev/shm/latop-test-$$.img) || skip_all "losetup failed
 D=$(basename "$loop")
 udevadm settle 2>/dev/null; sleep 0.5	# udev's first reads of a new device
 
-wait_recording() {
-	for _ in $(seq 100); do [ -e "$1.tmp" ] && { sleep 0.5; return 0; }; sleep 0.1; done
-	return 1
-}
 json() { "$L" report "$1" -q "$2" --json; }
 
 # 1. Known I/O, every request also a single event (THRESHOLD 1ns).

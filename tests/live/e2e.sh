@@ -14,11 +14,6 @@ spin_pid=
 trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; [ -n "$spin_pid" ] && kill -9 $spin_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # Wait until a recorder has its probes attached (its .tmp file exists).
-wait_recording() {
-	for _ in $(seq 100); do [ -e "$1.tmp" ] && { sleep 0.3; return 0; }; sleep 0.1; done
-	return 1
-}
-
 # json QUERY: report the main recording as JSON.
 json() { "$L" report "$tmp/run.snap" -q "$1" --json; }
 

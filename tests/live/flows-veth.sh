@@ -30,15 +30,6 @@ ip -n $tag-s link set lo up && ip -n $tag-c link set lo up
 ok $? "veth pair between two namespaces, IPv4 and IPv6"
 
 P=$((20000 + RANDOM % 20000))
-wait_recording() {
-	for _ in $(seq 100); do [ -e "$1.tmp" ] && { sleep 0.5; return 0; }; sleep 0.1; done
-	return 1
-}
-wait_ready() {
-	for _ in $(seq 50); do grep -q '^ready' "$1" 2>/dev/null && return 0; sleep 0.1; done
-	return 1
-}
-
 # Only clients in 10.231.N.64/26 (C4B) and the IPv6 subnet pass the filter.
 "$L" record -o "$tmp/veth.snap" -i 250ms --quiet \
 	-q "from flows where lport == $P and raddr in (10.231.$n.64/26, fd00:231:$n::/64)" & rec_pid=$!

@@ -22,18 +22,6 @@ mkdir -p "$tmp/cfg/latop"; echo "flow_timeout = 300ms" > "$tmp/cfg/latop/latoprc
 base=$((20000 + RANDOM % 20000))
 P4=$base P6=$((base + 1)) PX=$((base + 2))
 
-# Wait until a recorder has its probes attached (its .tmp file exists).
-wait_recording() {
-	for _ in $(seq 100); do [ -e "$1.tmp" ] && { sleep 0.5; return 0; }; sleep 0.1; done
-	return 1
-}
-
-# Wait for a server to listen: its first line is "ready PORT".
-wait_ready() {
-	for _ in $(seq 50); do grep -q '^ready' "$1" 2>/dev/null && return 0; sleep 0.1; done
-	return 1
-}
-
 "$L" record -o "$tmp/lo.snap" -i 250ms --quiet \
 	-q "from flows where lport in ($P4, $P6) threshold 20ms sample 1/10" & rec_pid=$!
 wait_recording "$tmp/lo.snap"; ok $? "the recorder attaches"

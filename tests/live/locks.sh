@@ -15,11 +15,6 @@ tmp=$(mktemp -d); rec_pid= demo_pid=
 trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; [ -n "$demo_pid" ] && kill -9 $demo_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 
 # Wait until a recorder has its probes attached (its .tmp file exists).
-wait_recording() {
-	for _ in $(seq 150); do [ -e "$1.tmp" ] && { sleep 0.5; return 0; }; sleep 0.1; done
-	return 1
-}
-
 # run SNAP QUERY-OPTIONS MODE ARGS...: start lockdemo, record its pid, let it go.
 run() {
 	local snap=$1 opts=$2; shift 2

@@ -15,11 +15,6 @@ trap 'for p in "${pids[@]}"; do kill -9 $p 2>/dev/null; wait $p 2>/dev/null; don
 base=$((21000 + $$ % 3000 * 4))
 PB=$base PM=$((base + 1)) PF=$((base + 2)) PH=$((base + 3))
 
-wait_recording() {
-	for _ in $(seq 150); do [ -e "$1.tmp" ] && { sleep 0.5; return 0; }; sleep 0.1; done
-	return 1
-}
-
 "$T" serve -p $PB -w 16 -d 2000 -t "$tmp/back.tsv" >/dev/null & pids+=($!); pb=$!
 "$T" serve -p $PM -w 8 -d 1000 -c 127.0.0.1:$PB:1:2 -t "$tmp/mid.tsv" >/dev/null & pids+=($!); pm=$!
 "$T" serve -p $PF -w 8 -d 500 -c 127.0.0.1:$PM:1:1 -c 127.0.0.1:$PB:0:1 -k 16384 \
