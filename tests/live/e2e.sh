@@ -75,10 +75,10 @@ wait_recording "$tmp/term.snap"; sleep 1.5
 kill -TERM $rec_pid; wait $rec_pid; ok $? "SIGTERM: record exits 0"; rec_pid=
 "$L" report "$tmp/term.snap" -q "from syscalls show count" >/dev/null; ok $? "SIGTERM: the file reports"
 "$L" record -o "$tmp/kill.snap" --quiet & rec_pid=$!
-wait_recording "$tmp/kill.snap"; sleep 2.5
+wait_recording "$tmp/kill.snap"; echo g | "$W" sysload 100 >/dev/null; sleep 2.5
 kill -KILL $rec_pid; wait $rec_pid 2>/dev/null; rec_pid=
-n=$("$L" report "$tmp/kill.snap.tmp" -q "from syscalls show count" --json 2>/dev/null | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["count"])')
-[ "${n:-0}" -gt 0 ]; ok $? "SIGKILL: the .tmp prefix replays ($n calls)"
+n=$("$L" report "$tmp/kill.snap.tmp" -q "from syscalls where comm == 'workload' and syscall == getppid show count" --json 2>/dev/null | python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["count"])')
+[ "${n:-0}" -eq 100 ]; ok $? "SIGKILL: the .tmp prefix replays (the workload's 100 getppid: $n)"
 
 # A truncated file keeps what precedes the damage and says where.
 size=$(stat -c %s "$tmp/run.snap")
