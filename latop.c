@@ -304,6 +304,55 @@ static void catch_stop_signals(void)
 }
 
 /* latop record -o FILE [-d DUR] [-q QUERY]: record headless. */
+/* Records each probe lost so far, for record's closing words. */
+struct lost_tally {
+	size_t n;
+	struct {
+		const char *probe;
+		uint64_t lost;
+	} t[32];
+};
+
+/*
+ * Add a tick's losses to the tally.  A probe's tables share its count (its
+ * single-event tables may add events over BUFFER): take its largest.
+ */
+static void tally_lost(struct lost_tally *lt, const struct tick *t)
+{
+	uint64_t most[32] = {0};
+	size_t i, j;
+
+	for (i = 0; i < t->nframes; i++) {
+		const struct frame *f = t->frames[i];
+		const struct probe_ops *ops = probe_for_table(f->schema->table);
+		const char *name = ops ? ops->name : f->schema->table;
+
+		if (!f->stats.lost)
+			continue;
+		for (j = 0; j < lt->n && strcmp(lt->t[j].probe, name); j++)
+			;
+		if (j == lt->n) {
+			if (lt->n == sizeof(lt->t) / sizeof(lt->t[0]))
+				continue;
+			lt->t[lt->n].probe = name;
+			lt->t[lt->n++].lost = 0;
+		}
+		if (f->stats.lost > most[j])
+			most[j] = f->stats.lost;
+	}
+	for (j = 0; j < lt->n; j++)
+		lt->t[j].lost += most[j];
+}
+
+/* Say which probes lost records: what their tables hold is short by them. */
+static void say_lost(const struct lost_tally *lt)
+{
+	for (size_t j = 0; j < lt->n; j++)
+		fprintf(stderr, "latop record: warning: %s: %llu records lost (a ring buffer "
+			"was full, or single events were over BUFFER)\n", lt->t[j].probe,
+			(unsigned long long)lt->t[j].lost);
+}
+
 static int cmd_record(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -319,6 +368,7 @@ static int cmd_record(int argc, char **argv)
 	};
 	const char *out = NULL, *text = NULL;
 	uint64_t dur_ns = 0, interval_ns = DEFAULT_INTERVAL_NS, start, nticks = 0;
+	struct lost_tally lost = {0};
 	struct query *q = NULL;
 	struct source *src;
 	struct snap_writer *w;
@@ -414,6 +464,7 @@ static int cmd_record(int argc, char **argv)
 			return 1;
 		}
 		nticks++;
+		tally_lost(&lost, &first);
 		tick_done(&first);
 	}
 	catch_stop_signals();
@@ -444,8 +495,10 @@ static int cmd_record(int argc, char **argv)
 			return 1;
 		}
 		nticks++;
+		tally_lost(&lost, &t);
 		tick_done(&t);
 	}
+	say_lost(&lost);
 	if (snap_close(w, &cause) < 0) {
 		fprintf(stderr, "latop record: %s\n", cause);
 		free(cause);
@@ -627,6 +680,12 @@ static int cmd_report(int argc, char **argv)
 	}
 	res = query_run_result(run);
 	result_print(stdout, res, fmt);
+	fflush(stdout);
+	if (res->stats.lost)
+		fprintf(stderr, "latop report: warning: %s: %llu records lost while "
+			"recording (a ring buffer was full, or single events were over "
+			"BUFFER)\n", query_table(q),
+			(unsigned long long)res->stats.lost);
 	result_free(res);
 out:
 	query_run_free(run);

@@ -104,8 +104,8 @@ else
 	W=${LATOP_HELPERS:-$top/.output/helpers}/workload
 	if wait_recording "$tmp/all.snap" && [ -x "$W" ]; then echo g | "$W" sysload 1000 >/dev/null; fi
 	wait $rec_pid; rc=$?
-	n=$("$L" report "$tmp/all.snap" -q "from syscalls where comm == 'workload' and syscall == getppid show count" --json 2>&1)
+	n=$("$L" report "$tmp/all.snap" -q "from syscalls where comm == 'workload' and syscall == getppid show count" --json 2>"$tmp/err3")
 	[ $rc -eq 0 ] && echo "$n" | python3 -c 'import json,sys; assert json.loads(sys.stdin.readline())["count"] == 1000'
-	ok $? "record of every view: the others run on without nvme (the workload's 1000 getppid: $n; $(head -c 200 "$tmp/err2"))"
+	ok $? "record of every view: the others run on without nvme (the workload's 1000 getppid: $n; $(head -c 200 "$tmp/err2") $(head -c 200 "$tmp/err3"))"
 fi
 done_testing
