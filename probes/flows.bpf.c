@@ -45,6 +45,7 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u64 timeout_ns = FLOW_DEFAULT_TIMEOUT_NS;
+const volatile __u32 nr_cpus = 1;	/* possible CPUs: the early slots set_state scans */
 
 #define PROBE_HEALTH_N FH_N
 #include "probe.bpf.h"
@@ -87,13 +88,16 @@ struct seg {
 
 /*
  * The last data segment this CPU received for no known flow.  When it is
- * the one that completes a handshake (the client's ACK was overtaken, or
- * carried data), set_state finds it here, on the same CPU, and queues it
- * as the connection's first request.
+ * the connection's first request -- it completed the handshake itself (the
+ * client's ACK was overtaken, or carried data), or it arrived on another CPU
+ * while that CPU was completing the handshake -- set_state finds it here and
+ * queues it.  live says the slot holds a segment nobody has queued yet;
+ * whoever turns it from 1 to 0 queues it, so it is queued once.
  */
 struct early_seg {
 	struct seg s;
 	__u64 t_ns;
+	__u64 live;
 };
 
 struct {
@@ -329,6 +333,29 @@ static __always_inline void count_request(const struct fl_key *k, struct fl_stat
 		emit(k, st, FE_SAMPLED, lat, 1, now);
 }
 
+/*
+ * Queue e's segment as the first request of the new flow k, unless it is
+ * another flow's or someone else queued it first.
+ */
+static __always_inline void take_early(const struct fl_key *k, struct fl_stats *st,
+				       struct early_seg *e)
+{
+	struct seg s;
+	__u32 nb;
+
+	if (!e->live || !key_eq(&e->s.key, k) || __sync_val_compare_and_swap(&e->live, 1, 0) != 1)
+		return;
+	s = e->s;
+	if (!key_eq(&s.key, k)) {
+		/* Its CPU reused the slot between the test and the claim. */
+		__sync_lock_test_and_set(&e->live, 1);
+		return;
+	}
+	if (fq_request(&st->q, s.seq, s.len, s.psh && !s.fin, e->t_ns, &nb) == FQ_FULL)
+		health_inc(FH_FULL);
+	st->bytes_in += nb;
+}
+
 /* A segment entering the host (network header at skb->data when at_data). */
 static __always_inline void on_ingress(struct sk_buff *skb, bool at_data)
 {
@@ -343,9 +370,18 @@ static __always_inline void on_ingress(struct sk_buff *skb, bool at_data)
 		__u32 zero = 0;
 		struct early_seg *e = bpf_map_lookup_elem(&early, &zero);
 
-		if (e) {
-			e->s = s;
-			e->t_ns = bpf_ktime_get_ns();
+		if (!e)
+			return;
+		__sync_lock_test_and_set(&e->live, 0);
+		e->s = s;
+		e->t_ns = bpf_ktime_get_ns();
+		__sync_lock_test_and_set(&e->live, 1);
+		/* Another CPU may have made the flow since the lookup, after
+		 * it looked at this slot: then queue the segment here. */
+		if (!st) {
+			st = bpf_map_lookup_elem(&flows, &s.key);
+			if (st && !st->closed)
+				take_early(&s.key, st, e);
 		}
 		return;
 	}
@@ -454,18 +490,24 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 		}
 		st = bpf_map_lookup_elem(&flows, &k);
 		if (st) {
-			__u32 zero = 0, nb;
+			__u32 zero = 0, cpu;
 			struct early_seg *e = bpf_map_lookup_elem(&early, &zero);
 
 			st->born_ns = bpf_ktime_get_ns();
 			/* The segment being processed may be the one that made
 			 * the connection: its data is the first request. */
-			if (e && e->s.len && key_eq(&e->s.key, &k)) {
-				if (fq_request(&st->q, e->s.seq, e->s.len, e->s.psh && !e->s.fin,
-					       e->t_ns, &nb) == FQ_FULL)
-					health_inc(FH_FULL);
-				st->bytes_in += nb;
-				e->s.len = 0;
+			if (e)
+				take_early(&k, st, e);
+			/* Or the first request arrived on another CPU while
+			 * this one completed the handshake (kernels before 5.19
+			 * cannot look there). */
+			if (bpf_core_enum_value_exists(enum bpf_func_id,
+						       BPF_FUNC_map_lookup_percpu_elem)) {
+				for (cpu = 0; cpu < nr_cpus && cpu < FLOW_MAX_CPUS; cpu++) {
+					e = bpf_map_lookup_percpu_elem(&early, &zero, cpu);
+					if (e)
+						take_early(&k, st, e);
+				}
 			}
 		}
 		return 0;

@@ -640,6 +640,7 @@ static int flows_open(struct probe *p, char **cause)
 	if (choose_hooks(fp->skel, fp->choices, &fp->nchoices, cause))
 		goto fail;
 	fp->skel->rodata->timeout_ns = fp->timeout_ns;
+	fp->skel->rodata->nr_cpus = (uint32_t)libbpf_num_possible_cpus();
 	err = flows_bpf__load(fp->skel);
 	if (err) {
 		*cause = err == -EPERM ?

@@ -11,6 +11,7 @@
 
 #define FLOW_COMM_LEN 16
 #define FLOW_MAX_KEYS 4096		/* flows tracked at once */
+#define FLOW_MAX_CPUS 1024		/* CPUs whose early slot set_state scans */
 #define FLOW_RINGBUF_BYTES (1 << 20)
 #define FLOW_DEFAULT_MAX_EVENTS 4096	/* single events per tick when BUFFER is 0 */
 #define FLOW_DEFAULT_TIMEOUT_NS 1000000000ULL	/* Φ: a request unanswered this long is evicted */
