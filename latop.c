@@ -314,8 +314,8 @@ struct lost_tally {
 };
 
 /*
- * Add a tick's losses to the tally.  A probe's tables share its count (its
- * single-event tables may add events over BUFFER): take its largest.
+ * Add a tick's losses to the tally.  A probe's tables share its count:
+ * take its largest.
  */
 static void tally_lost(struct lost_tally *lt, const struct tick *t)
 {
@@ -348,8 +348,8 @@ static void tally_lost(struct lost_tally *lt, const struct tick *t)
 static void say_lost(const struct lost_tally *lt)
 {
 	for (size_t j = 0; j < lt->n; j++)
-		fprintf(stderr, "latop record: warning: %s: %llu records lost (a ring buffer "
-			"was full, or single events were over BUFFER)\n", lt->t[j].probe,
+		fprintf(stderr, "latop record: warning: %s: %llu records lost in the kernel "
+			"(a ring buffer or map was full)\n", lt->t[j].probe,
 			(unsigned long long)lt->t[j].lost);
 }
 
@@ -682,9 +682,8 @@ static int cmd_report(int argc, char **argv)
 	result_print(stdout, res, fmt);
 	fflush(stdout);
 	if (res->stats.lost)
-		fprintf(stderr, "latop report: warning: %s: %llu records lost while "
-			"recording (a ring buffer was full, or single events were over "
-			"BUFFER)\n", query_table(q),
+		fprintf(stderr, "latop report: warning: %s: %llu records lost in the kernel "
+			"while recording (a ring buffer or map was full)\n", query_table(q),
 			(unsigned long long)res->stats.lost);
 	result_free(res);
 out:

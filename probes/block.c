@@ -484,9 +484,11 @@ static int block_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	}
 	f->stats.events = read_stats(bp, f);
 	read_health(bp, health);
-	f->stats.dropped = delta(health[BH_DROPPED], bp->health_prev[BH_DROPPED]);
-	f->stats.lost = delta(health[BH_LOST], bp->health_prev[BH_LOST]) +
-			delta(health[BH_BUDGET], bp->health_prev[BH_BUDGET]);
+	/* Single events over the per-tick budget (BUFFER) are left out by design:
+	 * dropped, not lost. */
+	f->stats.dropped = delta(health[BH_DROPPED], bp->health_prev[BH_DROPPED]) +
+			   delta(health[BH_BUDGET], bp->health_prev[BH_BUDGET]);
+	f->stats.lost = delta(health[BH_LOST], bp->health_prev[BH_LOST]);
 	f->stats.evicted = delta(health[BH_EVICTED], bp->health_prev[BH_EVICTED]) +
 			   delta(health[BH_UNTRACKED], bp->health_prev[BH_UNTRACKED]);
 	if (++bp->ticks % IDLE_TICKS == 0)

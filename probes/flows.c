@@ -408,9 +408,11 @@ static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	}
 	f->stats.events = read_flows(fp, f);
 	read_health(fp, health);
-	f->stats.dropped = delta(health[FH_DROPPED], fp->health_prev[FH_DROPPED]);
-	f->stats.lost = delta(health[FH_LOST], fp->health_prev[FH_LOST]) +
-			delta(health[FH_BUDGET], fp->health_prev[FH_BUDGET]);
+	/* Single events over the per-tick budget (BUFFER) are left out by design:
+	 * dropped, not lost. */
+	f->stats.dropped = delta(health[FH_DROPPED], fp->health_prev[FH_DROPPED]) +
+			   delta(health[FH_BUDGET], fp->health_prev[FH_BUDGET]);
+	f->stats.lost = delta(health[FH_LOST], fp->health_prev[FH_LOST]);
 	f->stats.evicted = delta(health[FH_EVICTED], fp->health_prev[FH_EVICTED]) +
 			   delta(health[FH_UNTRACKED], fp->health_prev[FH_UNTRACKED]) +
 			   delta(health[FH_FULL], fp->health_prev[FH_FULL]);

@@ -1082,9 +1082,11 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	}
 	free(worst);
 	read_health(sp, health);
-	f->stats.dropped = delta(health[LH_DROPPED], sp->health_prev[LH_DROPPED]);
+	/* Single events over the per-tick budget (BUFFER) are left out by design:
+	 * dropped, not lost. */
+	f->stats.dropped = delta(health[LH_DROPPED], sp->health_prev[LH_DROPPED]) +
+			   delta(health[LH_BUDGET], sp->health_prev[LH_BUDGET]);
 	f->stats.lost = delta(health[LH_LOST], sp->health_prev[LH_LOST]) +
-			delta(health[LH_BUDGET], sp->health_prev[LH_BUDGET]) +
 			delta(health[LH_STACK], sp->health_prev[LH_STACK]);
 	f->stats.evicted = delta(health[LH_EVICTED], sp->health_prev[LH_EVICTED]);
 	memcpy(sp->health_prev, health, sizeof(health));

@@ -400,9 +400,11 @@ static int nvme_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct t
 	}
 	f->stats.events = read_stats(np, f);
 	read_health(np, health);
-	f->stats.dropped = delta(health[H_DROPPED], np->health_prev[H_DROPPED]);
-	f->stats.lost = delta(health[H_LOST], np->health_prev[H_LOST]) +
-			delta(health[H_BUDGET], np->health_prev[H_BUDGET]);
+	/* Single events over the per-tick budget (BUFFER) are left out by design:
+	 * dropped, not lost. */
+	f->stats.dropped = delta(health[H_DROPPED], np->health_prev[H_DROPPED]) +
+			   delta(health[H_BUDGET], np->health_prev[H_BUDGET]);
+	f->stats.lost = delta(health[H_LOST], np->health_prev[H_LOST]);
 	f->stats.evicted += delta(health[H_EVICTED], np->health_prev[H_EVICTED]);
 	memcpy(np->health_prev, health, sizeof(health));
 	ev->stats = f->stats;

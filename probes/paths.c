@@ -310,7 +310,7 @@ static int paths_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	memcpy(sp->health_prev, health, sizeof(health));
 	sp->ev->stats = f->stats;
 	sp->ev->stats.events = sp->ev->nrows;
-	sp->ev->stats.lost += sp->over_budget;
+	sp->ev->stats.dropped += sp->over_budget;	/* over BUFFER: dropped, not lost */
 	sp->sp->stats = sp->ev->stats;
 	sp->sp->stats.events = sp->sp->nrows;
 	tick_add(t, f);

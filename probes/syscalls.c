@@ -392,9 +392,11 @@ static int syscalls_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, stru
 	}
 	f->stats.events = read_stats(sp, f);
 	read_health(sp, health);
-	f->stats.dropped = delta(health[H_DROPPED], sp->health_prev[H_DROPPED]);
-	f->stats.lost = delta(health[H_LOST], sp->health_prev[H_LOST]) +
-			delta(health[H_BUDGET], sp->health_prev[H_BUDGET]);
+	/* Single events over the per-tick budget (BUFFER) are left out by design:
+	 * dropped, not lost. */
+	f->stats.dropped = delta(health[H_DROPPED], sp->health_prev[H_DROPPED]) +
+			   delta(health[H_BUDGET], sp->health_prev[H_BUDGET]);
+	f->stats.lost = delta(health[H_LOST], sp->health_prev[H_LOST]);
 	f->stats.evicted = delta(health[H_EVICTED], sp->health_prev[H_EVICTED]);
 	memcpy(sp->health_prev, health, sizeof(health));
 	ev->stats = f->stats;
