@@ -36,12 +36,11 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 self_tgid = 0;
 
 #define PROBE_HEALTH_N BH_N
+#define PROBE_HEALTH_BUDGET BH_BUDGET
+#define PROBE_MAX_EVENTS BLK_DEFAULT_MAX_EVENTS
 #include "probe.bpf.h"
 
 __u32 filter_need[2] = {};
-/* Single events sent this tick; user space zeroes it every tick. */
-volatile __u64 events_used = 0;
-
 static const struct blk_stats zero_stats;
 
 struct {
@@ -327,16 +326,12 @@ static __always_inline void merged(struct blk_req *r)
 
 /* Send one request to the ring buffer, within the per-tick budget. */
 static __always_inline void emit_event(const struct blk_req *r, __u64 id, __u64 now, __u64 lat,
-				       int error, const struct filter_prog *f)
+				       int error)
 {
-	__u64 budget = f->max_events ? f->max_events : BLK_DEFAULT_MAX_EVENTS;
 	struct blk_event *e;
 
-	if (events_used >= budget) {
-		health_inc(BH_BUDGET);
+	if (!budget_take())
 		return;
-	}
-	__sync_fetch_and_add(&events_used, 1);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		health_inc(BH_LOST);
@@ -542,7 +537,7 @@ static __always_inline void on_complete(struct request *rq, int error, unsigned 
 	}
 	account(r, lat, error);
 	if ((r->flags & BR_SAMPLED) || (f->threshold_ns && lat >= f->threshold_ns))
-		emit_event(r, id, now, lat, error, f);
+		emit_event(r, id, now, lat, error);
 out:
 	req_free(r);
 }

@@ -48,10 +48,10 @@ const volatile __u64 timeout_ns = FLOW_DEFAULT_TIMEOUT_NS;
 const volatile __u32 nr_cpus = 1;	/* possible CPUs: the early slots set_state scans */
 
 #define PROBE_HEALTH_N FH_N
+#define PROBE_HEALTH_BUDGET FH_BUDGET
+#define PROBE_MAX_EVENTS FLOW_DEFAULT_MAX_EVENTS
 #include "probe.bpf.h"
 
-/* Single events sent this tick; user space zeroes it every tick. */
-volatile __u64 events_used = 0;
 volatile __u64 next_id = 0;
 
 static const struct fl_stats zero_stats;
@@ -284,15 +284,10 @@ static __always_inline bool keep_flow(const struct fl_key *k, const struct fl_st
 static __always_inline void emit(const struct fl_key *k, const struct fl_stats *st,
 				 __u32 kind, __u64 lat, __u32 count, __u64 now)
 {
-	const struct filter_prog *f = &filters[filter_idx & 1];
-	__u64 budget = f->max_events ? f->max_events : FLOW_DEFAULT_MAX_EVENTS;
 	struct fl_event *e;
 
-	if (events_used >= budget) {
-		health_inc(FH_BUDGET);
+	if (!budget_take())
 		return;
-	}
-	__sync_fetch_and_add(&events_used, 1);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		health_inc(FH_LOST);

@@ -69,12 +69,11 @@ const volatile __u32 self_tgid = 0;
 const volatile bool futex_by_sched = false;
 
 #define PROBE_HEALTH_N LH_N
+#define PROBE_HEALTH_BUDGET LH_BUDGET
+#define PROBE_MAX_EVENTS LK_DEFAULT_MAX_EVENTS
 #include "probe.bpf.h"
 
 __u32 filter_need[2] = {};
-/* Ring records sent this tick; user space zeroes it every tick. */
-volatile __u64 events_used = 0;
-
 static const struct lk_stats zero_stats;
 
 /* A thread waiting on a futex. */
@@ -245,20 +244,6 @@ static __always_inline bool wait_wanted(struct task_struct *task, __u32 tgid, __
 drop:
 	health_inc(LH_DROPPED);
 	return false;
-}
-
-/* Take one record's place in the per-tick budget; false when it is spent. */
-static __always_inline bool budget_take(void)
-{
-	const struct filter_prog *f = filter_cur();
-	__u64 budget = f->max_events ? f->max_events : LK_DEFAULT_MAX_EVENTS;
-
-	if (events_used >= budget) {
-		health_inc(LH_BUDGET);
-		return false;
-	}
-	__sync_fetch_and_add(&events_used, 1);
-	return true;
 }
 
 /* Mark thread tid as holding addr while others wait; note if it is off CPU now. */

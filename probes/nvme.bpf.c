@@ -105,9 +105,10 @@ struct nvmet_tcp_cmd___l {
 const volatile __u32 have = 0;
 
 #define PROBE_HEALTH_N H_N
+#define PROBE_HEALTH_BUDGET H_BUDGET
+#define PROBE_MAX_EVENTS NVME_DEFAULT_MAX_EVENTS
 #include "probe.bpf.h"
 
-volatile __u64 events_used = 0;
 volatile __u64 next_id = 0;
 
 struct iio {
@@ -522,7 +523,6 @@ static __always_inline void emit(const struct nvme_key *k, __u32 cid, __u32 seq,
 				 __u64 lat, const __u64 *stage)
 {
 	const struct filter_prog *f = filter_cur();
-	__u64 budget = f->max_events ? f->max_events : NVME_DEFAULT_MAX_EVENTS;
 	struct nvme_event *e;
 
 	/* Single I/Os cross only when asked: SAMPLE 1/N, THRESHOLD or BUFFER. */
@@ -530,11 +530,8 @@ static __always_inline void emit(const struct nvme_key *k, __u32 cid, __u32 seq,
 		return;
 	if (f->threshold_ns && lat < f->threshold_ns)
 		return;
-	if (events_used >= budget) {
-		health_inc(H_BUDGET);
+	if (!budget_take())
 		return;
-	}
-	__sync_fetch_and_add(&events_used, 1);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		health_inc(H_LOST);

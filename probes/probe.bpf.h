@@ -3,7 +3,10 @@
  * What every probe's BPF side has: the two pushdown filter slots and the
  * per-CPU health counters user space sums each tick (probe_util.h's
  * probe_percpu_sum).  Define PROBE_HEALTH_N, the number of health counters,
- * and include probes/filter.h before this header.
+ * and include probes/filter.h before this header.  A probe that sends single
+ * events also defines PROBE_MAX_EVENTS (its budget per tick without BUFFER)
+ * and PROBE_HEALTH_BUDGET (the counter of events over it), and gets
+ * budget_take() and events_used, which user space zeroes every tick.
  */
 #ifndef LATOP_PROBE_BPF_H
 #define LATOP_PROBE_BPF_H
@@ -43,5 +46,24 @@ static __always_inline const struct filter_prog *filter_cur(void)
 {
 	return &filters[filter_idx & 1];
 }
+
+#ifdef PROBE_MAX_EVENTS
+/* Single events sent this tick; user space zeroes it every tick. */
+volatile __u64 events_used = 0;
+
+/* Take one event's place in this tick's budget; false (counted) when spent. */
+static __always_inline bool budget_take(void)
+{
+	const struct filter_prog *f = filter_cur();
+	__u64 budget = f->max_events ? f->max_events : PROBE_MAX_EVENTS;
+
+	if (events_used >= budget) {
+		health_inc(PROBE_HEALTH_BUDGET);
+		return false;
+	}
+	__sync_fetch_and_add(&events_used, 1);
+	return true;
+}
+#endif
 
 #endif

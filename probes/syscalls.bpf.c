@@ -94,12 +94,11 @@ const volatile __u32 self_tgid = 0;
 const volatile bool ctr_enabled[CTR_N] = {};
 
 #define PROBE_HEALTH_N H_N
+#define PROBE_HEALTH_BUDGET H_BUDGET
+#define PROBE_MAX_EVENTS SYS_DEFAULT_MAX_EVENTS
 #include "probe.bpf.h"
 
 __u32 filter_need[2] = {};	/* FILTER_NEED_* of each slot */
-/* Single events sent this tick; user space zeroes it every tick. */
-volatile __u64 events_used = 0;
-
 static const struct sys_stats zero_stats;
 
 /* What a thread inside a syscall is doing now (in a CPU slot or task storage). */
@@ -376,16 +375,12 @@ drop:
 
 /* Send one call to the ring buffer, within the per-tick budget. */
 static __always_inline void emit_event(const struct sys_task *t, __u64 now, __u64 lat,
-				       long ret, const struct filter_prog *f)
+				       long ret)
 {
-	__u64 budget = f->max_events ? f->max_events : SYS_DEFAULT_MAX_EVENTS;
 	struct sys_event *e;
 
-	if (events_used >= budget) {
-		health_inc(H_BUDGET);
+	if (!budget_take())
 		return;
-	}
-	__sync_fetch_and_add(&events_used, 1);
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e) {
 		health_inc(H_LOST);
@@ -546,7 +541,7 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	}
 	account_call(t, lat, ret);
 	if (t->sampled || (f->threshold_ns && lat >= f->threshold_ns))
-		emit_event(t, now, lat, ret, f);
+		emit_event(t, now, lat, ret);
 	return 0;
 }
 
