@@ -46,6 +46,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u64 timeout_ns = FLOW_DEFAULT_TIMEOUT_NS;
 const volatile __u32 nr_cpus = 1;	/* possible CPUs: the early slots set_state scans */
+volatile __u64 flows_born = 0;		/* flows set_state made: ingress rechecks on a change */
 
 #define PROBE_HEALTH_N FH_N
 #define PROBE_HEALTH_BUDGET FH_BUDGET
@@ -356,10 +357,12 @@ static __always_inline void on_ingress(struct sk_buff *skb, bool at_data)
 {
 	struct fl_stats *st;
 	struct seg s;
+	__u64 born;
 	__u32 nb;
 
 	if (!parse(skb, true, at_data, &s) || s.syn || s.len == 0)
 		return;
+	born = flows_born;
 	st = bpf_map_lookup_elem(&flows, &s.key);
 	if (!st || st->closed) {
 		__u32 zero = 0;
@@ -371,9 +374,10 @@ static __always_inline void on_ingress(struct sk_buff *skb, bool at_data)
 		e->s = s;
 		e->t_ns = bpf_ktime_get_ns();
 		__sync_lock_test_and_set(&e->live, 1);
-		/* Another CPU may have made the flow since the lookup, after
-		 * it looked at this slot: then queue the segment here. */
-		if (!st) {
+		/* A flow made on another CPU since the lookup may have missed
+		 * this slot in its scan: then queue the segment here.  Only
+		 * then is the map looked up again. */
+		if (!st && flows_born != born) {
 			st = bpf_map_lookup_elem(&flows, &s.key);
 			if (st && !st->closed)
 				take_early(&s.key, st, e);
@@ -486,16 +490,14 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 		st = bpf_map_lookup_elem(&flows, &k);
 		if (st) {
 			__u32 zero = 0, cpu;
-			struct early_seg *e = bpf_map_lookup_elem(&early, &zero);
+			struct early_seg *e;
 
 			st->born_ns = bpf_ktime_get_ns();
-			/* The segment being processed may be the one that made
-			 * the connection: its data is the first request. */
-			if (e)
-				take_early(&k, st, e);
-			/* Or the first request arrived on another CPU while
-			 * this one completed the handshake (kernels before 5.19
-			 * cannot look there). */
+			__sync_fetch_and_add(&flows_born, 1);
+			/* The first request may be waiting in an early slot: this
+			 * CPU's when its segment made the connection, another's
+			 * when it arrived there while this CPU completed the
+			 * handshake (kernels before 5.19 cannot look there). */
 			if (bpf_core_enum_value_exists(enum bpf_func_id,
 						       BPF_FUNC_map_lookup_percpu_elem)) {
 				for (cpu = 0; cpu < nr_cpus && cpu < FLOW_MAX_CPUS; cpu++) {
@@ -503,6 +505,10 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 					if (e)
 						take_early(&k, st, e);
 				}
+			} else {
+				e = bpf_map_lookup_elem(&early, &zero);
+				if (e)
+					take_early(&k, st, e);
 			}
 		}
 		return 0;
