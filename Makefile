@@ -127,7 +127,7 @@ $(OUTPUT)/tests/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(OUTPUT)/san/libla
 	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $< $(OUTPUT)/san/liblatop.a $(LIBS) -o $@
 
 # Workload helpers run under probes: no sanitizers, so their syscalls are theirs.
-$(OUTPUT)/helpers/%: tests/helpers/%.c
+$(OUTPUT)/helpers/%: tests/helpers/%.c tests/helpers/helper.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE $< -o $@ -lpthread
@@ -254,7 +254,7 @@ $(OUTPUT)/static/latop: $(OUTPUT)/obj/latop.o $(OUTPUT)/liblatop.a
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -static $^ $(STATIC_LIBS) -o $@
 
-$(OUTPUT)/static/%: tests/helpers/%.c
+$(OUTPUT)/static/%: tests/helpers/%.c tests/helpers/helper.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -static $< -o $@ -lpthread
@@ -298,7 +298,7 @@ $(OUTPUT)/bench/pathsfloor-bin: bench/floor.c $(OUTPUT)/bench/pathsfloor/floor.s
 bench-paths: latop $(OUTPUT)/helpers/tiers $(OUTPUT)/bench/pathsfloor-bin
 	$(Q)./bench/paths.sh
 # ---- locks: the lock workload keeps frame pointers, so holder stacks unwind --
-$(OUTPUT)/helpers/lockdemo: tests/helpers/lockdemo.c
+$(OUTPUT)/helpers/lockdemo: tests/helpers/lockdemo.c tests/helpers/helper.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE \

@@ -21,6 +21,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <linux/fs.h>
+#include "helper.h"
 
 static int fd;
 static size_t size;
@@ -30,13 +31,6 @@ static double seconds;
 static unsigned long long dev_bytes;
 static long done_total;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
-
-/* Exit with a message naming what failed. */
-static void die(const char *what)
-{
-	fprintf(stderr, "blkio: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
 
 /* Return CLOCK_MONOTONIC in seconds. */
 static double now_s(void)

@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include "helper.h"
 
 #define NREQ 3
 #define STATE_BYTES (256 * 1024)
@@ -45,21 +46,6 @@ static size_t nholds;
 static int snap_fd;
 static long run_ms;
 
-/* Exit with a message naming what failed. */
-static void die(const char *what)
-{
-	fprintf(stderr, "lockdemo: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
 /* Spin for about ns nanoseconds. */
 static void busy_ns(uint64_t ns)
 {
@@ -67,26 +53,6 @@ static void busy_ns(uint64_t ns)
 
 	while (now_ns() < end)
 		;
-}
-
-/* Sleep ms milliseconds. */
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-/* Tell the test we are ready, then wait for its go. */
-static void handshake(void)
-{
-	char c = 'r';
-
-	if (write(1, &c, 1) != 1)
-		die("writing ready");
-	if (read(0, &c, 1) != 1)
-		die("reading go");
 }
 
 /* One request: update the shared state under the lock, then work outside it. */

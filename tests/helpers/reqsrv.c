@@ -36,6 +36,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include "helper.h"
 
 #define F_NOANSWER 1
 #define MAX_REQ (1 << 20)
@@ -55,22 +56,6 @@ static int lfd, conns_left;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct logent *log_ents;
 static size_t nlog;
-
-/* Exit with a message naming what failed. */
-static void die(const char *what)
-{
-	fprintf(stderr, "reqsrv: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-/* Return CLOCK_MONOTONIC in ns. */
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* Sleep us microseconds. */
 static void sleep_us(long us)

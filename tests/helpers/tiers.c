@@ -44,6 +44,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include "helper.h"
 
 #define MAGIC 0x54494552u	/* "TIER" */
 #define MAX_DOWN 8
@@ -65,21 +66,6 @@ static unsigned delay_us, reply_bytes = 64, chunk_bytes, workers = 4;
 static bool handoff;
 static int truth_fd = -1;
 static int listen_fd;
-
-/* Exit with a message naming what failed. */
-static void die(const char *what)
-{
-	fprintf(stderr, "tiers: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 /* Parse HOST:PORT into sa; false when malformed. */
 static bool parse_addr(const char *s, struct sockaddr_in *sa, const char **rest)

@@ -24,38 +24,12 @@
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
+#include "helper.h"
 
 static long delay_ms;
 static int wfd;
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_barrier_t held;
-
-/* Exit with a message naming what failed. */
-static void die(const char *what)
-{
-	fprintf(stderr, "workload: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
-/* Sleep ms milliseconds. */
-static void sleep_ms(long ms)
-{
-	struct timespec ts = { ms / 1000, (ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) && errno == EINTR)
-		;
-}
-
-/* Tell the test we are ready, then wait for its go. */
-static void handshake(void)
-{
-	char c = 'r';
-
-	if (write(1, &c, 1) != 1)
-		die("writing ready");
-	if (read(0, &c, 1) != 1)
-		die("reading go");
-}
 
 /* Make N of each of three cheap syscalls. */
 static void sysload(long n)
