@@ -123,41 +123,41 @@ else
 	skip "no mq-deadline scheduler for $D"
 fi
 
-# Merges: 1024 adjacent 4K direct writes submitted 32 at a time under one
-# plug merge into larger requests; every bio is either a request's first
-# or counted as merged.
-if command -v fio >/dev/null; then
-	"$L" record -o "$tmp/merge.snap" -d 4s --quiet -q "from block where dev == '$D'" & rec_pid=$!
-	wait_recording "$tmp/merge.snap"
-	fio --name=merge --filename="$loop" --rw=write --bs=4k --size=4M --iodepth=32 \
-		--iodepth_batch_submit=32 --iodepth_batch_complete_min=32 --ioengine=libaio \
-		--direct=1 --output-format=terse >/dev/null
+# merge_case NAME BYTES BIOS FIO-ARGS...: record fio's 4K direct writes to
+# $D, 32 submitted at a time under one plug, and check that every bio is
+# either a request's first or counted as merged.
+merge_case() {
+	local name=$1 bytes=$2 bios=$3 out
+	shift 3
+	"$L" record -o "$tmp/$name.snap" -d 4s --quiet -q "from block where dev == '$D'" & rec_pid=$!
+	wait_recording "$tmp/$name.snap"
+	fio --name="$name" --filename="$loop" --bs=4k --iodepth=32 --iodepth_batch_submit=32 \
+		--iodepth_batch_complete_min=32 --ioengine=libaio --direct=1 --output-format=terse \
+		"$@" >/dev/null
 	wait $rec_pid; rec_pid=
-	out=$(json "$tmp/merge.snap" "from block where comm == 'fio' group by op show count, merges, bytes")
+	out=$(json "$tmp/$name.snap" "from block where comm == 'fio' group by op show count, merges, bytes")
 	echo "$out" | python3 -c '
 import json, sys
+bytes, bios = int(sys.argv[1]), int(sys.argv[2])
 r = json.loads(sys.stdin.readline())
-assert r["op"] == "write" and r["bytes"] == 4 << 20, r
-assert r["merges"] > 0 and r["count"] + r["merges"] == 1024, r
-'; ok $? "merges: requests + merged bios = the 1024 bios written ($out)"
+assert r["op"] == "write" and r["bytes"] == bytes, r
+assert r["merges"] > 0 and r["count"] + r["merges"] == bios, r
+' "$bytes" "$bios"
+	ret=$?
+	echo "$out"
+	return $ret
+}
+if command -v fio >/dev/null; then
+	# Adjacent writes merge at the back of the request before them.
+	out=$(merge_case merge $((4 << 20)) 1024 --rw=write --size=4M)
+	ok $? "merges: requests + merged bios = the 1024 bios written ($out)"
 	# Descending offsets: each bio front-merges into the request before it,
 	# which then is followed by its new first bio.
-	"$L" record -o "$tmp/front.snap" -d 4s --quiet -q "from block where dev == '$D'" & rec_pid=$!
-	wait_recording "$tmp/front.snap"
-	fio --name=front --filename="$loop" --rw=write:-8k --bs=4k --offset=4m --size=4m \
-		--number_ios=256 --iodepth=32 --iodepth_batch_submit=32 \
-		--iodepth_batch_complete_min=32 --ioengine=libaio --direct=1 --output-format=terse >/dev/null
-	wait $rec_pid; rec_pid=
-	out=$(json "$tmp/front.snap" "from block where comm == 'fio' group by op show count, merges, bytes")
-	echo "$out" | python3 -c '
-import json, sys
-r = json.loads(sys.stdin.readline())
-assert r["op"] == "write" and r["bytes"] == 1 << 20, r
-assert r["merges"] > 0 and r["count"] + r["merges"] == 256, r
-'; ok $? "front merges: requests + merged bios = the 256 bios written backwards ($out)"
+	out=$(merge_case front $((1 << 20)) 256 --rw=write:-8k --offset=4m --size=4m --number_ios=256)
+	ok $? "front merges: requests + merged bios = the 256 bios written backwards ($out)"
 else
-	skip "no fio (scripts/install-deps.sh --bench)"
-	skip "no fio (scripts/install-deps.sh --bench)"
+	skip "no fio (scripts/install-deps.sh --test)"
+	skip "no fio (scripts/install-deps.sh --test)"
 fi
 
 # 2. Pushdown: the kernel counts only what the query keeps.
