@@ -49,7 +49,7 @@ static const struct field join_fields[JC_NCOLS] = {
 	[JC_DOWN]  = {"down", FT_DUR, FF_SUM, "ns", "time the root tier waited downstream"},
 	[JC_WORK]  = {"work", FT_DUR, FF_SUM, "ns", "time in tiers: self summed over every request of the path"},
 	[JC_NET]   = {"net", FT_DUR, FF_SUM, "ns",
-		      "time between tiers: each joined call's time minus its callee's latency"},
+		      "time between tiers: the joined calls' times minus their callees' latencies"},
 };
 
 static const struct schema path_joins_schema = {
@@ -324,7 +324,11 @@ static void sb_add(struct sbuf *b, const char *s)
 
 /* What a path adds up to. */
 struct jsum {
-	uint64_t requests, calls, joined, unjoined, work, net, tiers;
+	uint64_t requests, calls, joined, unjoined, work, tiers;
+	/* Signed: a call's share is below 0 when its callee's records lead
+	 * the caller's (a send is stamped as it returns, after the callee
+	 * may have woken), and the callee's latency then holds that time. */
+	int64_t net;
 };
 
 /* Write request q's path into b and add it up into sum. */
@@ -378,8 +382,7 @@ static void expand(const struct pjoin *pj, const struct jreq *q, int depth, stru
 				continue;
 			}
 			sum->joined++;
-			if (c->dur > pj->reqs[c->target].lat)
-				sum->net += c->dur - pj->reqs[c->target].lat;
+			sum->net += (int64_t)c->dur - (int64_t)pj->reqs[c->target].lat;
 			expand(pj, &pj->reqs[c->target], depth + 1, &sub, sum);
 			for (s = 0; s < nsub && strcmp(subs[s], sub.s); s++)
 				;
@@ -458,7 +461,7 @@ static void pjoin_finish(void *st, struct tick *out)
 		r[JC_SELF].u = q->self;
 		r[JC_DOWN].u = q->down;
 		r[JC_WORK].u = sum.work;
-		r[JC_NET].u = sum.net;
+		r[JC_NET].u = sum.net > 0 ? (uint64_t)sum.net : 0;
 		free(b.s);
 	}
 	free(by_key.slot);
