@@ -1,5 +1,6 @@
 /* Log-linear histograms: merge, percentiles, clipping and a sparse encoding. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include "hist.h"
@@ -115,6 +116,53 @@ static uint64_t hist_bucket_high(uint32_t idx)
 	if (idx + 1 >= LH_NBUCKETS)
 		return UINT64_MAX;
 	return lh_bucket_low(idx + 1) - 1;
+}
+
+/* True when count is the buckets' total and the extremes fit them. */
+static bool hist_whole(const struct hist *h, uint32_t *lo, uint32_t *hi)
+{
+	uint64_t total = 0;
+	uint32_t i;
+
+	*lo = *hi = 0;
+	for (i = 0; i < LH_NBUCKETS; i++) {
+		if (!h->b[i])
+			continue;
+		if (!total)
+			*lo = i;
+		*hi = i;
+		total += h->b[i];
+	}
+	if (total != h->count)
+		return false;
+	if (!total)
+		return !h->sum && h->min == UINT64_MAX && !h->max;
+	return h->min >= lh_bucket_low(*lo) && h->min <= h->max && h->max <= hist_bucket_high(*hi);
+}
+
+void hist_settle(struct hist *h)
+{
+	uint64_t low, high, total = 0, t;
+	uint32_t i, lo, hi;
+
+	if (hist_whole(h, &lo, &hi))
+		return;
+	for (i = 0; i < LH_NBUCKETS; i++)
+		total += h->b[i];
+	if (!total) {
+		hist_init(h);
+		return;
+	}
+	h->count = total;
+	low = lh_bucket_low(lo);
+	high = hist_bucket_high(hi);
+	h->min = h->min < low ? low : h->min > high ? high : h->min;
+	h->max = h->max < low ? low : h->max > high ? high : h->max;
+	if (h->min > h->max) {
+		t = h->min;
+		h->min = h->max;
+		h->max = t;
+	}
 }
 
 /* Return what bucket idx reports: its midpoint within the known [min, max]. */
@@ -259,9 +307,16 @@ void hist_clip(struct hist *h, const char *op, uint64_t bound)
 /* Encode into a buffer known to be big enough; return the bytes used. */
 static size_t hist_encode_full(const struct hist *h, uint8_t *out)
 {
-	uint32_t i, nnz = 0, prev = 0;
+	uint32_t i, nnz = 0, prev = 0, lo, hi;
+	struct hist whole;
 	size_t n = 0;
 
+	/* Write only what hist_decode accepts, whoever assembled h. */
+	if (!hist_whole(h, &lo, &hi)) {
+		whole = *h;
+		hist_settle(&whole);
+		h = &whole;
+	}
 	n += varint_put(out + n, h->count);
 	n += varint_put(out + n, h->sum);
 	n += varint_put(out + n, h->min);

@@ -31,6 +31,13 @@ void hist_add(struct hist *h, uint64_t v);		/* one value */
 void hist_add_n(struct hist *h, uint64_t v, uint64_t n);	/* n times v */
 void hist_merge(struct hist *dst, const struct hist *src);
 void hist_scale(struct hist *h, uint64_t n);		/* counts (and sum) times n, for 1/N sampling */
+/*
+ * Make a histogram assembled from separately read counters whole: count
+ * becomes the buckets' total, an empty one is reset, min and max move into
+ * the occupied buckets' bounds.  A producer that reads count, extremes and
+ * buckets while the kernel updates them (a tick's delta) calls it last.
+ */
+void hist_settle(struct hist *h);
 /* Keep only values for which `v op bound` holds (op: "<", "<=", ">", ">=", "==", "!="),
  * at bucket granularity; count/sum/min/max are recomputed from what is kept. */
 void hist_clip(struct hist *h, const char *op, uint64_t bound);

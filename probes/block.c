@@ -286,18 +286,23 @@ static void hist_delta(struct hist *h, const struct blk_stats *cur, const struct
 
 	h->count = probe_hist_buckets(h, cur->hist[i], prev->hist[i], &lo, &hi);
 	h->sum = sum;
-	if (lo < 0)
+	if (lo < 0) {
+		hist_settle(h);
 		return;
+	}
 	h->min = lh_bucket_low(lo);
 	h->max = hi + 1 < nb ? lh_bucket_low(hi + 1) - 1 : UINT64_MAX;
-	if (!exact)
+	if (!exact) {
+		hist_settle(h);
 		return;
+	}
 	/* The all-time extremes are exact when they moved this tick; else
 	 * they clamp the bucket bounds. */
 	if (prev->count == 0 || min < prev->lat_min || h->min < min)
 		h->min = min;
 	if (prev->count == 0 || max > prev->lat_max || h->max > max)
 		h->max = max;
+	hist_settle(h);
 }
 
 /* Append a row for key's requests since last tick; return the requests counted. */

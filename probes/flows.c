@@ -296,8 +296,10 @@ static void hist_delta(struct hist *h, const struct fl_stats *cur, const struct 
 	probe_hist_buckets(h, cur->hist, prev->hist, &lo, &hi);
 	h->count = delta(cur->count, prev->count);
 	h->sum = delta(cur->lat_sum, prev->lat_sum);
-	if (lo < 0)
+	if (lo < 0) {
+		hist_settle(h);
 		return;
+	}
 	/* The all-time extremes are exact when they moved this tick; else the
 	 * bucket bounds, clamped to them. */
 	if (prev->count == 0 || cur->lat_min < prev->lat_min)
@@ -309,6 +311,7 @@ static void hist_delta(struct hist *h, const struct fl_stats *cur, const struct 
 	else
 		h->max = hi + 1 < nb && lh_bucket_low(hi + 1) - 1 < cur->lat_max ?
 			 lh_bucket_low(hi + 1) - 1 : cur->lat_max;
+	hist_settle(h);
 }
 
 /* Append a row for a flow's activity since last tick; return requests counted. */

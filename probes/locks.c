@@ -585,14 +585,17 @@ static void hist_delta(struct hist *h, const __u32 *cur, const __u32 *prev, uint
 	probe_hist_buckets(h, cur, prev, &lo, &hi);
 	h->count = count;
 	h->sum = sum;
-	if (lo < 0)
+	if (lo < 0) {
+		hist_settle(h);
 		return;
+	}
 	h->min = lh_bucket_low(lo);
 	h->max = max_moved ? max : hi + 1 < nb ? lh_bucket_low(hi + 1) - 1 : max;
 	if (h->max > max)
 		h->max = max;
 	if (h->min > h->max)
 		h->min = h->max;
+	hist_settle(h);
 }
 
 /* Return the time in [lo, hi) that the spans of holder tid spent in state (any: -1). */

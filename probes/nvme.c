@@ -283,10 +283,13 @@ static void hist_delta(struct hist *h, const uint32_t *cur, const uint32_t *prev
 
 	h->count = probe_hist_buckets(h, cur, prev, &lo, &hi);
 	h->sum = sum;
-	if (lo < 0)
+	if (lo < 0) {
+		hist_settle(h);
 		return;
+	}
 	h->min = lh_bucket_low(lo);
 	h->max = hi + 1 < nb ? lh_bucket_low(hi + 1) - 1 : lh_bucket_low(hi);
+	hist_settle(h);
 }
 
 /* Return the prev entry of key k, adding a zeroed one; NULL when full. */

@@ -225,6 +225,84 @@ static void test_encode(void)
 	}
 }
 
+/* A histogram of a few hundred random values. */
+static void v_fill(struct hist *h)
+{
+	int k, n = 1 + rand() % 300;
+
+	hist_init(h);
+	for (k = 0; k < n; k++)
+		hist_add(h, (uint64_t)rand() % 1000000);
+}
+
+/* A tick's delta read while the kernel updates the counters: count, extremes
+ * and buckets can disagree.  hist_settle makes it whole; encode writes only
+ * what decode accepts. */
+static void test_settle(void)
+{
+	struct hist h, w, d;
+	uint8_t buf[16384];
+	size_t n, i;
+	int all_read = 1, whole_kept = 1;
+
+	srand(3);
+	v_fill(&h);
+	w = h;
+	hist_settle(&w);
+	ok(!memcmp(&h, &w, sizeof(h)), "a whole histogram is left as it is");
+
+	h.count++;		/* the count moved, its bucket not yet */
+	w = h;
+	hist_settle(&w);
+	ok(w.count == h.count - 1 && w.min == h.min && w.max == h.max,
+	   "count one ahead of the buckets becomes their total");
+
+	hist_init(&h);		/* a bucket moved, count and extremes not yet */
+	h.b[lh_bucket(1000)] = 1;
+	w = h;
+	hist_settle(&w);
+	ok(w.count == 1 && w.min == lh_bucket_low(lh_bucket(1000)) && w.max >= 1000 &&
+	   w.max < lh_bucket_low(lh_bucket(1000) + 1) && hist_percentile(&w, 50) >= w.min,
+	   "a bucket without count or extremes gets them from its bounds (%llu..%llu)",
+	   (unsigned long long)w.min, (unsigned long long)w.max);
+
+	hist_init(&h);		/* count and sum moved, no bucket yet */
+	h.count = 1;
+	h.sum = 5000;
+	h.min = h.max = 5000;
+	n = hist_encode(&h, buf, sizeof(buf));
+	ok(hist_decode(&d, buf, n) == n && d.count == 0 && d.sum == 0 && d.min == UINT64_MAX,
+	   "a count without buckets encodes as an empty histogram");
+
+	srand(7);
+	for (i = 0; i < 5000; i++) {
+		uint64_t lo, hi;
+
+		v_fill(&h);
+		switch (rand() % 4) {
+		case 0: h.count += (uint64_t)(rand() % 3) - 1; break;
+		case 1: h.min = rand() % 2 ? UINT64_MAX : (uint64_t)rand(); break;
+		case 2: h.max = (uint64_t)rand() % 100; break;
+		default: h.b[rand() % LH_NBUCKETS]++; break;
+		}
+		n = hist_encode(&h, buf, sizeof(buf));
+		if (hist_decode(&d, buf, n) != n)
+			all_read = 0;
+		w = h;
+		hist_settle(&w);
+		for (lo = 0; lo < LH_NBUCKETS && !w.b[lo]; lo++)
+			;
+		for (hi = LH_NBUCKETS; hi > 0 && !w.b[hi - 1]; hi--)
+			;
+		if (memcmp(&d, &w, sizeof(w)) ||
+		    (w.count && (w.min < lh_bucket_low((uint32_t)lo) || w.min > w.max ||
+				 (hi < LH_NBUCKETS && w.max >= lh_bucket_low((uint32_t)hi)))))
+			whole_kept = 0;
+	}
+	ok(all_read, "5000 torn histograms all encode to what decode accepts");
+	ok(whole_kept, "... decoding to their settled form, extremes within the occupied buckets");
+}
+
 int main(void)
 {
 	test_error_bound();
@@ -235,5 +313,6 @@ int main(void)
 	test_scale();
 	test_clip();
 	test_encode();
+	test_settle();
 	tap_done();
 }
