@@ -13,16 +13,16 @@ struct replay {
 	char *warning;
 };
 
-/* Return the next tick, or 2 at the end of the recording. */
+/* Return the next tick, or 2 at the end of the recording; past a tick that
+ * cannot be read, -1 (the next read goes on with the one after it). */
 static int replay_read(struct source *s, struct tick *out, int timeout_ms, char **cause)
 {
 	struct replay *rp = s->priv;
 
 	if (rp->next >= snap_nticks(rp->r))
 		return 2;
-	if (snap_read_tick(rp->r, rp->next, out, cause))
+	if (snap_read_tick(rp->r, rp->next++, out, cause))
 		return -1;
-	rp->next++;
 	return 1;
 }
 

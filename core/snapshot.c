@@ -949,14 +949,15 @@ int snap_read_tick(struct snap_reader *r, size_t idx, struct tick *out, char **c
 	rbuf_u32(&rb, &len, "length");
 	rbuf_u32(&rb, &crc, "crc");
 	if (got != sizeof(hdr) || type != SNAP_FRAMES || len != e->len || snap_read_payload(r, e->off, len) != len) {
-		*cause = xasprintf("%s: tick %zu at offset %llu: chunk can no longer be read "
-				   "(file changed?)", r->path, idx, (unsigned long long)e->off);
+		*cause = xasprintf("%s: tick %zu of %zu at offset %llu: chunk can no longer be "
+				   "read (file changed?)", r->path, idx + 1, r->nticks,
+				   (unsigned long long)e->off);
 		return -1;
 	}
 	if (snap_frames_head(r, crc, &h, &why) ||
 	    snap_decode_frames(r, &h, e->nschemas, out, &why)) {
-		*cause = xasprintf("%s: tick %zu at offset %llu: %s", r->path, idx,
-				   (unsigned long long)e->off, why);
+		*cause = xasprintf("%s: tick %zu of %zu at offset %llu: %s", r->path, idx + 1,
+				   r->nticks, (unsigned long long)e->off, why);
 		free(why);
 		return -1;
 	}

@@ -26,7 +26,9 @@ struct source;
 struct source_ops {
 	const char *name;		/* "live", "replay" */
 	/* Wait up to timeout_ms for the next tick.  1: *out filled (caller owns it,
-	 * tick_done), 0: nothing yet, -1: error (*cause set), 2: end of data. */
+	 * tick_done), 0: nothing yet, -1: error (*cause set), 2: end of data.
+	 * Replay's -1 is a tick the file holds but that cannot be read: it is
+	 * skipped, and reading on returns the ticks after it. */
 	int (*read)(struct source *s, struct tick *out, int timeout_ms, char **cause);
 	/* Replay only (NULL live): position so the next read returns tick idx. */
 	int (*seek)(struct source *s, size_t idx, char **cause);

@@ -397,16 +397,23 @@ static void requery(struct screen *s)
 static int replay_rebuild(struct screen *s, size_t idx)
 {
 	struct tick *got = xcalloc(HISTORY_TICKS, sizeof(*got));
-	size_t n = 0, i = idx + 1;
+	size_t n = 0, i = idx + 1, bad = 0;
 	uint64_t newest = 0;
-	char *cause = NULL;
+	char *cause = NULL, *bad_cause = NULL;
 	int rc = 0;
 
 	while (i-- > 0 && n < HISTORY_TICKS) {
-		if (s->src->ops->seek(s->src, i, &cause) < 0 ||
-		    source_read(s->src, &got[n], 0, &cause) != 1) {
+		if (s->src->ops->seek(s->src, i, &cause) < 0) {
 			rc = -1;
 			break;
+		}
+		if (source_read(s->src, &got[n], 0, &cause) != 1) {
+			/* Unreadable: said, and left out of the window. */
+			bad++;
+			free(bad_cause);
+			bad_cause = cause;
+			cause = NULL;
+			continue;
 		}
 		if (!n)
 			newest = got[n].t_ns;
@@ -423,8 +430,13 @@ static int replay_rebuild(struct screen *s, size_t idx)
 	if (rc < 0) {
 		screen_status(s, ROLE_ERROR, "seek to tick %zu: %s", idx + 1, cause ? cause : "no tick");
 		free(cause);
+		free(bad_cause);
 		return -1;
 	}
+	if (bad)
+		screen_status(s, ROLE_ERROR, "%zu unreadable tick%s left out of the window: %s", bad,
+			      bad > 1 ? "s" : "", bad_cause);
+	free(bad_cause);
 	s->cursor = idx;
 	s->at_end = idx + 1 >= s->info->nticks;
 	if (!s->at_end && s->src->ops->seek(s->src, idx + 1, &cause) < 0) {
@@ -691,14 +703,21 @@ static int poll_source(struct screen *s, int wait_ms)
 	r = source_read(s->src, &t, s->opts->replay ? 0 : wait_ms, &cause);
 	if (r == 0)
 		return R_NONE;
+	if (r < 0 && s->opts->replay) {
+		/* A tick the file holds but that cannot be read: say so, play on. */
+		s->cursor = s->src->ops->tell(s->src) - 1;
+		s->at_end = s->cursor + 1 >= s->info->nticks;
+		s->playing = !s->at_end;
+		s->next_play_ms = now_ms() + (uint64_t)(1000 / speeds[s->speed]);
+		screen_status(s, ROLE_ERROR, "skipped a tick: %s", cause);
+		free(cause);
+		return R_REDRAW;
+	}
 	if (r < 0 || r == 2) {
 		if (s->opts->replay) {
 			s->at_end = true;
 			s->playing = false;
-			if (r < 0)
-				screen_status(s, ROLE_ERROR, "%s; g or Space to start over", cause);
-			else
-				screen_status(s, ROLE_STATUS, "end of the recording: g or Space to start over");
+			screen_status(s, ROLE_STATUS, "end of the recording: g or Space to start over");
 		} else {
 			s->src_done = true;
 			screen_status(s, ROLE_ERROR, "the source stopped: %s", cause ? cause : "end of data");

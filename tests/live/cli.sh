@@ -23,6 +23,14 @@ expect 2 "needs a terminal" "the live view refuses a non-terminal" -- "$L"
 expect 1 "$tmp/missing.snap" "a missing file is named" -- "$L" report "$tmp/missing.snap" -q 'from syscalls'
 printf 'hello, this is not a snapshot at all\n' > "$tmp/junk.snap"
 expect 1 "not a latop snapshot.*offset 0" "a foreign file is refused at offset 0" -- "$L" report "$tmp/junk.snap"
+torn=$(dirname "$0")/../data/torn/syscalls.snap   # ticks 5 and 6 of 10 do not decode
+out=$("$L" report "$torn" -q "from syscalls where syscall == 'getppid' show count" 2>"$tmp/err"); rc=$?
+[ "$rc" -eq 0 ] && [ "$(grep -c 'skipped that tick' "$tmp/err")" -eq 2 ] &&
+	grep -q "tick 5 of 10 at offset 12745: corrupt FRAMES payload: malformed histogram" "$tmp/err" &&
+	grep -q "tick 6 of 10 at offset 14094" "$tmp/err" && printf '%s\n' "$out" | grep -qE '^ *[0-9.]+M$'
+st=$?
+ok $st "report warns of each tick it cannot decode, by number and offset, and counts the others"
+[ $st -eq 0 ] || { echo "# exit $rc, result: $out"; sed 's/^/# /' "$tmp/err"; }
 expect 2 "column 21: unknown field 'dprot'" "a bad query names the column" -- "$L" record -o "$tmp/b.snap" -q 'from syscalls where dprot == 1'
 [ ! -e "$tmp/b.snap" ] && [ ! -e "$tmp/b.snap.tmp" ]; ok $? "a refused query leaves no file behind"
 

@@ -149,6 +149,23 @@ check $? "q quits with status 0 (got $st)"
 check $? "no sanitizer report on exit"
 [ -s "$tmp/stderr" ] && sed 's/^/# /' "$tmp/stderr" | head -20
 
+# ---- a recording with ticks that do not decode ------------------------------
+# Made by an earlier latop that wrote torn histograms: ticks 5 and 6 of 10.
+start replay "$(realpath tests/data/torn/syscalls.snap)"
+wait_for 'REPLAY [0-9:]+ \[1/10\]' 20 && keys + + +
+wait_for 'skipped a tick: .*syscalls.snap: tick 5 of 10 at offset [0-9]+: corrupt FRAMES' 10
+check $? "replay names the tick it cannot decode and skips it"
+wait_for 'REPLAY [0-9:]+ \[10/10\]' 15
+check $? "... and plays on to the last tick"
+keys , , , ,
+wait_for 'REPLAY [0-9:]+ \[6/10\]' 5 &&
+	wait_for '2 unreadable ticks left out of the window: .*: tick [56] of 10 at offset' 5
+check $? "stepping back onto them says both are left out of the window"
+keys q
+st=$(exit_status)
+[ "$st" = 0 ] && ! grep -q 'ERROR: \(Address\|Leak\)Sanitizer\|runtime error' "$tmp/stderr"
+check $? "q quits with status 0 (got $st), no sanitizer report"
+
 # ---- themes ----------------------------------------------------------------
 start replay -t light "$tmp/rec.snap"
 wait_for 'theme light' 20

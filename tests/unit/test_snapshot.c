@@ -584,11 +584,11 @@ static void test_undecodable(void)
 	}
 	ok(good, "the ticks before them read back equal");
 	rc = snap_read_tick(r, 2, &t, &cause);
-	ok(rc == -1 && has(cause, "%s: tick 2 at offset %zu: bad zstd frame", bad, x1),
+	ok(rc == -1 && has(cause, "%s: tick 3 of 5 at offset %zu: bad zstd frame", bad, x1),
 	   "a zstd frame that does not decompress fails on read: %s", cause);
 	free(cause);
 	rc = snap_read_tick(r, 3, &t, &cause);
-	ok(rc == -1 && has(cause, "%s: tick 3 at offset %zu: corrupt FRAMES payload: ", bad, x2) &&
+	ok(rc == -1 && has(cause, "%s: tick 4 of 5 at offset %zu: corrupt FRAMES payload: ", bad, x2) &&
 	   has(cause, "table id 1 has no SCHEMA chunk before it"),
 	   "a table whose SCHEMA chunk comes later fails on read: %s", cause);
 	free(cause);
@@ -603,9 +603,21 @@ static void test_undecodable(void)
 	s = replay_open(bad, &cause);
 	for (i = 0; s && (rc = source_read(s, &t, 0, &cause)) == 1; i++)
 		tick_done(&t);
-	ok(s && rc == -1 && i == 2 && has(cause, "tick 2 at offset %zu", x1),
+	ok(s && rc == -1 && i == 2 && has(cause, "tick 3 of 5 at offset %zu", x1),
 	   "replay reads 2 ticks, then fails with the cause: %s", cause);
 	free(cause);
+	rc = s ? source_read(s, &t, 0, &cause) : 0;
+	ok(rc == -1 && has(cause, "tick 4 of 5 at offset %zu", x2),
+	   "reading on skips that tick and fails on the next bad one: %s", cause);
+	free(cause);
+	make_tick(&want, 2);
+	rc = s ? source_read(s, &t, 0, &cause) : 0;
+	ok(rc == 1 && tick_eq(&t, &want) && s->ops->tell(s) == 5,
+	   "... then returns the good tick after them");
+	if (rc == 1)
+		tick_done(&t);
+	tick_done(&want);
+	ok(s && source_read(s, &t, 0, &cause) == 2, "... and then the end");
 	source_close(s);
 
 	/* A declared length the zstd frame header contradicts is still caught at open. */
