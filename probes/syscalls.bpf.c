@@ -16,8 +16,9 @@
  * stats_idx hash maps the key to its slot and is read only when the small
  * per-thread cache in struct sys_task misses.  User space hands out free slot
  * indices through the stats_free queue and takes them back when it evicts a
- * key.  A slot carries its key, so a cached index whose key was evicted (and
- * whose slot may serve another key now) is seen as stale and not used.
+ * key (idle for ten ticks, or its thread exited: dead_tids).  A slot carries
+ * its key, so a cached index whose key was evicted (and whose slot may serve
+ * another key now) is seen as stale and not used.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -163,6 +164,13 @@ struct {
 	__uint(max_entries, SYS_MAX_KEYS);
 	__type(value, __u32);
 } stats_free SEC(".maps");
+
+/* Threads that exited since user space last looked (their tids). */
+struct {
+	__uint(type, BPF_MAP_TYPE_QUEUE);
+	__uint(max_entries, SYS_DEAD_MAX);
+	__type(value, __u32);
+} dead_tids SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -542,6 +550,22 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 	account_call(t, lat, ret);
 	if (t->sampled || (f->threshold_ns && lat >= f->threshold_ns))
 		emit_event(t, now, lat, ret);
+	return 0;
+}
+
+/*
+ * A thread that exits makes no more calls: name it to user space, which frees
+ * its keys' slots as soon as it has read their last totals instead of after
+ * ten idle ticks.  A full queue only leaves the idle timeout to do it.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(sys_task_exit)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)pid_tgid;
+
+	if (pid_tgid >> 32 != self_tgid)
+		bpf_map_push_elem(&dead_tids, &tid, 0);
 	return 0;
 }
 

@@ -42,6 +42,9 @@ static const struct hook_spec hook_specs[] = {
 	{"syscall exit", "tp_btf", "tp_btf/sys_exit", {"sys_exit"}, {"sys_exit"}, true, NULL},
 	{"off-CPU split (runq, block, lock, net, sleep)", "tp_btf", "tp_btf/sched_switch",
 	 {"sched_switch"}, {"sched_switch"}, true, NULL},
+	{"keys freed when their thread exits", "tp_btf", "tp_btf/sched_process_exit",
+	 {"sched_process_exit"}, {"sys_task_exit"}, false,
+	 "keys freed after 10 idle ticks only"},
 	{"softirq time (net, block, softirq)", "tp_btf", "tp_btf/softirq_entry+softirq_exit",
 	 {"softirq_entry", "softirq_exit"}, {"softirq_entry", "softirq_exit"}, false, NULL},
 	{"kernel lock waits", "tp_btf", "tp_btf/contention_begin+contention_end",
@@ -101,6 +104,8 @@ struct syscalls_priv {
 	uint64_t health_prev[H_N];
 	uint64_t boot_offset_ns;
 	struct frame *ev_frame;	/* the events frame being filled by the ring callback */
+	uint32_t dead[SYS_DEAD_MAX];	/* tids that exited before this tick's read, sorted */
+	size_t ndead;
 	struct sys_stats cur;	/* one slot's totals, copied out */
 	struct hist *h;		/* scratch for one row's histogram */
 };
@@ -328,6 +333,32 @@ static uint64_t add_row(struct syscalls_priv *sp, struct frame *f, const struct 
 	return count;
 }
 
+static int cmp_u32(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Take the tids of threads that exited since the last tick (before reading
+ * the slots, so what is read of them is final). */
+static void take_dead(struct syscalls_priv *sp)
+{
+	int fd = bpf_map__fd(sp->skel->maps.dead_tids);
+
+	sp->ndead = 0;
+	while (sp->ndead < SYS_DEAD_MAX &&
+	       !bpf_map_lookup_and_delete_elem(fd, NULL, &sp->dead[sp->ndead]))
+		sp->ndead++;
+	qsort(sp->dead, sp->ndead, sizeof(sp->dead[0]), cmp_u32);
+}
+
+/* True when thread tid exited before this tick's read. */
+static bool exited(const struct syscalls_priv *sp, uint32_t tid)
+{
+	return sp->ndead && bsearch(&tid, sp->dead, sp->ndead, sizeof(tid), cmp_u32);
+}
+
 /* Fold every used slot of the stats array into f; return the calls counted. */
 static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
 {
@@ -358,13 +389,15 @@ static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
 			p->st.key = k;
 		}
 		if (cur->count == p->st.count) {
-			if (++p->idle >= IDLE_TICKS)
+			if (++p->idle >= IDLE_TICKS || exited(sp, k.tid))
 				slot_evict(sp, i, &k);
 			continue;
 		}
 		events += add_row(sp, f, &k, cur, &p->st);
 		p->st = *cur;
 		p->idle = 0;
+		if (exited(sp, k.tid))
+			slot_evict(sp, i, &k);	/* its last totals are in f */
 	}
 	return events;
 }
@@ -393,6 +426,7 @@ static int syscalls_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, stru
 		*cause = xasprintf("syscalls: reading the events ring buffer: %s", strerror(-err));
 		goto fail;
 	}
+	take_dead(sp);
 	f->stats.events = read_stats(sp, f);
 	read_health(sp, health);
 	/* Single events over the per-tick budget (BUFFER) are left out by design:

@@ -12,6 +12,7 @@
 #define SYS_COMM_LEN 16
 #define SYS_MAX_KEYS 8192	/* (tgid, tid, nr) keys the stats array holds (a power of 2) */
 #define SYS_RINGBUF_BYTES (1 << 20)
+#define SYS_DEAD_MAX 16384	/* exited threads a tick can name for early slot eviction */
 #define SYS_DEFAULT_MAX_EVENTS 4096	/* single events per tick when BUFFER is 0 */
 
 /*

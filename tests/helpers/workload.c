@@ -11,6 +11,8 @@
  *   workload lockwait MS      a thread holds a mutex for MS ms; main blocks on it (futex)
  *   workload fileio N DIR     N times: write 64 KiB to a file in DIR and fsync it
  *   workload spin N           no handshake: N getppid in a tight loop, prints ns per call
+ *   workload threads N RATE   N short-lived threads, RATE a second, one after another;
+ *                             each makes 16 different cheap syscalls once (one getppid)
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -176,6 +178,48 @@ static void fileio(long n, const char *dir)
 	unlink(path);
 }
 
+/* One short-lived thread: 16 different cheap syscalls, once each. */
+static void *one_of_many(void *arg)
+{
+	struct { long v[16]; } buf;
+
+	(void)arg;
+	syscall(SYS_getppid);
+	syscall(SYS_getpid);
+	syscall(SYS_gettid);
+	syscall(SYS_getuid);
+	syscall(SYS_geteuid);
+	syscall(SYS_getgid);
+	syscall(SYS_getegid);
+	syscall(SYS_getpgrp);
+	syscall(SYS_getpgid, 0);
+	syscall(SYS_getsid, 0);
+	syscall(SYS_sched_yield);
+	syscall(SYS_getpriority, 0, 0);
+	syscall(SYS_times, &buf);
+	syscall(SYS_getrlimit, 0, &buf);
+	syscall(SYS_getresuid, &buf.v[0], &buf.v[1], &buf.v[2]);
+	syscall(SYS_getresgid, &buf.v[0], &buf.v[1], &buf.v[2]);
+	return NULL;
+}
+
+/* n threads, one after another, rate a second. */
+static void threads(long n, long rate)
+{
+	uint64_t start;
+	pthread_t th;
+	long i;
+
+	handshake();
+	start = now_ns();
+	for (i = 0; i < n; i++) {
+		if (pthread_create(&th, NULL, one_of_many, NULL) || pthread_join(th, NULL))
+			die("pthread_create");
+		while (now_ns() - start < (uint64_t)(i + 1) * 1000000000ull / (uint64_t)rate)
+			sleep_ms(1);
+	}
+}
+
 /* Time n getppid calls and print the mean ns per call. */
 static void spin(long n)
 {
@@ -192,7 +236,7 @@ static void spin(long n)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: workload sysload|pipewait|sockwait|lockwait|fileio|spin ARG [DIR]\n");
+		fprintf(stderr, "usage: workload sysload|pipewait|sockwait|lockwait|fileio|spin|threads ARG [DIR|RATE]\n");
 		return 2;
 	}
 	delay_ms = atol(argv[2]);
@@ -206,6 +250,8 @@ int main(int argc, char **argv)
 		lockwait();
 	else if (!strcmp(argv[1], "spin"))
 		spin(atol(argv[2]));
+	else if (!strcmp(argv[1], "threads") && argc == 4 && atol(argv[3]) > 0)
+		threads(atol(argv[2]), atol(argv[3]));
 	else if (!strcmp(argv[1], "fileio") && argc == 4)
 		fileio(atol(argv[2]), argv[3]);
 	else {

@@ -50,6 +50,7 @@ struct run {
 	size_t max_ev_per_tick;
 	struct frame_stats stats;
 	size_t bad_sum_rows, bad_cpu_rows, rows_seen;
+	uint64_t pid_getppid, pid_getppid_rows;	/* every row of pid, past MAX_ROWS too */
 };
 
 static struct source *src;
@@ -184,6 +185,10 @@ static void fold_syscalls(struct run *r, const struct frame *f)
 			r->bad_sum_rows++;
 		if (row[SC_ONCPU].u + row[SC_OFFCPU].u != t)
 			r->bad_cpu_rows++;
+		if (row[SC_PID].u == (uint64_t)r->pid && !strcmp(row[SC_SYSCALL].s, "getppid")) {
+			r->pid_getppid += row[SC_COUNT].u;
+			r->pid_getppid_rows++;
+		}
 		a = agg_get(r, row[SC_PID].u, row[SC_TID].u, row[SC_SYSCALL].s);
 		if (!a)
 			continue;
@@ -431,6 +436,25 @@ static void test_counts(void)
 	ok(r.stats.evicted == 0 && r.stats.lost == 0, "nothing evicted or lost");
 	ok(!strcmp(g.comm, "workload"), "comm is the helper's name ('%s')", g.comm);
 	check_splits(&r, "sysload");
+}
+
+/*
+ * 1200 threads, 400 a second, each with about 20 keys (thread x syscall):
+ * 16 000 keys in the 2 s (10 ticks of 200 ms) an idle key keeps its slot,
+ * more than the 8192 slots.  Slots of exited threads are freed at the next
+ * tick, so none of their calls is refused for want of one.
+ */
+static void test_exits(void)
+{
+	char *const args[] = {"workload", "threads", "1200", "400", NULL};
+
+	ran = run_workload(&r, args, false, by_pid);
+	ok(ran, "1200 short-lived threads ran to completion under the probe");
+	ok(r.pid_getppid == 1200 && r.pid_getppid_rows == 1200,
+	   "each thread's one getppid counted, in a row of its own (%lu in %lu rows)",
+	   (unsigned long)r.pid_getppid, (unsigned long)r.pid_getppid_rows);
+	ok(r.stats.evicted == 0, "no call refused for want of a slot (evicted %lu)",
+	   (unsigned long)r.stats.evicted);
 }
 
 /* A pipe read blocked for 300 ms: lat, offcpu and sleep all about 300 ms. */
@@ -711,6 +735,7 @@ int main(void)
 	ok(info->nschemas == 2 && strstr(info->status, "syscalls: live"),
 	   "the source reports both tables and says the probe is live");
 	test_counts();
+	test_exits();
 	test_pipewait();
 	test_sockwait();
 	test_lockwait();
