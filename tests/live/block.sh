@@ -236,17 +236,18 @@ assert ev * 10 == count, (count, ev)
 '; ok $? "sample 1/10: ~400 sampled requests, counts scaled by 10, each sent as an event ($out $ev)"
 
 # 4. BASELINE: latency amplification per stage, loaded against unloaded.
-"$L" record -o "$tmp/base.snap" -d 4s --quiet -q "from block where dev == '$D'" & rec_pid=$!
+# Each recording ends (SIGTERM) a tick after its reads did, however slow.
+"$L" record -o "$tmp/base.snap" -d 60s --quiet -q "from block where dev == '$D'" & rec_pid=$!
 wait_recording "$tmp/base.snap"
 echo g | "$B" read "$loop" 4096 2000 1 >/dev/null
-wait $rec_pid; rec_pid=
-"$L" record -o "$tmp/load.snap" -d 5s --quiet -q "from block where dev == '$D'" & rec_pid=$!
+sleep 1.5; kill -TERM $rec_pid; wait $rec_pid; rec_pid=
+"$L" record -o "$tmp/load.snap" -d 60s --quiet -q "from block where dev == '$D'" & rec_pid=$!
 wait_recording "$tmp/load.snap"
 "$B" randwrite-now "$loop" 131072 4 8 >/dev/null & bg_pid=$!
 sleep 0.3
 echo g | "$B" read "$loop" 4096 2000 1 >/dev/null
 kill $bg_pid 2>/dev/null; wait $bg_pid 2>/dev/null; bg_pid=
-wait $rec_pid; rec_pid=
+sleep 1.5; kill -TERM $rec_pid; wait $rec_pid; rec_pid=
 q="from block where comm == 'blkio' and op == 'read' and size == 4K group by op show count, avg(alloc), avg(plug), avg(device), avg(lat)"
 lad=$(json "$tmp/load.snap" "$q baseline '$tmp/base.snap'")
 l=$(json "$tmp/load.snap" "$q"); b=$(json "$tmp/base.snap" "$q")
