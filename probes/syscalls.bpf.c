@@ -554,6 +554,28 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 }
 
 /*
+ * Slots user space hands back, forgetting their keys: it fills rel_keys,
+ * rel_idx and rel_n, then runs release_slots (BPF_PROG_RUN), one system call
+ * for up to SYS_RELEASE_MAX slots instead of two for each.
+ */
+struct sys_key rel_keys[SYS_RELEASE_MAX];
+__u32 rel_idx[SYS_RELEASE_MAX];
+__u32 rel_n;
+
+SEC("raw_tp")
+int release_slots(void *ctx)
+{
+	__u32 i, n = rel_n;
+
+	for (i = 0; i < SYS_RELEASE_MAX && i < n; i++) {
+		bpf_map_delete_elem(&stats_idx, &rel_keys[i]);
+		bpf_map_push_elem(&stats_free, &rel_idx[i], 0);
+	}
+	rel_n = 0;
+	return 0;
+}
+
+/*
  * A thread that exits makes no more calls: name it to user space, which frees
  * its keys' slots as soon as it has read their last totals instead of after
  * ten idle ticks.  A full queue only leaves the idle timeout to do it.

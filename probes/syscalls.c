@@ -104,6 +104,12 @@ struct syscalls_priv {
 	uint64_t health_prev[H_N];
 	uint64_t boot_offset_ns;
 	struct frame *ev_frame;	/* the events frame being filled by the ring callback */
+	struct {
+		struct sys_key key;
+		uint32_t idx;
+	} rel[SYS_MAX_KEYS];		/* slots evicted this tick, for slots_release */
+	size_t nrel;
+	bool release_prog;		/* release_slots runs here */
 	uint32_t dead[SYS_DEAD_MAX];	/* tids that exited before this tick's read, sorted */
 	size_t ndead;
 	struct sys_stats cur;	/* one slot's totals, copied out */
@@ -252,23 +258,60 @@ static void slot_key(const struct sys_stats *s, struct sys_key *k)
 }
 
 /*
- * Evict idle key k from slot i: forget it in stats_idx, clear the slot's key
- * so indices threads cached miss, and hand the slot back to BPF.  A call
- * that passed its key check just before may still add to the slot: that one
- * call is lost, or counted to the slot's next key (as deleting a hash entry
- * under a running update lost it before).
+ * Evict key k from slot i: clear the slot's key so indices threads cached
+ * miss, and queue the slot for slots_release, which forgets k in stats_idx
+ * and hands the slot back to BPF.  A call that passed its key check just
+ * before may still add to the slot: that one call is lost, or counted to the
+ * slot's next key (as deleting a hash entry under a running update lost it
+ * before).  Until the release, a call of k finds the slot not its own and is
+ * not counted; only idle keys and exited threads' keys are evicted.
  */
 static void slot_evict(struct syscalls_priv *sp, uint32_t i, const struct sys_key *k)
 {
 	struct sys_stats *s = &sp->slots[i];
 
-	bpf_map_delete_elem(bpf_map__fd(sp->skel->maps.stats_idx), k);
 	__atomic_store_n(&s->key.tid, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->key.tgid, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->key.nr, 0, __ATOMIC_RELEASE);
-	bpf_map_update_elem(bpf_map__fd(sp->skel->maps.stats_free), NULL, &i, BPF_ANY);
+	sp->rel[sp->nrel].key = *k;
+	sp->rel[sp->nrel++].idx = i;
 	free(sp->prev[i]);
 	sp->prev[i] = NULL;
+}
+
+/* Hand the evicted slots back: SYS_RELEASE_MAX a run of release_slots, or
+ * two system calls a slot where the kernel cannot run it. */
+static void slots_release(struct syscalls_priv *sp)
+{
+	int idx_fd = bpf_map__fd(sp->skel->maps.stats_idx);
+	int free_fd = bpf_map__fd(sp->skel->maps.stats_free);
+	int prog_fd = bpf_program__fd(sp->skel->progs.release_slots);
+	size_t done = 0, n, j;
+
+	while (done < sp->nrel) {
+		n = sp->nrel - done < SYS_RELEASE_MAX ? sp->nrel - done : SYS_RELEASE_MAX;
+		if (sp->release_prog) {
+			LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+			for (j = 0; j < n; j++) {
+				sp->skel->bss->rel_keys[j] = sp->rel[done + j].key;
+				sp->skel->bss->rel_idx[j] = sp->rel[done + j].idx;
+			}
+			sp->skel->bss->rel_n = (uint32_t)n;
+			if (!bpf_prog_test_run_opts(prog_fd, &opts) && !sp->skel->bss->rel_n) {
+				done += n;
+				continue;
+			}
+			sp->release_prog = false;	/* e.g. no raw_tp test runs before 5.10 */
+			sp->skel->bss->rel_n = 0;
+		}
+		for (j = done; j < done + n; j++) {
+			bpf_map_delete_elem(idx_fd, &sp->rel[j].key);
+			bpf_map_update_elem(free_fd, NULL, &sp->rel[j].idx, BPF_ANY);
+		}
+		done += n;
+	}
+	sp->nrel = 0;
 }
 
 /* Build the histogram of the calls between prev and cur into h. */
@@ -399,6 +442,7 @@ static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
 		if (exited(sp, k.tid))
 			slot_evict(sp, i, &k);	/* its last totals are in f */
 	}
+	slots_release(sp);
 	return events;
 }
 
@@ -586,6 +630,7 @@ static int syscalls_open(struct probe *p, char **cause)
 	open_counters(sp, &sp->choices[sp->nchoices], true);
 	sp->nchoices += CTR_N;
 	sp->skel->rodata->self_tgid = getpid();
+	bpf_program__set_autoattach(sp->skel->progs.release_slots, false);
 	for (k = 0; k < CTR_N; k++)
 		sp->skel->rodata->ctr_enabled[k] = sp->ctr[k] != NULL;
 	err = syscalls_bpf__load(sp->skel);
@@ -605,6 +650,7 @@ static int syscalls_open(struct probe *p, char **cause)
 		*cause = xasprintf("syscalls: opening the events ring buffer: %s", strerror(errno));
 		goto fail;
 	}
+	sp->release_prog = true;
 	sp->ncpus = libbpf_num_possible_cpus();
 	sp->boot_offset_ns = boot_offset_ns();
 	if (map_slots(sp, cause))

@@ -13,6 +13,7 @@
 #define SYS_MAX_KEYS 8192	/* (tgid, tid, nr) keys the stats array holds (a power of 2) */
 #define SYS_RINGBUF_BYTES (1 << 20)
 #define SYS_DEAD_MAX 16384	/* exited threads a tick can name for early slot eviction */
+#define SYS_RELEASE_MAX 1024	/* slots one run of release_slots hands back */
 #define SYS_DEFAULT_MAX_EVENTS 4096	/* single events per tick when BUFFER is 0 */
 
 /*
