@@ -118,37 +118,36 @@ static uint64_t hist_bucket_high(uint32_t idx)
 	return lh_bucket_low(idx + 1) - 1;
 }
 
-/* True when count is the buckets' total and the extremes fit them. */
-static bool hist_whole(const struct hist *h, uint32_t *lo, uint32_t *hi)
+/* True when count is the buckets' total and the extremes fit them; *lo and
+ * *hi get the first and last occupied buckets, *total the buckets' total. */
+static bool hist_whole(const struct hist *h, uint32_t *lo, uint32_t *hi, uint64_t *total)
 {
-	uint64_t total = 0;
 	uint32_t i;
 
 	*lo = *hi = 0;
+	*total = 0;
 	for (i = 0; i < LH_NBUCKETS; i++) {
 		if (!h->b[i])
 			continue;
-		if (!total)
+		if (!*total)
 			*lo = i;
 		*hi = i;
-		total += h->b[i];
+		*total += h->b[i];
 	}
-	if (total != h->count)
+	if (*total != h->count)
 		return false;
-	if (!total)
+	if (!*total)
 		return !h->sum && h->min == UINT64_MAX && !h->max;
 	return h->min >= lh_bucket_low(*lo) && h->min <= h->max && h->max <= hist_bucket_high(*hi);
 }
 
 void hist_settle(struct hist *h)
 {
-	uint64_t low, high, total = 0, t;
-	uint32_t i, lo, hi;
+	uint64_t low, high, total, t;
+	uint32_t lo, hi;
 
-	if (hist_whole(h, &lo, &hi))
+	if (hist_whole(h, &lo, &hi, &total))
 		return;
-	for (i = 0; i < LH_NBUCKETS; i++)
-		total += h->b[i];
 	if (!total) {
 		hist_init(h);
 		return;
@@ -308,11 +307,12 @@ void hist_clip(struct hist *h, const char *op, uint64_t bound)
 static size_t hist_encode_full(const struct hist *h, uint8_t *out)
 {
 	uint32_t i, nnz = 0, prev = 0, lo, hi;
+	uint64_t total;
 	struct hist whole;
 	size_t n = 0;
 
 	/* Write only what hist_decode accepts, whoever assembled h. */
-	if (!hist_whole(h, &lo, &hi)) {
+	if (!hist_whole(h, &lo, &hi, &total)) {
 		whole = *h;
 		hist_settle(&whole);
 		h = &whole;
