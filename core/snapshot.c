@@ -6,18 +6,36 @@
  *   12  u32 header body length, u32 crc32(body)
  *   20  body: u64 start_ns, u64 boot_offset_ns, u32 clock id, str host,
  *       str kernel, str status (minor versions may append; readers skip)
- *   ..  chunks: u32 type, u32 len, u32 crc32(payload), payload
+ *   ..  chunks: u32 sync "LCHK", u32 type, u32 len, u32 crc32(payload),
+ *       u32 crc32(the 16 bytes before it), payload
  *
  * All integers little-endian; "str" and counts inside payloads are LEB128
- * varints.  SCHEMA: varint id, str table, str help, varint nfields, then per
- * field str name, u8 type, varint flags, str unit, str help.  FRAMES: u64
- * t_ns, u32 raw length, zstd(varint nframes, per frame varint table id,
- * t_ns, dt_ns, 6 stats, nrows, cells row by row).  INDEX: varint n, then n
- * (u64 t_ns, u64 offset of the FRAMES chunk).
+ * varints.  HEADER: u16 major, u16 minor, then the header body again, written
+ * right after the header.  SCHEMA: varint id, str table, str help, varint
+ * nfields, then per field str name, u8 type, varint flags, str unit, str
+ * help; every SCHEMA chunk is written twice in a row.  FRAMES: u64 t_ns, u64
+ * sequence number (0, 1, 2, ... in the order written), u32 raw length, u8
+ * codec (0 stored, 1 zstd), then the body: varint nframes, per frame varint
+ * table id, t_ns, dt_ns, 6 stats, nrows, cells row by row.  INDEX: varint n,
+ * then n (u64 t_ns, u64 offset of the FRAMES chunk); written at close.
+ *
+ * Every byte that changes meaning is under a CRC, and the sync word and the
+ * head CRC let a reader find the next chunk after damage, so a flipped byte
+ * costs at most the chunk it hits: the header and every schema have a second
+ * copy, and the sequence numbers put ticks in order, find repeats and count
+ * the ones lost.  Version 1 files (12-byte chunk heads with no sync word,
+ * FRAMES without sequence number or codec) are still read, up to their first
+ * damage.
+ *
+ * What a tick may cost to decode is bounded by its size in the file
+ * (snap_decode_budget), and the writer keeps to the same bound, so a few
+ * crafted bytes cannot make a reader allocate gigabytes.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -30,31 +48,52 @@
 #include "xalloc.h"
 
 #define SNAP_MAGIC "LATOPSNP"
+#define SNAP_SYNC 0x4b48434cu			/* "LCHK" little-endian */
 #define SNAP_HDR_BYTES 20
-#define SNAP_CHUNK_HDR 12
+#define SNAP_CHUNK_HDR 20			/* version 2 */
+#define SNAP_CHUNK_HDR_V1 12
 #define SNAP_MAX_HDR_BODY 65536
-#define SNAP_MAX_CHUNK (1u << 30)
 #define SNAP_MAX_RAW (256u << 20)		/* a tick, decompressed */
+#define SNAP_FRAMES_HEAD 21			/* t_ns, seq, raw length, codec */
+#define SNAP_MAX_META_CHUNK (4u << 20)		/* SCHEMA and HEADER payloads */
 #define SNAP_MAX_TEXT 4096			/* schema text, host, kernel */
 #define SNAP_MAX_CELL_STR 65536
 #define SNAP_MAX_FIELDS 256
 #define SNAP_MAX_SCHEMAS 1024
 #define SNAP_MAX_FRAMES 1024			/* tables per tick */
 #define SNAP_MAX_ROWS 10000000
-#define SNAP_MAX_HIST_BYTES (1ull << 30)	/* histogram memory per tick */
 #define SNAP_ZSTD_LEVEL 3
+#define SNAP_HEADER_SEARCH (1u << 20)		/* where a damaged header's copy is looked for */
+#define SNAP_SCAN_BLOCK (1u << 20)		/* bytes read at a time while scanning */
+#define SNAP_MAX_PROBLEMS 3			/* damage named in a warning; the rest counted */
+/*
+ * Decoding a tick may allocate at most SNAP_DECODE_BASE plus
+ * SNAP_DECODE_RATIO times its chunk's payload bytes, and never more than
+ * SNAP_MAX_DECODE: the decompressed body, the cells, strings and histograms
+ * together (snap_decode_budget).
+ */
+#define SNAP_DECODE_BASE (64ull << 20)
+#define SNAP_DECODE_RATIO 4096ull
+#define SNAP_MAX_DECODE (1ull << 30)
+#define SNAP_ALLOC_OVERHEAD 16			/* what malloc keeps per block, charged too */
 
 enum snap_chunk {
 	SNAP_SCHEMA = 1,
 	SNAP_FRAMES = 2,
 	SNAP_INDEX = 3,
+	SNAP_HEADER = 4,
+};
+
+enum snap_codec {
+	SNAP_STORED = 0,
+	SNAP_ZSTD = 1,
 };
 
 struct snap_index_ent {
 	uint64_t t_ns;
+	uint64_t seq;		/* sequence number (version 1: position in the file) */
 	uint64_t off;		/* of the chunk header */
 	uint32_t len;		/* payload bytes */
-	uint32_t nschemas;	/* SCHEMA chunks before it (reader only) */
 };
 
 struct snap_writer {
@@ -72,11 +111,22 @@ struct snap_writer {
 struct snap_reader {
 	char *path;
 	FILE *f;
+	uint16_t major;
+	unsigned chunk_hdr;		/* bytes before a chunk's payload */
 	struct source_info info;
-	struct schema **schemas;	/* owned; index = table id */
-	size_t nschemas;
+	struct schema **schemas;	/* owned; index = table id; holes are NULL */
+	size_t nschemas;		/* highest id + 1 */
+	const struct schema **listed;	/* the schemas found, in id order, for info */
+	size_t nlisted;
 	struct snap_index_ent *ticks;
-	size_t nticks;
+	size_t nticks, capticks;
+	uint64_t index_n;		/* ticks the INDEX chunk lists */
+	bool closed;			/* an INDEX chunk was found */
+	bool cut;			/* the file ends inside a chunk */
+	uint16_t minor;			/* the header's */
+	uint32_t body_crc;		/* the header body's, to compare with its copy */
+	char *problems[SNAP_MAX_PROBLEMS];
+	size_t nproblems;
 	ZSTD_DCtx *zd;
 	struct wbuf payload, raw;
 };
@@ -91,6 +141,8 @@ static const char *snap_chunk_name(uint32_t type)
 		return "FRAMES";
 	case SNAP_INDEX:
 		return "INDEX";
+	case SNAP_HEADER:
+		return "HEADER";
 	default:
 		return "unknown";
 	}
@@ -123,22 +175,32 @@ static int snap_put(struct snap_writer *w, const void *p, size_t n, char **cause
 	return 0;
 }
 
-/* Write one chunk (header, then payload) as a single flushed write. */
+/* Append a chunk head for type and payload to c: sync, type, length, CRCs. */
+static void snap_chunk_head(struct wbuf *c, uint32_t type, const uint8_t *p, size_t len)
+{
+	size_t at = c->len;
+
+	wbuf_u32(c, SNAP_SYNC);
+	wbuf_u32(c, type);
+	wbuf_u32(c, (uint32_t)len);
+	wbuf_u32(c, snap_crc(p, len));
+	wbuf_u32(c, snap_crc(c->p + at, 16));
+}
+
+/* Write one chunk (head, then payload) as a single flushed write. */
 static int snap_put_chunk(struct snap_writer *w, uint32_t type, const struct wbuf *payload,
 			  char **cause)
 {
 	struct wbuf c;
 	int rc;
 
-	if (payload->len > SNAP_MAX_CHUNK) {
-		*cause = xasprintf("%s: %s chunk of %zu bytes exceeds the %u-byte limit", w->tmp,
-				   snap_chunk_name(type), payload->len, SNAP_MAX_CHUNK);
+	if (payload->len > UINT32_MAX - SNAP_CHUNK_HDR) {
+		*cause = xasprintf("%s: %s chunk of %zu bytes is too large", w->tmp,
+				   snap_chunk_name(type), payload->len);
 		return -1;
 	}
 	wbuf_init(&c);
-	wbuf_u32(&c, type);
-	wbuf_u32(&c, (uint32_t)payload->len);
-	wbuf_u32(&c, snap_crc(payload->p, payload->len));
+	snap_chunk_head(&c, type, payload->p, payload->len);
 	wbuf_bytes(&c, payload->p, payload->len);
 	rc = snap_put(w, c.p, c.len, cause);
 	wbuf_done(&c);
@@ -160,13 +222,38 @@ static void snap_writer_free(struct snap_writer *w)
 	free(w);
 }
 
+/* Write the file header with body, then its copy as a HEADER chunk. */
+static int snap_put_header(struct snap_writer *w, const struct wbuf *body, char **cause)
+{
+	struct wbuf hdr, copy;
+	int rc;
+
+	wbuf_init(&hdr);
+	wbuf_bytes(&hdr, SNAP_MAGIC, 8);
+	wbuf_u16(&hdr, SNAP_MAJOR);
+	wbuf_u16(&hdr, SNAP_MINOR);
+	wbuf_u32(&hdr, (uint32_t)body->len);
+	wbuf_u32(&hdr, snap_crc(body->p, body->len));
+	wbuf_bytes(&hdr, body->p, body->len);
+	wbuf_init(&copy);
+	wbuf_u16(&copy, SNAP_MAJOR);
+	wbuf_u16(&copy, SNAP_MINOR);
+	wbuf_bytes(&copy, body->p, body->len);
+	rc = snap_put(w, hdr.p, hdr.len, cause);
+	if (!rc)
+		rc = snap_put_chunk(w, SNAP_HEADER, &copy, cause);
+	wbuf_done(&hdr);
+	wbuf_done(&copy);
+	return rc;
+}
+
 /* Create PATH.tmp (mode 0600) and write the header. */
 struct snap_writer *snap_create(const char *path, const struct source_info *info,
 				char **cause)
 {
 	struct snap_writer *w = xcalloc(1, sizeof(*w));
 	struct timespec now;
-	struct wbuf body, hdr;
+	struct wbuf body;
 	int fd, rc;
 
 	w->path = xstrdup(path);
@@ -198,16 +285,8 @@ struct snap_writer *snap_create(const char *path, const struct source_info *info
 	wbuf_str(&body, info ? info->host : "", SNAP_MAX_TEXT);
 	wbuf_str(&body, info ? info->kernel : "", SNAP_MAX_TEXT);
 	wbuf_str(&body, info ? info->status : "", SNAP_MAX_TEXT);
-	wbuf_init(&hdr);
-	wbuf_bytes(&hdr, SNAP_MAGIC, 8);
-	wbuf_u16(&hdr, SNAP_MAJOR);
-	wbuf_u16(&hdr, SNAP_MINOR);
-	wbuf_u32(&hdr, (uint32_t)body.len);
-	wbuf_u32(&hdr, snap_crc(body.p, body.len));
-	wbuf_bytes(&hdr, body.p, body.len);
-	rc = snap_put(w, hdr.p, hdr.len, cause);
+	rc = snap_put_header(w, &body, cause);
 	wbuf_done(&body);
-	wbuf_done(&hdr);
 	if (rc) {
 		snap_writer_free(w);
 		return NULL;
@@ -248,7 +327,10 @@ static long snap_schema_id(struct snap_writer *w, const struct schema *s, char *
 		wbuf_str(&b, fl->unit, SNAP_MAX_TEXT);
 		wbuf_str(&b, fl->help, SNAP_MAX_TEXT);
 	}
+	/* Twice: a reader that finds one copy damaged takes the other. */
 	rc = snap_put_chunk(w, SNAP_SCHEMA, &b, cause);
+	if (!rc)
+		rc = snap_put_chunk(w, SNAP_SCHEMA, &b, cause);
 	wbuf_done(&b);
 	if (rc)
 		return -1;
@@ -257,8 +339,39 @@ static long snap_schema_id(struct snap_writer *w, const struct schema *s, char *
 	return (long)w->nschemas++;
 }
 
-/* Serialize one cell of type t. */
-static void snap_put_cell(struct wbuf *b, const union cell *c, enum ftype t)
+/* Return what decoding a cell of type t allocates (n: a string's bytes). */
+static uint64_t snap_cell_cost(enum ftype t, size_t n)
+{
+	switch (t) {
+	case FT_STR:
+		return n + 1 + SNAP_ALLOC_OVERHEAD;
+	case FT_HIST:
+		return sizeof(struct hist) + SNAP_ALLOC_OVERHEAD;
+	case FT_IP:
+		return sizeof(struct ipaddr) + SNAP_ALLOC_OVERHEAD;
+	default:
+		return 0;
+	}
+}
+
+/* Return what a frame of nrows rows allocates besides its cells' contents. */
+static uint64_t snap_rows_cost(uint64_t nrows, size_t nfields)
+{
+	/* frame_add_row doubles its array from 16 rows: up to twice as many. */
+	return sizeof(struct frame) + 2 * SNAP_ALLOC_OVERHEAD +
+	       2 * (nrows + 16) * nfields * sizeof(union cell);
+}
+
+/* Return what decoding a tick whose FRAMES payload has len bytes may allocate. */
+static uint64_t snap_decode_budget(uint64_t len)
+{
+	uint64_t b = SNAP_DECODE_BASE + SNAP_DECODE_RATIO * len;
+
+	return b < SNAP_MAX_DECODE ? b : SNAP_MAX_DECODE;
+}
+
+/* Serialize one cell of type t; return what decoding it will allocate. */
+static uint64_t snap_put_cell(struct wbuf *b, const union cell *c, enum ftype t)
 {
 	switch (t) {
 	case FT_STR:
@@ -269,6 +382,7 @@ static void snap_put_cell(struct wbuf *b, const union cell *c, enum ftype t)
 
 			wbuf_varint(b, n + 1);
 			wbuf_bytes(b, c->s, n);
+			return snap_cell_cost(t, n);
 		}
 		break;
 	case FT_HIST:
@@ -279,6 +393,7 @@ static void snap_put_cell(struct wbuf *b, const union cell *c, enum ftype t)
 			if (need > 64)
 				need = hist_encode(c->h, wbuf_room(b, need), need);
 			b->len += need;
+			return snap_cell_cost(t, 0);
 		}
 		break;
 	case FT_IP:
@@ -287,20 +402,25 @@ static void snap_put_cell(struct wbuf *b, const union cell *c, enum ftype t)
 			wbuf_bytes(b, c->ip->a, 16);
 			wbuf_u8(b, c->ip->prefix);
 			wbuf_u8(b, c->ip->v4);
+			return snap_cell_cost(t, 0);
 		}
 		break;
 	default:
 		wbuf_varint(b, c->u);
 		break;
 	}
+	return 0;
 }
 
-/* Append a tick as one FRAMES chunk (writing new schemas first). */
-int snap_write_tick(struct snap_writer *w, const struct tick *t, char **cause)
+/*
+ * Encode t's frames into w->raw (writing new schemas first); return what a
+ * reader will allocate to decode them, or -1 with *cause.
+ */
+static int64_t snap_encode_tick(struct snap_writer *w, const struct tick *t, char **cause)
 {
-	struct wbuf *raw = &w->raw, *out = &w->out;
-	size_t i, r, k, bound, zn;
-	uint64_t off;
+	struct wbuf *raw = &w->raw;
+	uint64_t cost = 0;
+	size_t i, r, k;
 
 	wbuf_reset(raw);
 	wbuf_varint(raw, t->nframes);
@@ -321,22 +441,45 @@ int snap_write_tick(struct snap_writer *w, const struct tick *t, char **cause)
 		wbuf_varint(raw, f->stats.bpf_ns);
 		wbuf_varint(raw, f->stats.bpf_runs);
 		wbuf_varint(raw, f->nrows);
+		cost += snap_rows_cost(f->nrows, s->nfields);
 		for (r = 0; r < f->nrows; r++) {
 			const union cell *row = frame_row(f, r);
 
 			for (k = 0; k < s->nfields; k++)
-				snap_put_cell(raw, &row[k], s->fields[k].type);
+				cost += snap_put_cell(raw, &row[k], s->fields[k].type);
 		}
 	}
-	if (t->nframes > SNAP_MAX_FRAMES || raw->len > SNAP_MAX_RAW) {
-		*cause = xasprintf("%s: tick too large to record (%zu tables, %zu bytes)", w->tmp,
-				   t->nframes, raw->len);
+	cost += raw->len;
+	if (t->nframes > SNAP_MAX_FRAMES || raw->len > SNAP_MAX_RAW || cost > SNAP_MAX_DECODE) {
+		*cause = xasprintf("%s: tick too large to record (%zu tables, %zu bytes, %llu MiB "
+				   "to read back; the limits are %d tables, %u MiB and %llu MiB)",
+				   w->tmp, t->nframes, raw->len, (unsigned long long)(cost >> 20),
+				   SNAP_MAX_FRAMES, SNAP_MAX_RAW >> 20, SNAP_MAX_DECODE >> 20);
 		return -1;
 	}
+	return (int64_t)cost;
+}
+
+/*
+ * Append a tick as one FRAMES chunk (writing new schemas first).  The body
+ * is compressed, or stored as it is when it compresses so well that a reader
+ * could not tell it from a memory bomb (snap_decode_budget).
+ */
+int snap_write_tick(struct snap_writer *w, const struct tick *t, char **cause)
+{
+	struct wbuf *raw = &w->raw, *out = &w->out;
+	int64_t cost = snap_encode_tick(w, t, cause);
+	size_t bound, zn;
+	uint64_t off;
+
+	if (cost < 0)
+		return -1;
 	bound = ZSTD_compressBound(raw->len);
 	wbuf_reset(out);
 	wbuf_u64(out, t->t_ns);
+	wbuf_u64(out, w->nindex);
 	wbuf_u32(out, (uint32_t)raw->len);
+	wbuf_u8(out, SNAP_ZSTD);
 	zn = ZSTD_compressCCtx(w->zc, wbuf_room(out, bound), bound, raw->p, raw->len,
 			       SNAP_ZSTD_LEVEL);
 	if (ZSTD_isError(zn)) {
@@ -344,6 +487,11 @@ int snap_write_tick(struct snap_writer *w, const struct tick *t, char **cause)
 		return -1;
 	}
 	out->len += zn;
+	if ((uint64_t)cost > snap_decode_budget(out->len)) {
+		out->len = SNAP_FRAMES_HEAD - 1;
+		wbuf_u8(out, SNAP_STORED);
+		wbuf_bytes(out, raw->p, raw->len);
+	}
 	off = w->off;
 	if (snap_put_chunk(w, SNAP_FRAMES, out, cause))
 		return -1;
@@ -351,8 +499,9 @@ int snap_write_tick(struct snap_writer *w, const struct tick *t, char **cause)
 		w->capindex = w->capindex ? 2 * w->capindex : 64;
 		w->index = xreallocarray(w->index, w->capindex, sizeof(*w->index));
 	}
-	w->index[w->nindex++] = (struct snap_index_ent){.t_ns = t->t_ns, .off = off,
-							.len = (uint32_t)out->len};
+	w->index[w->nindex] = (struct snap_index_ent){.t_ns = t->t_ns, .seq = w->nindex,
+						      .off = off, .len = (uint32_t)out->len};
+	w->nindex++;
 	return 0;
 }
 
@@ -439,7 +588,10 @@ void snap_free(struct snap_reader *r)
 		fclose(r->f);
 	for (i = 0; i < r->nschemas; i++)
 		snap_schema_free(r->schemas[i]);
+	for (i = 0; i < r->nproblems && i < SNAP_MAX_PROBLEMS; i++)
+		free(r->problems[i]);
 	free(r->schemas);
+	free(r->listed);
 	free(r->ticks);
 	free((char *)r->info.status);
 	ZSTD_freeDCtx(r->zd);
@@ -447,6 +599,24 @@ void snap_free(struct snap_reader *r)
 	wbuf_done(&r->raw);
 	free(r->path);
 	free(r);
+}
+
+/* Note damage found while opening: the first few are named, the rest counted. */
+static void snap_problem(struct snap_reader *r, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+static void snap_problem(struct snap_reader *r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (r->nproblems < SNAP_MAX_PROBLEMS) {
+		va_start(ap, fmt);
+		if (vasprintf(&r->problems[r->nproblems], fmt, ap) < 0)
+			r->problems[r->nproblems] = NULL;
+		va_end(ap);
+		if (!r->problems[r->nproblems])
+			return;
+	}
+	r->nproblems++;
 }
 
 /* Read exactly n bytes at off into buf; return the count actually read. */
@@ -457,79 +627,251 @@ static size_t snap_pread(struct snap_reader *r, uint64_t off, void *buf, size_t 
 	return fread(buf, 1, n, r->f);
 }
 
-/* Parse the header; return the offset of the first chunk, or 0 with *cause. */
-static uint64_t snap_read_header(struct snap_reader *r, uint64_t file_bytes, char **cause)
-{
-	uint8_t fixed[SNAP_HDR_BYTES];
-	uint16_t major, minor;
-	uint32_t body_len, body_crc, clock_id;
-	uint64_t start_ns;
-	struct rbuf rb;
-	char *host = NULL, *kernel = NULL, *status = NULL;
-	size_t got = snap_pread(r, 0, fixed, sizeof(fixed));
-	uint8_t *body;
+/* A chunk head as read from the file. */
+struct snap_chunk_head {
+	uint32_t type, len, crc;
+	bool intact;		/* version 2: sync word and head CRC hold */
+};
 
-	if (got < 8 || memcmp(fixed, SNAP_MAGIC, 8)) {
-		*cause = xasprintf("%s: not a latop snapshot (bad magic at offset 0)", r->path);
-		return 0;
+/* Parse the chunk head in hdr (r->chunk_hdr bytes). */
+static void snap_parse_chunk_head(const struct snap_reader *r, const uint8_t *hdr,
+				  struct snap_chunk_head *ch)
+{
+	uint32_t sync = SNAP_SYNC, hcrc = 0;
+	struct rbuf rb;
+
+	rbuf_init(&rb, hdr, r->chunk_hdr);
+	if (r->major >= 2)
+		rbuf_u32(&rb, &sync, "sync");
+	rbuf_u32(&rb, &ch->type, "type");
+	rbuf_u32(&rb, &ch->len, "length");
+	rbuf_u32(&rb, &ch->crc, "crc");
+	if (r->major >= 2)
+		rbuf_u32(&rb, &hcrc, "head crc");
+	ch->intact = r->major < 2 || (sync == SNAP_SYNC && hcrc == snap_crc(hdr, 16));
+}
+
+/* Return the largest payload a chunk of type may have in this version. */
+static uint64_t snap_max_len(const struct snap_reader *r, uint32_t type, uint64_t file_bytes)
+{
+	switch (type) {
+	case SNAP_FRAMES:
+		return SNAP_FRAMES_HEAD + (uint64_t)ZSTD_compressBound(SNAP_MAX_RAW);
+	case SNAP_SCHEMA:
+	case SNAP_HEADER:
+		return SNAP_MAX_META_CHUNK;
+	default:
+		/* An INDEX, or a chunk type a later minor version added. */
+		return file_bytes;
 	}
-	if (got < sizeof(fixed)) {
-		*cause = xasprintf("%s: truncated header at offset %zu (expected %d bytes, found %zu)",
-				   r->path, (size_t)8, SNAP_HDR_BYTES, got);
-		return 0;
+}
+
+/* Read a chunk's payload at off into r->payload; return bytes read. */
+static size_t snap_read_payload(struct snap_reader *r, uint64_t off, uint32_t len)
+{
+	wbuf_reset(&r->payload);
+	/* One spare byte, so an empty payload still points into a buffer, not NULL. */
+	r->payload.len = snap_pread(r, off + r->chunk_hdr, wbuf_room(&r->payload, (size_t)len + 1),
+				    len);
+	return r->payload.len;
+}
+
+/*
+ * Check the CRC of the len-byte payload at off a block at a time, keeping
+ * its first keep bytes in r->payload.  Return 0, or -1 if it cannot be read
+ * whole or its CRC does not match.
+ */
+static int snap_check_payload(struct snap_reader *r, uint64_t off, uint32_t len, uint32_t crc,
+			      size_t keep)
+{
+	uLong c = crc32(0L, Z_NULL, 0);
+	uint64_t at = off + r->chunk_hdr, left = len;
+	uint8_t *buf;
+
+	if (keep >= len)
+		return snap_read_payload(r, off, len) == len &&
+		       snap_crc(r->payload.p, len) == crc ? 0 : -1;
+	wbuf_reset(&r->payload);
+	wbuf_reset(&r->raw);
+	buf = wbuf_room(&r->raw, len < SNAP_SCAN_BLOCK ? len : SNAP_SCAN_BLOCK);
+	while (left) {
+		size_t n = left < SNAP_SCAN_BLOCK ? (size_t)left : SNAP_SCAN_BLOCK;
+
+		if (snap_pread(r, at, buf, n) != n)
+			return -1;
+		if (at == off + r->chunk_hdr)
+			wbuf_bytes(&r->payload, buf, keep);
+		c = crc32(c, buf, (uInt)n);
+		at += n;
+		left -= n;
 	}
-	rbuf_init(&rb, fixed + 8, sizeof(fixed) - 8);
-	rbuf_u16(&rb, &major, "major");
-	rbuf_u16(&rb, &minor, "minor");
-	rbuf_u32(&rb, &body_len, "header length");
-	rbuf_u32(&rb, &body_crc, "header crc");
-	if (major != SNAP_MAJOR) {
-		*cause = xasprintf("%s: unsupported snapshot version %u.%u (this latop reads %d.x)",
-				   r->path, major, minor, SNAP_MAJOR);
+	return (uint32_t)c == crc ? 0 : -1;
+}
+
+/*
+ * Return the offset of the first intact chunk head in [from, end), or 0 if
+ * there is none: the sync word, then a head whose CRC holds.
+ */
+static uint64_t snap_find_chunk(struct snap_reader *r, uint64_t from, uint64_t end)
+{
+	uint8_t *buf;
+
+	if (from >= end)
 		return 0;
+	wbuf_reset(&r->raw);
+	buf = wbuf_room(&r->raw, end - from < SNAP_SCAN_BLOCK + SNAP_CHUNK_HDR ? end - from :
+				 SNAP_SCAN_BLOCK + SNAP_CHUNK_HDR);
+	while (from < end && end - from >= SNAP_CHUNK_HDR) {
+		uint64_t span = end - from;
+		size_t want = span < SNAP_SCAN_BLOCK + SNAP_CHUNK_HDR ? (size_t)span :
+			      SNAP_SCAN_BLOCK + SNAP_CHUNK_HDR;
+		size_t got = snap_pread(r, from, buf, want), i = 0;
+		const uint8_t *hit;
+
+		if (got < SNAP_CHUNK_HDR)
+			return 0;
+		while ((hit = memmem(buf + i, got - i, "LCHK", 4))) {
+			struct snap_chunk_head ch;
+
+			i = (size_t)(hit - buf);
+			if (got - i < SNAP_CHUNK_HDR)
+				break;
+			snap_parse_chunk_head(r, hit, &ch);
+			if (ch.intact)
+				return from + i;
+			i++;
+		}
+		from += got - SNAP_CHUNK_HDR + 1;
 	}
-	if (body_len > SNAP_MAX_HDR_BODY || SNAP_HDR_BYTES + (uint64_t)body_len > file_bytes) {
-		*cause = xasprintf("%s: truncated header at offset %d (expected %u bytes, found %llu)",
-				   r->path, SNAP_HDR_BYTES, body_len,
-				   (unsigned long long)(file_bytes - SNAP_HDR_BYTES));
-		return 0;
-	}
-	body = xmalloc(body_len);
-	if (snap_pread(r, SNAP_HDR_BYTES, body, body_len) != body_len ||
-	    snap_crc(body, body_len) != body_crc) {
-		*cause = xasprintf("%s: corrupt header at offset %d (CRC mismatch)", r->path,
-				   SNAP_HDR_BYTES);
-		free(body);
-		return 0;
-	}
-	rbuf_init(&rb, body, body_len);
-	if (rbuf_u64(&rb, &start_ns, "start time") ||
-	    rbuf_u64(&rb, &r->info.boot_offset_ns, "boot offset") ||
-	    rbuf_u32(&rb, &clock_id, "clock id") ||
-	    rbuf_str(&rb, &host, SNAP_MAX_TEXT, "host") ||
-	    rbuf_str(&rb, &kernel, SNAP_MAX_TEXT, "kernel") ||
-	    rbuf_str(&rb, &status, SNAP_MAX_TEXT, "status")) {
-		*cause = xasprintf("%s: corrupt header at offset %d: %s", r->path, SNAP_HDR_BYTES,
-				   rb.err);
-		rbuf_done(&rb);
+	return 0;
+}
+
+/* Parse a header body into r->info; -1 with rb->err. */
+static int snap_parse_header_body(struct snap_reader *r, struct rbuf *rb)
+{
+	char *host = NULL, *kernel = NULL, *status = NULL;
+	uint32_t clock_id;
+
+	if (rbuf_u64(rb, &r->info.start_ns, "start time") ||
+	    rbuf_u64(rb, &r->info.boot_offset_ns, "boot offset") ||
+	    rbuf_u32(rb, &clock_id, "clock id") ||
+	    rbuf_str(rb, &host, SNAP_MAX_TEXT, "host") ||
+	    rbuf_str(rb, &kernel, SNAP_MAX_TEXT, "kernel") ||
+	    rbuf_str(rb, &status, SNAP_MAX_TEXT, "status")) {
 		free(host);
 		free(kernel);
-		free(body);
-		return 0;
+		return -1;
 	}
 	snprintf(r->info.host, sizeof(r->info.host), "%s", host);
 	snprintf(r->info.kernel, sizeof(r->info.kernel), "%s", kernel);
+	free((char *)r->info.status);
 	r->info.status = status;
 	free(host);
 	free(kernel);
-	free(body);
-	return SNAP_HDR_BYTES + (uint64_t)body_len;
+	return 0;
 }
 
-/* Parse a SCHEMA payload into a new schema the reader owns; -1 with rb->err. */
+/*
+ * Take the header from its HEADER copy, the first chunk after the damaged
+ * header: return the copy's offset (where chunks start), or 0.
+ */
+static uint64_t snap_header_copy(struct snap_reader *r, uint64_t file_bytes)
+{
+	uint64_t end = file_bytes < SNAP_HEADER_SEARCH ? file_bytes : SNAP_HEADER_SEARCH;
+	uint64_t off = snap_find_chunk(r, 8, end);
+	uint8_t hdr[SNAP_CHUNK_HDR];
+	struct snap_chunk_head ch;
+	uint16_t major, minor;
+	struct rbuf rb;
+	int bad;
+
+	if (!off || snap_pread(r, off, hdr, sizeof(hdr)) != sizeof(hdr))
+		return 0;
+	snap_parse_chunk_head(r, hdr, &ch);
+	if (ch.type != SNAP_HEADER || ch.len > SNAP_MAX_META_CHUNK ||
+	    ch.len > file_bytes - off - SNAP_CHUNK_HDR ||
+	    snap_check_payload(r, off, ch.len, ch.crc, ch.len))
+		return 0;
+	rbuf_init(&rb, r->payload.p, r->payload.len);
+	bad = rbuf_u16(&rb, &major, "major") || rbuf_u16(&rb, &minor, "minor") ||
+	      major != SNAP_MAJOR || snap_parse_header_body(r, &rb);
+	rbuf_done(&rb);
+	return bad ? 0 : off;
+}
+
+/*
+ * Parse the header; return 0 with *first the offset of the first chunk, or
+ * -1 with *cause.  A version 2 header that is damaged is taken from its copy.
+ */
+static int snap_read_header(struct snap_reader *r, uint64_t file_bytes, uint64_t *first,
+			    char **cause)
+{
+	uint8_t fixed[SNAP_HDR_BYTES];
+	uint16_t major = 0, minor = 0;
+	uint32_t body_len = 0, body_crc = 0;
+	size_t got = snap_pread(r, 0, fixed, sizeof(fixed));
+	bool magic = got >= 8 && !memcmp(fixed, SNAP_MAGIC, 8);
+	uint8_t *body = NULL;
+	char *why = NULL;
+	struct rbuf rb;
+	uint64_t copy;
+
+	if (got == sizeof(fixed)) {
+		rbuf_init(&rb, fixed + 8, sizeof(fixed) - 8);
+		rbuf_u16(&rb, &major, "major");
+		rbuf_u16(&rb, &minor, "minor");
+		rbuf_u32(&rb, &body_len, "header length");
+		rbuf_u32(&rb, &body_crc, "header crc");
+	}
+	r->major = major == 1 ? 1 : SNAP_MAJOR;
+	r->chunk_hdr = r->major == 1 ? SNAP_CHUNK_HDR_V1 : SNAP_CHUNK_HDR;
+	if (!magic)
+		why = xasprintf("%s: not a latop snapshot (bad magic at offset 0)", r->path);
+	else if (got < sizeof(fixed))
+		why = xasprintf("%s: truncated header at offset 8 (expected %d bytes, found %zu)",
+				r->path, SNAP_HDR_BYTES, got);
+	else if (major != 1 && major != SNAP_MAJOR)
+		why = xasprintf("%s: unsupported snapshot version %u.%u (this latop reads 1.x and "
+				"%d.x)", r->path, major, minor, SNAP_MAJOR);
+	else if (body_len > SNAP_MAX_HDR_BODY || SNAP_HDR_BYTES + (uint64_t)body_len > file_bytes)
+		why = xasprintf("%s: truncated header at offset %d (expected %u bytes, found %llu)",
+				r->path, SNAP_HDR_BYTES, body_len,
+				(unsigned long long)(file_bytes - SNAP_HDR_BYTES));
+	if (!why) {
+		body = xmalloc(body_len + 1);
+		rbuf_init(&rb, body, body_len);
+		if (snap_pread(r, SNAP_HDR_BYTES, body, body_len) != body_len ||
+		    snap_crc(body, body_len) != body_crc)
+			why = xasprintf("%s: corrupt header at offset %d (CRC mismatch)", r->path,
+					SNAP_HDR_BYTES);
+		else if (snap_parse_header_body(r, &rb))
+			why = xasprintf("%s: corrupt header at offset %d: %s", r->path,
+					SNAP_HDR_BYTES, rb.err);
+		rbuf_done(&rb);
+		free(body);
+	}
+	if (!why) {
+		r->minor = minor;
+		r->body_crc = body_crc;
+		*first = SNAP_HDR_BYTES + (uint64_t)body_len;
+		return 0;
+	}
+	/* A version 1 file has no copy; anything else may be a damaged version 2. */
+	if (r->major == SNAP_MAJOR && (copy = snap_header_copy(r, file_bytes))) {
+		snap_problem(r, "%s; took its copy at offset %llu", why + strlen(r->path) + 2,
+			     (unsigned long long)copy);
+		free(why);
+		*first = copy;
+		return 0;
+	}
+	*cause = why;
+	return -1;
+}
+
+/* Read a SCHEMA payload: a new schema the reader keeps, or a copy it has. */
 static int snap_parse_schema(struct snap_reader *r, struct rbuf *rb)
 {
-	struct schema *s = xcalloc(1, sizeof(*s));
+	struct schema *s;
 	struct field *fl;
 	uint64_t id, n, flags;
 	char *table = NULL, *help = NULL;
@@ -537,22 +879,23 @@ static int snap_parse_schema(struct snap_reader *r, struct rbuf *rb)
 	size_t i;
 
 	if (rbuf_count(rb, &id, SNAP_MAX_SCHEMAS - 1, "table id"))
-		goto bad;
-	if (id != r->nschemas) {
-		rbuf_fail(rb, "table id %llu out of sequence (expected %zu)", (unsigned long long)id,
-			  r->nschemas);
-		goto bad;
-	}
+		return -1;
+	if (id < r->nschemas && r->schemas[id])
+		return 0;	/* the second copy of one already read */
 	if (rbuf_str(rb, &table, SNAP_MAX_TEXT, "table name") ||
 	    rbuf_str(rb, &help, SNAP_MAX_TEXT, "table help") ||
-	    rbuf_count(rb, &n, SNAP_MAX_FIELDS, "field count"))
-		goto bad;
+	    rbuf_count(rb, &n, SNAP_MAX_FIELDS, "field count")) {
+		free(table);
+		free(help);
+		return -1;
+	}
+	s = xcalloc(1, sizeof(*s));
+	s->table = table;
+	s->help = help;
 	if (!n) {
 		rbuf_fail(rb, "table %s has no fields", table);
 		goto bad;
 	}
-	s->table = table;
-	s->help = help;
 	fl = xcalloc((size_t)n, sizeof(*fl));
 	s->fields = fl;
 	for (i = 0; i < n; i++) {
@@ -578,335 +921,354 @@ static int snap_parse_schema(struct snap_reader *r, struct rbuf *rb)
 			goto bad;
 		fl[i].help = fhelp;
 	}
-	r->schemas = xreallocarray(r->schemas, r->nschemas + 1, sizeof(*r->schemas));
-	r->schemas[r->nschemas++] = s;
+	if (id >= r->nschemas) {
+		r->schemas = xreallocarray(r->schemas, id + 1, sizeof(*r->schemas));
+		memset(r->schemas + r->nschemas, 0, (id + 1 - r->nschemas) * sizeof(*r->schemas));
+		r->nschemas = id + 1;
+	}
+	r->schemas[id] = s;
 	return 0;
 bad:
-	if (!s->table)
-		free(table);
-	if (!s->help)
-		free(help);
 	snap_schema_free(s);
 	return -1;
 }
 
-/* Decode one cell of type t into c (zeroed); -1 with rb->err. */
-static int snap_get_cell(struct rbuf *rb, union cell *c, enum ftype t, uint64_t *hist_bytes)
-{
-	const uint8_t *p = NULL;
-	uint64_t n;
-	uint8_t present;
-	size_t used;
-
-	switch (t) {
-	case FT_STR:
-		if (rbuf_count(rb, &n, SNAP_MAX_CELL_STR + 1, "string length"))
-			return -1;
-		if (!n)
-			return 0;
-		if (rbuf_bytes(rb, &p, (size_t)n - 1, "string"))
-			return -1;
-		c->s = xstrndup((const char *)p, (size_t)n - 1);
-		return 0;
-	case FT_HIST:
-		if (rbuf_u8(rb, &present, "histogram flag"))
-			return -1;
-		if (!present)
-			return 0;
-		if (present != 1)
-			return rbuf_fail(rb, "bad histogram flag %u", present);
-		*hist_bytes += sizeof(struct hist);
-		if (*hist_bytes > SNAP_MAX_HIST_BYTES)
-			return rbuf_fail(rb, "histograms need more than %llu MiB",
-					 SNAP_MAX_HIST_BYTES >> 20);
-		c->h = hist_new();
-		used = hist_decode(c->h, rb->p + rb->pos, rbuf_left(rb));
-		if (!used)
-			return rbuf_fail(rb, "malformed histogram");
-		rb->pos += used;
-		return 0;
-	case FT_IP:
-		if (rbuf_u8(rb, &present, "address flag"))
-			return -1;
-		if (!present)
-			return 0;
-		if (present != 1)
-			return rbuf_fail(rb, "bad address flag %u", present);
-		c->ip = xcalloc(1, sizeof(*c->ip));
-		if (rbuf_bytes(rb, &p, 16, "address"))
-			return -1;
-		memcpy(c->ip->a, p, 16);
-		if (rbuf_u8(rb, &c->ip->prefix, "address prefix") ||
-		    rbuf_u8(rb, &c->ip->v4, "address family"))
-			return -1;
-		if (c->ip->prefix > 128 || c->ip->v4 > 1)
-			return rbuf_fail(rb, "bad address prefix /%u", c->ip->prefix);
-		return 0;
-	default:
-		return rbuf_varint(rb, &c->u, "number");
-	}
-}
-
-/* Decode the decompressed body of a FRAMES chunk into out; -1 with rb->err. */
-static int snap_decode_tick(struct snap_reader *r, struct rbuf *rb, size_t nschemas,
-			    struct tick *out)
-{
-	uint64_t nframes, i, id, nrows, row, hist_bytes = 0;
-	size_t k;
-
-	if (rbuf_count(rb, &nframes, SNAP_MAX_FRAMES, "frame count"))
-		return -1;
-	for (i = 0; i < nframes; i++) {
-		const struct schema *s;
-		struct frame *f;
-		uint64_t t_ns, dt_ns;
-
-		if (rbuf_varint(rb, &id, "table id"))
-			return -1;
-		if (id >= nschemas)
-			return rbuf_fail(rb, "table id %llu has no SCHEMA chunk before it",
-					 (unsigned long long)id);
-		s = r->schemas[id];
-		if (rbuf_varint(rb, &t_ns, "frame time") || rbuf_varint(rb, &dt_ns, "frame length"))
-			return -1;
-		f = frame_new(s, t_ns, dt_ns);
-		tick_add(out, f);
-		if (rbuf_varint(rb, &f->stats.events, "events") ||
-		    rbuf_varint(rb, &f->stats.lost, "lost") ||
-		    rbuf_varint(rb, &f->stats.dropped, "dropped") ||
-		    rbuf_varint(rb, &f->stats.evicted, "evicted") ||
-		    rbuf_varint(rb, &f->stats.bpf_ns, "bpf time") ||
-		    rbuf_varint(rb, &f->stats.bpf_runs, "bpf runs") ||
-		    rbuf_count(rb, &nrows, SNAP_MAX_ROWS, "row count"))
-			return -1;
-		/* Every cell takes at least one byte: refuse counts the payload cannot hold. */
-		if (nrows > rbuf_left(rb) / s->nfields)
-			return rbuf_fail(rb, "%llu rows of %zu fields do not fit in %zu bytes",
-					 (unsigned long long)nrows, s->nfields, rbuf_left(rb));
-		for (row = 0; row < nrows; row++) {
-			union cell *c = frame_add_row(f);
-
-			for (k = 0; k < s->nfields; k++)
-				if (snap_get_cell(rb, &c[k], s->fields[k].type, &hist_bytes))
-					return -1;
-		}
-	}
-	if (rbuf_left(rb))
-		return rbuf_fail(rb, "%zu bytes left over", rbuf_left(rb));
-	return 0;
-}
-
 /* What the uncompressed head of a FRAMES payload says. */
 struct snap_frames_head {
-	uint64_t t_ns;
-	uint32_t raw_len;	/* decompressed bytes */
-	const uint8_t *z;	/* the zstd frame */
-	size_t zlen;
+	uint64_t t_ns, seq;
+	uint32_t raw_len;	/* the body's bytes, decoded */
+	uint8_t codec;
 };
 
-/*
- * Check a FRAMES payload (in r->payload) without decompressing it: its CRC,
- * the tick time and length, and the zstd frame's header and block walk.
- * Return 0 with *h, or -1 with *why (neither path nor offset).
- */
-static int snap_frames_head(struct snap_reader *r, uint32_t crc, struct snap_frames_head *h,
-			    char **why)
+/* Parse the head of the FRAMES payload in r->payload; -1 with *why. */
+static int snap_parse_frames_head(struct snap_reader *r, uint64_t position,
+				  struct snap_frames_head *h, char **why)
 {
-	unsigned long long content;
-	size_t zsize;
 	struct rbuf rb;
 
-	if (snap_crc(r->payload.p, r->payload.len) != crc) {
-		*why = xstrdup("bad CRC");
-		return -1;
-	}
+	h->seq = position;
+	h->codec = SNAP_ZSTD;
 	rbuf_init(&rb, r->payload.p, r->payload.len);
-	if (rbuf_u64(&rb, &h->t_ns, "tick time") || rbuf_u32(&rb, &h->raw_len, "tick length")) {
+	if (rbuf_u64(&rb, &h->t_ns, "tick time") ||
+	    (r->major >= 2 && rbuf_u64(&rb, &h->seq, "sequence number")) ||
+	    rbuf_u32(&rb, &h->raw_len, "tick length") ||
+	    (r->major >= 2 && rbuf_u8(&rb, &h->codec, "codec"))) {
 		*why = xasprintf("corrupt head (%s)", rb.err);
 		rbuf_done(&rb);
 		return -1;
 	}
-	h->z = rb.p + rb.pos;
-	h->zlen = rbuf_left(&rb);
-	content = ZSTD_getFrameContentSize(h->z, h->zlen);
-	if (h->raw_len > SNAP_MAX_RAW || content != h->raw_len) {
-		*why = xasprintf("bad zstd frame (%u bytes declared, frame says %lld, limit %u MiB)",
-				 h->raw_len, (long long)content, SNAP_MAX_RAW >> 20);
-		return -1;
-	}
-	zsize = ZSTD_findFrameCompressedSize(h->z, h->zlen);
-	if (ZSTD_isError(zsize) || zsize != h->zlen) {
-		*why = xasprintf("bad zstd frame (%s in %zu bytes)",
-				 ZSTD_isError(zsize) ? ZSTD_getErrorName(zsize) : "trailing bytes",
-				 h->zlen);
+	if (h->raw_len > SNAP_MAX_RAW || h->codec > SNAP_ZSTD) {
+		*why = xasprintf("bad head (%u bytes, limit %u MiB; codec %u)", h->raw_len,
+				 SNAP_MAX_RAW >> 20, h->codec);
 		return -1;
 	}
 	return 0;
+}
+
+/* Remember a tick the scan found. */
+static void snap_add_tick(struct snap_reader *r, const struct snap_frames_head *h, uint64_t off,
+			  uint32_t len)
+{
+	if (r->nticks == r->capticks) {
+		r->capticks = r->capticks ? 2 * r->capticks : 64;
+		r->ticks = xreallocarray(r->ticks, r->capticks, sizeof(*r->ticks));
+	}
+	r->ticks[r->nticks++] = (struct snap_index_ent){.t_ns = h->t_ns, .seq = h->seq,
+							.off = off, .len = len};
 }
 
 /*
- * Decompress and decode the FRAMES payload h points into (in r->payload),
- * resolving table ids among the first nschemas schemas.  Return 0 with out
- * filled, or -1 with *why (neither path nor offset) and out empty.
+ * Compare the HEADER copy in r->payload with the header it follows: the
+ * header's version bytes are under no CRC of their own.
  */
-static int snap_decode_frames(struct snap_reader *r, const struct snap_frames_head *h,
-			      size_t nschemas, struct tick *out, char **why)
+static void snap_check_copy(struct snap_reader *r, uint64_t off)
 {
-	struct rbuf rb;
-	size_t zn;
-
-	wbuf_reset(&r->raw);
-	/* One spare byte, so an empty tick still points into a buffer, not NULL. */
-	zn = ZSTD_decompressDCtx(r->zd, wbuf_room(&r->raw, (size_t)h->raw_len + 1), h->raw_len,
-				 h->z, h->zlen);
-	if (ZSTD_isError(zn) || zn != h->raw_len) {
-		*why = xasprintf("bad zstd frame: %s",
-				 ZSTD_isError(zn) ? ZSTD_getErrorName(zn) : "short output");
-		return -1;
-	}
-	rbuf_init(&rb, r->raw.p, h->raw_len);
-	tick_init(out, h->t_ns);
-	if (snap_decode_tick(r, &rb, nschemas, out)) {
-		*why = xasprintf("corrupt FRAMES payload: %s of its %u decompressed bytes", rb.err,
-				 h->raw_len);
-		rbuf_done(&rb);
-		tick_done(out);
-		return -1;
-	}
-	return 0;
-}
-
-/* Read a chunk's payload at off into r->payload; return bytes read. */
-static size_t snap_read_payload(struct snap_reader *r, uint64_t off, uint32_t len)
-{
-	wbuf_reset(&r->payload);
-	/* One spare byte, so an empty payload still points into a buffer, not NULL. */
-	r->payload.len = snap_pread(r, off + SNAP_CHUNK_HDR, wbuf_room(&r->payload, (size_t)len + 1),
-				    len);
-	return r->payload.len;
-}
-
-/* Check a SCHEMA or INDEX chunk in r->payload; -1 with *why. */
-static int snap_load_other(struct snap_reader *r, uint64_t off, uint32_t type, uint32_t crc,
-			   char **why)
-{
+	uint16_t major = 0, minor = 0;
 	struct rbuf rb;
 
-	if (snap_crc(r->payload.p, r->payload.len) != crc) {
-		*why = xasprintf("bad CRC in %s chunk at offset %llu", snap_chunk_name(type),
-				 (unsigned long long)off);
-		return -1;
-	}
-	if (type != SNAP_SCHEMA)
-		return 0;
+	if (!r->body_crc)
+		return;		/* the header was taken from this copy */
 	rbuf_init(&rb, r->payload.p, r->payload.len);
-	if (snap_parse_schema(r, &rb)) {
-		*why = xasprintf("corrupt SCHEMA chunk at offset %llu: %s of its payload",
-				 (unsigned long long)off, rb.err);
-		rbuf_done(&rb);
-		return -1;
-	}
-	return 0;
+	if (rbuf_u16(&rb, &major, "major") || rbuf_u16(&rb, &minor, "minor") ||
+	    major != r->major || minor != r->minor ||
+	    snap_crc(rb.p + rb.pos, rbuf_left(&rb)) != r->body_crc)
+		snap_problem(r, "the header (version %u.%u) differs from its copy at offset %llu "
+			     "(version %u.%u)", r->major, r->minor, (unsigned long long)off, major,
+			     minor);
+	rbuf_done(&rb);
 }
 
-/* Walk every chunk after the header; stop at the first damage, described in *why. */
-static void snap_scan(struct snap_reader *r, uint64_t off, uint64_t file_bytes, char **why)
+/* Take in one chunk whose payload checked out: a tick, a schema or the index. */
+static void snap_take_chunk(struct snap_reader *r, uint64_t off, const struct snap_chunk_head *ch,
+			    uint64_t position)
 {
-	size_t cap = 0;
+	struct snap_frames_head h;
+	char *why = NULL;
+	struct rbuf rb;
+	uint64_t n;
+
+	switch (ch->type) {
+	case SNAP_FRAMES:
+		if (snap_parse_frames_head(r, position, &h, &why)) {
+			snap_problem(r, "%s in FRAMES chunk at offset %llu", why,
+				     (unsigned long long)off);
+			free(why);
+			return;
+		}
+		snap_add_tick(r, &h, off, ch->len);
+		return;
+	case SNAP_SCHEMA:
+		rbuf_init(&rb, r->payload.p, r->payload.len);
+		if (snap_parse_schema(r, &rb))
+			snap_problem(r, "corrupt SCHEMA chunk at offset %llu: %s of its payload",
+				     (unsigned long long)off, rb.err);
+		rbuf_done(&rb);
+		return;
+	case SNAP_INDEX:
+		rbuf_init(&rb, r->payload.p, r->payload.len);
+		if (!rbuf_varint(&rb, &n, "count")) {
+			r->index_n = n;
+			r->closed = true;
+		}
+		rbuf_done(&rb);
+		return;
+	case SNAP_HEADER:
+		snap_check_copy(r, off);
+		return;
+	default:
+		return;	/* a chunk a later minor version added */
+	}
+}
+
+/*
+ * Walk every chunk after the header.  Damage is noted and passed: a chunk
+ * whose head holds but whose payload does not is skipped by its length; a
+ * head that does not hold is passed by looking for the next one (version 2;
+ * a version 1 file is read up to its first damage).
+ */
+static void snap_scan(struct snap_reader *r, uint64_t off, uint64_t file_bytes)
+{
+	uint64_t position = 0;
 
 	while (off < file_bytes) {
 		uint8_t hdr[SNAP_CHUNK_HDR];
-		uint32_t type, len, crc;
-		uint64_t left = file_bytes - off;
-		struct snap_frames_head h;
-		struct rbuf rb;
-		char *hwhy = NULL;
+		uint64_t left = file_bytes - off, next;
+		struct snap_chunk_head ch;
 
-		if (left < SNAP_CHUNK_HDR || snap_pread(r, off, hdr, sizeof(hdr)) != sizeof(hdr)) {
-			*why = xasprintf("truncated chunk header at offset %llu (expected %d bytes, "
-					 "found %llu)", (unsigned long long)off, SNAP_CHUNK_HDR,
-					 (unsigned long long)(left < SNAP_CHUNK_HDR ? left : 0));
+		if (left < r->chunk_hdr || snap_pread(r, off, hdr, r->chunk_hdr) != r->chunk_hdr) {
+			snap_problem(r, "truncated chunk head at offset %llu (%llu of %u bytes)",
+				     (unsigned long long)off, (unsigned long long)left,
+				     r->chunk_hdr);
+			r->cut = true;
 			return;
 		}
-		rbuf_init(&rb, hdr, sizeof(hdr));
-		rbuf_u32(&rb, &type, "type");
-		rbuf_u32(&rb, &len, "length");
-		rbuf_u32(&rb, &crc, "crc");
-		if (len > SNAP_MAX_CHUNK) {
-			*why = xasprintf("corrupt chunk at offset %llu (length %u exceeds %u)",
-					 (unsigned long long)off, len, SNAP_MAX_CHUNK);
-			return;
-		}
-		if (len > left - SNAP_CHUNK_HDR || snap_read_payload(r, off, len) != len) {
-			*why = xasprintf("truncated chunk at offset %llu (expected %u bytes, found "
-					 "%llu)", (unsigned long long)off, len,
-					 (unsigned long long)(left - SNAP_CHUNK_HDR));
-			return;
-		}
-		if (type == SNAP_FRAMES) {
-			if (snap_frames_head(r, crc, &h, &hwhy)) {
-				*why = xasprintf("%s in FRAMES chunk at offset %llu", hwhy,
-						 (unsigned long long)off);
-				free(hwhy);
+		snap_parse_chunk_head(r, hdr, &ch);
+		if (!ch.intact || (r->major == 1 && ch.len > snap_max_len(r, ch.type, file_bytes))) {
+			snap_problem(r, "damaged chunk head at offset %llu", (unsigned long long)off);
+			if (r->major == 1 || !(next = snap_find_chunk(r, off + 1, file_bytes)))
 				return;
-			}
-			if (r->nticks == cap) {
-				cap = cap ? 2 * cap : 64;
-				r->ticks = xreallocarray(r->ticks, cap, sizeof(*r->ticks));
-			}
-			r->ticks[r->nticks++] = (struct snap_index_ent){
-				.t_ns = h.t_ns, .off = off, .len = len,
-				.nschemas = (uint32_t)r->nschemas};
-		} else if (snap_load_other(r, off, type, crc, why)) {
+			off = next;
+			continue;
+		}
+		if (ch.len > left - r->chunk_hdr) {
+			snap_problem(r, "truncated chunk at offset %llu (%s chunk of %u bytes, %llu "
+				     "there)", (unsigned long long)off, snap_chunk_name(ch.type), ch.len,
+				     (unsigned long long)(left - r->chunk_hdr));
+			r->cut = true;
 			return;
 		}
-		off += SNAP_CHUNK_HDR + (uint64_t)len;
+		if (ch.len > snap_max_len(r, ch.type, file_bytes))
+			snap_problem(r, "%s chunk at offset %llu has %u bytes (the limit is %llu)",
+				     snap_chunk_name(ch.type), (unsigned long long)off, ch.len,
+				     (unsigned long long)snap_max_len(r, ch.type, file_bytes));
+		else if (snap_check_payload(r, off, ch.len, ch.crc,
+					    ch.type == SNAP_FRAMES ? SNAP_FRAMES_HEAD : ch.len))
+			snap_problem(r, "bad CRC in %s chunk at offset %llu",
+				     snap_chunk_name(ch.type), (unsigned long long)off);
+		else
+			snap_take_chunk(r, off, &ch, position);
+		if (r->major == 1 && r->nproblems)
+			return;
+		if (ch.type == SNAP_FRAMES)
+			position++;
+		off += r->chunk_hdr + (uint64_t)ch.len;
 	}
 }
 
+/* Order ticks by sequence number, then file offset. */
+static int snap_tick_cmp(const void *a, const void *b)
+{
+	const struct snap_index_ent *x = a, *y = b;
+
+	if (x->seq != y->seq)
+		return x->seq < y->seq ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
 /*
- * Open a snapshot, keeping every tick before any damage.  Chunks are checked
- * for structure and CRC, SCHEMA chunks parsed, and FRAMES chunks only up to
- * their zstd frame header; ticks are decoded by snap_read_tick.
+ * Put the ticks in the order they were written and drop those that cannot
+ * be trusted: a second copy of a tick, and a tick not later than the one
+ * before it.  Return how many ticks the recording had (by sequence numbers
+ * and the index), kept or not.
+ */
+static uint64_t snap_order_ticks(struct snap_reader *r)
+{
+	size_t i, kept = 0, moved = 0;
+	uint64_t had;
+
+	if (r->nticks)
+		qsort(r->ticks, r->nticks, sizeof(*r->ticks), snap_tick_cmp);
+	for (i = 0; i < r->nticks; i++) {
+		const struct snap_index_ent *e = &r->ticks[i], *prev = kept ? &r->ticks[kept - 1] : NULL;
+
+		if (prev && e->seq == prev->seq) {
+			snap_problem(r, "FRAMES chunk at offset %llu repeats tick %llu (offset %llu); "
+				     "skipped", (unsigned long long)e->off,
+				     (unsigned long long)e->seq + 1, (unsigned long long)prev->off);
+			continue;
+		}
+		if (prev && e->t_ns <= prev->t_ns) {
+			snap_problem(r, "FRAMES chunk at offset %llu is not later than the tick "
+				     "before it; skipped", (unsigned long long)e->off);
+			continue;
+		}
+		if (prev && e->off < prev->off)
+			moved++;
+		r->ticks[kept++] = *e;
+	}
+	if (moved)
+		snap_problem(r, "%zu tick%s out of place in the file; read in the order written",
+			     moved, moved == 1 ? " was" : "s were");
+	had = kept ? r->ticks[kept - 1].seq + 1 : 0;
+	if (r->closed && r->index_n > had)
+		had = r->index_n;
+	r->nticks = kept;
+	return had;
+}
+
+/*
+ * Say what the scan found, or NULL for a whole recording: the damage (the
+ * first few named), whether the file ends before its recorder closed it, and
+ * how many ticks were kept of how many.
+ */
+static char *snap_summary(struct snap_reader *r, uint64_t had)
+{
+	struct wbuf b;
+	size_t i;
+	char *s;
+
+	if (!r->nproblems && r->closed && had == r->nticks)
+		return NULL;
+	wbuf_init(&b);
+	for (i = 0; i < r->nproblems && i < SNAP_MAX_PROBLEMS; i++) {
+		if (i)
+			wbuf_bytes(&b, "; ", 2);
+		wbuf_bytes(&b, r->problems[i], strlen(r->problems[i]));
+	}
+	if (r->nproblems > SNAP_MAX_PROBLEMS) {
+		s = xasprintf(" (and %zu more)", r->nproblems - SNAP_MAX_PROBLEMS);
+		wbuf_bytes(&b, s, strlen(s));
+		free(s);
+	}
+	/* A file cut inside a chunk says so above; one cut between chunks says it here. */
+	if (!r->closed && !r->cut) {
+		s = xasprintf("%s", r->nproblems ? "; no intact closing index" :
+				    "the recording was cut short (no closing index: its recorder "
+				    "was stopped before it could finish)");
+		wbuf_bytes(&b, s, strlen(s));
+		free(s);
+	}
+	if (had)
+		s = xasprintf("; kept %zu of %llu tick%s", r->nticks, (unsigned long long)had,
+			      had == 1 ? "" : "s");
+	else
+		s = xstrdup("; it holds no ticks");
+	wbuf_bytes(&b, s, strlen(s));
+	free(s);
+	s = xasprintf("%s: %.*s", r->path, (int)b.len, (const char *)b.p);
+	wbuf_done(&b);
+	return s;
+}
+
+/* List the schemas found, in id order, for snap_info. */
+static void snap_list_schemas(struct snap_reader *r)
+{
+	size_t i;
+
+	r->listed = xcalloc(r->nschemas + 1, sizeof(*r->listed));
+	for (i = 0; i < r->nschemas; i++)
+		if (r->schemas[i])
+			r->listed[r->nlisted++] = r->schemas[i];
+}
+
+/* Open path for reading if it is a regular file; NULL with *cause if not. */
+static FILE *snap_open_file(const char *path, struct stat *st, char **cause)
+{
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	FILE *f;
+
+	if (fd < 0 || fstat(fd, st) < 0) {
+		*cause = xasprintf("%s: cannot open: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return NULL;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		*cause = xasprintf("%s: not a regular file (%s): a recording is a file", path,
+				   S_ISDIR(st->st_mode) ? "a directory" :
+				   S_ISFIFO(st->st_mode) ? "a FIFO" :
+				   S_ISCHR(st->st_mode) ? "a character device" :
+				   S_ISBLK(st->st_mode) ? "a block device" :
+				   S_ISSOCK(st->st_mode) ? "a socket" : "not a file");
+		close(fd);
+		return NULL;
+	}
+	if (fcntl(fd, F_SETFL, 0) < 0 || !(f = fdopen(fd, "rb"))) {
+		*cause = xasprintf("%s: cannot read: %s", path, strerror(errno));
+		close(fd);
+		return NULL;
+	}
+	return f;
+}
+
+/*
+ * Open a snapshot, keeping every intact tick.  Chunks are checked for
+ * structure and CRC, SCHEMA chunks parsed, and FRAMES chunks only up to
+ * their head; ticks are decoded by snap_read_tick.
  */
 struct snap_reader *snap_open(const char *path, char **cause, char **warning)
 {
 	struct snap_reader *r = xcalloc(1, sizeof(*r));
-	char *why = NULL;
 	struct stat st;
-	uint64_t off;
+	uint64_t off, had;
 
 	*warning = NULL;
 	r->path = xstrdup(path);
 	wbuf_init(&r->payload);
 	wbuf_init(&r->raw);
-	r->f = fopen(path, "rbe");
-	if (!r->f || fstat(fileno(r->f), &st) < 0) {
-		*cause = xasprintf("%s: cannot open: %s", path, strerror(errno));
+	r->f = snap_open_file(path, &st, cause);
+	if (!r->f || snap_read_header(r, (uint64_t)st.st_size, &off, cause)) {
 		snap_free(r);
 		return NULL;
 	}
-	r->zd = ZSTD_createDCtx();
-	off = snap_read_header(r, (uint64_t)st.st_size, cause);
-	if (!off) {
+	snap_scan(r, off, (uint64_t)st.st_size);
+	had = snap_order_ticks(r);
+	*warning = snap_summary(r, had);
+	if (*warning && !r->nticks && (r->nproblems || had)) {
+		*cause = *warning;
+		*warning = NULL;
 		snap_free(r);
 		return NULL;
 	}
-	snap_scan(r, off, (uint64_t)st.st_size, &why);
-	if (why && !r->nticks) {
-		*cause = xasprintf("%s: %s", path, why);
-		free(why);
-		snap_free(r);
-		return NULL;
-	}
-	if (why) {
-		*warning = xasprintf("%s: %s; kept %zu tick%s before it", path, why, r->nticks,
-				     r->nticks == 1 ? "" : "s");
-		free(why);
-	}
+	/* Scanning used these as scratch; what a tick needs is sized when read. */
+	wbuf_done(&r->payload);
+	wbuf_done(&r->raw);
+	wbuf_init(&r->payload);
+	wbuf_init(&r->raw);
+	snap_list_schemas(r);
 	r->info.nticks = r->nticks;
-	r->info.nschemas = r->nschemas;
-	r->info.schemas = (const struct schema *const *)r->schemas;
+	r->info.nschemas = r->nlisted;
+	r->info.schemas = r->listed;
 	if (r->nticks) {
 		r->info.t_first_ns = r->ticks[0].t_ns;
 		r->info.t_last_ns = r->ticks[r->nticks - 1].t_ns;
@@ -926,16 +1288,205 @@ size_t snap_nticks(struct snap_reader *r)
 	return r->nticks;
 }
 
+/* Charge n bytes to a tick's decoding; -1 once it is over budget. */
+static int snap_charge(struct rbuf *rb, uint64_t *used, uint64_t n, uint64_t budget)
+{
+	*used += n;
+	if (*used > budget)
+		return rbuf_fail(rb, "decoding needs more than %llu MiB, the most a tick of its "
+				 "size may take", (unsigned long long)(budget >> 20));
+	return 0;
+}
+
+/* Decode one cell of type t into c (zeroed), charging what it allocates. */
+static int snap_get_cell(struct rbuf *rb, union cell *c, enum ftype t, uint64_t *used,
+			 uint64_t budget)
+{
+	const uint8_t *p = NULL;
+	uint64_t n;
+	uint8_t present;
+	size_t got;
+
+	switch (t) {
+	case FT_STR:
+		if (rbuf_count(rb, &n, SNAP_MAX_CELL_STR + 1, "string length"))
+			return -1;
+		if (!n)
+			return 0;
+		if (rbuf_bytes(rb, &p, (size_t)n - 1, "string") ||
+		    snap_charge(rb, used, snap_cell_cost(t, (size_t)n - 1), budget))
+			return -1;
+		c->s = xstrndup((const char *)p, (size_t)n - 1);
+		return 0;
+	case FT_HIST:
+		if (rbuf_u8(rb, &present, "histogram flag"))
+			return -1;
+		if (!present)
+			return 0;
+		if (present != 1)
+			return rbuf_fail(rb, "bad histogram flag %u", present);
+		if (snap_charge(rb, used, snap_cell_cost(t, 0), budget))
+			return -1;
+		c->h = hist_new();
+		got = hist_decode(c->h, rb->p + rb->pos, rbuf_left(rb));
+		if (!got)
+			return rbuf_fail(rb, "malformed histogram");
+		rb->pos += got;
+		return 0;
+	case FT_IP:
+		if (rbuf_u8(rb, &present, "address flag"))
+			return -1;
+		if (!present)
+			return 0;
+		if (present != 1)
+			return rbuf_fail(rb, "bad address flag %u", present);
+		if (rbuf_bytes(rb, &p, 16, "address") ||
+		    snap_charge(rb, used, snap_cell_cost(t, 0), budget))
+			return -1;
+		c->ip = xcalloc(1, sizeof(*c->ip));
+		memcpy(c->ip->a, p, 16);
+		if (rbuf_u8(rb, &c->ip->prefix, "address prefix") ||
+		    rbuf_u8(rb, &c->ip->v4, "address family"))
+			return -1;
+		if (c->ip->prefix > 128 || c->ip->v4 > 1)
+			return rbuf_fail(rb, "bad address prefix /%u", c->ip->prefix);
+		return 0;
+	default:
+		return rbuf_varint(rb, &c->u, "number");
+	}
+}
+
+/*
+ * Decode a tick's body into out, with at most budget bytes allocated in all
+ * (*used has what is charged already); -1 with rb->err.
+ */
+static int snap_decode_tick(struct snap_reader *r, struct rbuf *rb, uint64_t *used,
+			    uint64_t budget, struct tick *out)
+{
+	uint64_t nframes, i, id, nrows, row;
+	size_t k;
+
+	if (rbuf_count(rb, &nframes, SNAP_MAX_FRAMES, "frame count"))
+		return -1;
+	for (i = 0; i < nframes; i++) {
+		const struct schema *s;
+		struct frame *f;
+		uint64_t t_ns, dt_ns;
+
+		if (rbuf_varint(rb, &id, "table id"))
+			return -1;
+		if (id >= r->nschemas || !r->schemas[id])
+			return rbuf_fail(rb, "table id %llu has no SCHEMA chunk",
+					 (unsigned long long)id);
+		s = r->schemas[id];
+		if (rbuf_varint(rb, &t_ns, "frame time") || rbuf_varint(rb, &dt_ns, "frame length"))
+			return -1;
+		f = frame_new(s, t_ns, dt_ns);
+		tick_add(out, f);
+		if (rbuf_varint(rb, &f->stats.events, "events") ||
+		    rbuf_varint(rb, &f->stats.lost, "lost") ||
+		    rbuf_varint(rb, &f->stats.dropped, "dropped") ||
+		    rbuf_varint(rb, &f->stats.evicted, "evicted") ||
+		    rbuf_varint(rb, &f->stats.bpf_ns, "bpf time") ||
+		    rbuf_varint(rb, &f->stats.bpf_runs, "bpf runs") ||
+		    rbuf_count(rb, &nrows, SNAP_MAX_ROWS, "row count"))
+			return -1;
+		/* Every cell takes at least one byte: refuse counts the payload cannot hold. */
+		if (nrows > rbuf_left(rb) / s->nfields)
+			return rbuf_fail(rb, "%llu rows of %zu fields do not fit in %zu bytes",
+					 (unsigned long long)nrows, s->nfields, rbuf_left(rb));
+		if (snap_charge(rb, used, snap_rows_cost(nrows, s->nfields), budget))
+			return -1;
+		for (row = 0; row < nrows; row++) {
+			union cell *c = frame_add_row(f);
+
+			for (k = 0; k < s->nfields; k++)
+				if (snap_get_cell(rb, &c[k], s->fields[k].type, used, budget))
+					return -1;
+		}
+	}
+	if (rbuf_left(rb))
+		return rbuf_fail(rb, "%zu bytes left over", rbuf_left(rb));
+	return 0;
+}
+
+/*
+ * Unpack the body of the FRAMES payload in r->payload (after its head) into
+ * r->raw: check that the zstd frame is one whole frame of the declared size
+ * before decompressing it.  -1 with *why.
+ */
+static int snap_unpack(struct snap_reader *r, const struct snap_frames_head *h, size_t head,
+		       char **why)
+{
+	const uint8_t *z = r->payload.p + head;
+	size_t zlen = r->payload.len - head, zn;
+	unsigned long long content;
+
+	wbuf_reset(&r->raw);
+	if (h->codec == SNAP_STORED) {
+		if (zlen != h->raw_len) {
+			*why = xasprintf("stored body of %zu bytes where %u were declared", zlen,
+					 h->raw_len);
+			return -1;
+		}
+		wbuf_bytes(&r->raw, z, zlen);
+		wbuf_room(&r->raw, 1);
+		return 0;
+	}
+	content = ZSTD_getFrameContentSize(z, zlen);
+	zn = ZSTD_findFrameCompressedSize(z, zlen);
+	if (content != h->raw_len || ZSTD_isError(zn) || zn != zlen) {
+		*why = xasprintf("bad zstd frame (%u bytes declared, frame says %lld; %s in %zu "
+				 "bytes)", h->raw_len, (long long)content,
+				 ZSTD_isError(zn) ? ZSTD_getErrorName(zn) :
+				 zn != zlen ? "trailing bytes" : "whole", zlen);
+		return -1;
+	}
+	if (!r->zd && !(r->zd = ZSTD_createDCtx())) {
+		*why = xstrdup("cannot set up zstd decompression");
+		return -1;
+	}
+	/* One spare byte, so an empty tick still points into a buffer, not NULL. */
+	zn = ZSTD_decompressDCtx(r->zd, wbuf_room(&r->raw, (size_t)h->raw_len + 1), h->raw_len,
+				 z, zlen);
+	if (ZSTD_isError(zn) || zn != h->raw_len) {
+		*why = xasprintf("bad zstd frame: %s",
+				 ZSTD_isError(zn) ? ZSTD_getErrorName(zn) : "short output");
+		return -1;
+	}
+	r->raw.len = zn;
+	return 0;
+}
+
+/* Read and check the FRAMES chunk of tick e into r->payload; -1 with *why. */
+static int snap_load_frames(struct snap_reader *r, const struct snap_index_ent *e, char **why)
+{
+	uint8_t hdr[SNAP_CHUNK_HDR] = {0};
+	struct snap_chunk_head ch;
+
+	if (snap_pread(r, e->off, hdr, r->chunk_hdr) != r->chunk_hdr) {
+		*why = xstrdup("chunk can no longer be read (file changed?)");
+		return -1;
+	}
+	snap_parse_chunk_head(r, hdr, &ch);
+	if (!ch.intact || ch.type != SNAP_FRAMES || ch.len != e->len ||
+	    snap_read_payload(r, e->off, ch.len) != ch.len ||
+	    snap_crc(r->payload.p, ch.len) != ch.crc) {
+		*why = xstrdup("chunk can no longer be read (file changed?)");
+		return -1;
+	}
+	return 0;
+}
+
 /* Read and decode tick idx into out; a failure names the tick and its offset. */
 int snap_read_tick(struct snap_reader *r, size_t idx, struct tick *out, char **cause)
 {
 	const struct snap_index_ent *e;
 	struct snap_frames_head h;
-	uint8_t hdr[SNAP_CHUNK_HDR] = {0};
-	uint32_t type, len, crc;
+	size_t head;
+	uint64_t budget, used;
 	struct rbuf rb;
 	char *why = NULL;
-	size_t got;
 
 	if (idx >= r->nticks) {
 		*cause = xasprintf("%s: tick %zu out of range (the file has %zu)", r->path, idx,
@@ -943,23 +1494,32 @@ int snap_read_tick(struct snap_reader *r, size_t idx, struct tick *out, char **c
 		return -1;
 	}
 	e = &r->ticks[idx];
-	got = snap_pread(r, e->off, hdr, sizeof(hdr));
-	rbuf_init(&rb, hdr, sizeof(hdr));
-	rbuf_u32(&rb, &type, "type");
-	rbuf_u32(&rb, &len, "length");
-	rbuf_u32(&rb, &crc, "crc");
-	if (got != sizeof(hdr) || type != SNAP_FRAMES || len != e->len || snap_read_payload(r, e->off, len) != len) {
-		*cause = xasprintf("%s: tick %zu of %zu at offset %llu: chunk can no longer be "
-				   "read (file changed?)", r->path, idx + 1, r->nticks,
-				   (unsigned long long)e->off);
-		return -1;
+	head = r->major >= 2 ? SNAP_FRAMES_HEAD : 12;
+	budget = snap_decode_budget(e->len);
+	used = 0;
+	if (snap_load_frames(r, e, &why) || snap_parse_frames_head(r, e->seq, &h, &why))
+		goto fail;
+	if (h.raw_len > budget) {
+		why = xasprintf("its body of %u bytes is more than a tick of its size may take "
+				"(%llu MiB)", h.raw_len, (unsigned long long)(budget >> 20));
+		goto fail;
 	}
-	if (snap_frames_head(r, crc, &h, &why) ||
-	    snap_decode_frames(r, &h, e->nschemas, out, &why)) {
-		*cause = xasprintf("%s: tick %zu of %zu at offset %llu: %s", r->path, idx + 1,
-				   r->nticks, (unsigned long long)e->off, why);
-		free(why);
-		return -1;
+	used = h.raw_len;
+	if (snap_unpack(r, &h, head, &why))
+		goto fail;
+	rbuf_init(&rb, r->raw.p, h.raw_len);
+	tick_init(out, h.t_ns);
+	if (snap_decode_tick(r, &rb, &used, budget, out)) {
+		why = xasprintf("corrupt FRAMES payload: %s of its %u decompressed bytes", rb.err,
+				h.raw_len);
+		rbuf_done(&rb);
+		tick_done(out);
+		goto fail;
 	}
 	return 0;
+fail:
+	*cause = xasprintf("%s: tick %zu of %zu at offset %llu: %s", r->path, idx + 1, r->nticks,
+			   (unsigned long long)e->off, why);
+	free(why);
+	return -1;
 }

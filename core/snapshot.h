@@ -22,7 +22,7 @@
 #include "table.h"
 #include "source.h"
 
-#define SNAP_MAJOR 1
+#define SNAP_MAJOR 2
 #define SNAP_MINOR 0
 
 struct snap_writer;

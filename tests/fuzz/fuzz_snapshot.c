@@ -1,10 +1,8 @@
 /*
  * libFuzzer target for the snapshot reader: open the input as a file, read
  * every tick, free.  When the first byte is odd, the rest is used with every
- * chunk's CRC recomputed first, so mutations get past snap_open's checks to
- * the decoders snap_read_tick runs.  seed-undecodable holds two such FRAMES
- * chunks: a zstd block that does not decompress, and a table id whose
- * SCHEMA chunk comes only after it.
+ * chunk's CRCs recomputed first, so mutations get past snap_open's checks to
+ * the decoders snap_read_tick runs.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -30,7 +28,11 @@ static void put_le32(uint8_t *p, uint32_t v)
 	p[3] = (uint8_t)(v >> 24);
 }
 
-/* Recompute the header and chunk CRCs of a candidate file in place. */
+/*
+ * Recompute the header and chunk CRCs of a candidate file in place: each
+ * chunk head (sync, type, length, payload CRC, head CRC) that starts with the
+ * sync word gets CRCs that match.
+ */
 static void fix_crcs(uint8_t *p, size_t len)
 {
 	size_t off;
@@ -42,13 +44,14 @@ static void fix_crcs(uint8_t *p, size_t len)
 		return;
 	put_le32(p + 16, (uint32_t)crc32(0, p + 20, (uInt)off));
 	off += 20;
-	while (len - off >= 12) {
-		uint32_t n = le32(p + off + 4);
+	while (len - off >= 20 && le32(p + off) == 0x4b48434c) {
+		uint32_t n = le32(p + off + 8);
 
-		if (n > len - off - 12)
+		if (n > len - off - 20)
 			return;
-		put_le32(p + off + 8, (uint32_t)crc32(0, p + off + 12, n));
-		off += 12 + (size_t)n;
+		put_le32(p + off + 12, (uint32_t)crc32(0, p + off + 20, n));
+		put_le32(p + off + 16, (uint32_t)crc32(0, p + off, 16));
+		off += 20 + (size_t)n;
 	}
 }
 

@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -10,6 +11,7 @@
 #include <zstd.h>
 #include "core/snapshot.h"
 #include "core/source.h"
+#include "core/wire.h"
 #include "tap.h"
 
 static const struct field a_fields[] = {
@@ -220,17 +222,56 @@ struct chunk {
 	size_t off;
 };
 
-/* List the chunks of a well-formed file. */
+/* Store v little-endian at p. */
+static void put_le32(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)v;
+	p[1] = (uint8_t)(v >> 8);
+	p[2] = (uint8_t)(v >> 16);
+	p[3] = (uint8_t)(v >> 24);
+}
+
+/* Recompute the CRCs of the chunk at off whose payload has len bytes. */
+static void set_crcs(uint8_t *p, size_t off, uint32_t len)
+{
+	put_le32(p + off + 12, (uint32_t)crc32(0, p + off + 20, len));
+	put_le32(p + off + 16, (uint32_t)crc32(0, p + off, 16));
+}
+
+/* List the chunks of a well-formed file: 20-byte heads (sync, type, len, 2 CRCs). */
 static size_t chunks_of(const uint8_t *p, size_t len, struct chunk *out, size_t max)
 {
 	size_t off = 20 + le32(p + 12), n = 0;
 
-	while (off + 12 <= len && n < max) {
-		out[n] = (struct chunk){le32(p + off), le32(p + off + 4), off};
-		off += 12 + out[n].len;
+	while (off + 20 <= len && n < max) {
+		out[n] = (struct chunk){le32(p + off + 4), le32(p + off + 8), off};
+		off += 20 + out[n].len;
 		n++;
 	}
 	return n;
+}
+
+/* Return the index of the k-th chunk (from 0) of type in ch, or n. */
+static size_t nth_chunk(const struct chunk *ch, size_t n, uint32_t type, size_t k)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (ch[i].type == type && k-- == 0)
+			return i;
+	return n;
+}
+
+/* Append a chunk with correct CRCs to a file. */
+static void append_chunk(const char *path, uint32_t type, const uint8_t *payload, uint32_t len)
+{
+	FILE *f = fopen(path, "ab");
+	uint32_t hdr[5] = {0x4b48434c, type, len, (uint32_t)crc32(0, payload, len)};
+
+	hdr[4] = (uint32_t)crc32(0, (const uint8_t *)hdr, 16);	/* x86_64 is little-endian */
+	fwrite(hdr, 4, 5, f);
+	fwrite(payload, 1, len, f);
+	fclose(f);
 }
 
 /* Return whether s contains the formatted text. */
@@ -305,9 +346,12 @@ static void test_killed(void)
 
 	record(path_of(path, "abandoned.snap"), 3, 1);
 	r = snap_open(path_of(tmp, "abandoned.snap.tmp"), &cause, &warning);
-	ok(r && !warning && snap_nticks(r) == 3 && ticks_matching(r) == 3,
-	   "an abandoned recording's PATH.tmp opens with all 3 ticks and no warning");
+	ok(r && snap_nticks(r) == 3 && ticks_matching(r) == 3 &&
+	   has(warning, "the recording was cut short") && has(warning, "kept 3 of 3 ticks"),
+	   "an abandoned recording's PATH.tmp opens with all 3 ticks, and says it was cut short: %s",
+	   warning);
 	snap_free(r);
+	free(warning);
 	ok(access(path, F_OK) < 0, "an abandoned recording is not renamed");
 
 	pid = fork();
@@ -326,9 +370,11 @@ static void test_killed(void)
 	}
 	waitpid(pid, &status, 0);
 	r = snap_open(path_of(tmp, "killed.snap.tmp"), &cause, &warning);
-	ok(WIFSIGNALED(status) && r && snap_nticks(r) == 4 && ticks_matching(r) == 4,
-	   "a SIGKILLed recorder's PATH.tmp holds all 4 ticks it wrote");
+	ok(WIFSIGNALED(status) && r && snap_nticks(r) == 4 && ticks_matching(r) == 4 &&
+	   has(warning, "cut short"),
+	   "a SIGKILLed recorder's PATH.tmp holds all 4 ticks it wrote, and says it was cut short");
 	snap_free(r);
+	free(warning);
 }
 
 /* Check truncation keeps the complete ticks before the cut and names the offset. */
@@ -343,11 +389,12 @@ static void test_truncation(void)
 	record(path_of(path, "trunc.snap"), 5, 0);
 	p = slurp(path, &len);
 	n = chunks_of(p, len, ch, 32);
-	ok(n == 8 && ch[0].type == 1 && ch[1].type == 2 && ch[n - 1].type == 3,
-	   "the file is SCHEMA, FRAMES, ..., INDEX (%zu chunks)", n);
+	ok(n == 11 && ch[0].type == 4 && ch[1].type == 1 && ch[2].type == 1 && ch[3].type == 2 &&
+	   ch[n - 1].type == 3,
+	   "the file is HEADER, SCHEMA twice, FRAMES, ..., INDEX (%zu chunks)", n);
 	path_of(cut, "cut.snap");
 	for (i = 0; i < n; i++) {
-		size_t at[3] = {ch[i].off + 5, ch[i].off + 12 + ch[i].len / 2, ch[i].off + 12 + ch[i].len - 1};
+		size_t at[3] = {ch[i].off + 5, ch[i].off + 20 + ch[i].len / 2, ch[i].off + 20 + ch[i].len - 1};
 		size_t k;
 
 		for (k = 0; k < 3; k++) {
@@ -364,14 +411,14 @@ static void test_truncation(void)
 				good = r && snap_nticks(r) == frames_seen &&
 				       has(warning, "%s: truncated chunk", cut) &&
 				       has(warning, "at offset %zu", ch[i].off) &&
-				       has(warning, "kept %zu tick", frames_seen) &&
+				       has(warning, "kept %zu of %zu tick", frames_seen, frames_seen) &&
 				       ticks_matching(r) == frames_seen;
 			}
 			if (!good) {
 				all_ok = 0;
 				printf("# cut at %zu: %s\n", at[k], r ? warning : cause);
 			}
-			if (i == 3 && k == 1)
+			if (i == 5 && k == 1)
 				printf("# e.g. %s\n", warning);
 			checked++;
 			snap_free(r);
@@ -388,9 +435,11 @@ static void test_truncation(void)
 
 		spit(cut, p, ch[n - 1].off);
 		r = snap_open(cut, &cause, &warning);
-		ok(r && !warning && snap_nticks(r) == 5, "a file without its INDEX (cut at a chunk boundary) "
-		   "opens cleanly with every tick");
+		ok(r && snap_nticks(r) == 5 && has(warning, "%s: the recording was cut short", cut) &&
+		   has(warning, "kept 5 of 5 ticks"), "a file without its INDEX (cut at a chunk "
+		   "boundary) opens with every tick, and says it was cut short: %s", warning);
 		snap_free(r);
+		free(warning);
 		spit(cut, p, 13);
 		r = snap_open(cut, &cause, &warning);
 		ok(!r && has(cause, "truncated header"), "a cut inside the header is an error: %s", cause);
@@ -399,35 +448,179 @@ static void test_truncation(void)
 	free(p);
 }
 
-/* Check a flipped byte inside a FRAMES chunk is caught by its CRC. */
+/* Check a flipped byte inside a FRAMES chunk costs that tick only, and is said. */
 static void test_flip(void)
 {
 	char path[256], bad[256];
 	char *cause = NULL, *warning = NULL;
 	struct snap_reader *r;
 	struct chunk ch[32];
-	size_t len;
+	size_t len, n, f0, f2;
 	uint8_t *p;
 
 	record(path_of(path, "flip.snap"), 5, 0);
 	p = slurp(path, &len);
-	chunks_of(p, len, ch, 32);
-	/* chunks: SCHEMA, FRAMES 0, FRAMES 1, SCHEMA, FRAMES 2, ... */
-	p[ch[4].off + 12 + ch[4].len / 2] ^= 0x10;
+	n = chunks_of(p, len, ch, 32);
+	f0 = nth_chunk(ch, n, 2, 0);
+	f2 = nth_chunk(ch, n, 2, 2);
+	p[ch[f2].off + 20 + ch[f2].len / 2] ^= 0x10;
 	spit(path_of(bad, "flip-bad.snap"), p, len);
 	r = snap_open(bad, &cause, &warning);
-	ok(r && snap_nticks(r) == 2 && has(warning, "%s: bad CRC in FRAMES chunk at offset %zu", bad,
-					   ch[4].off) && has(warning, "kept 2 ticks"),
-	   "a flipped byte in tick 2: %s", warning);
+	ok(r && snap_nticks(r) == 4 && has(warning, "%s: bad CRC in FRAMES chunk at offset %zu", bad,
+					   ch[f2].off) && has(warning, "kept 4 of 5 ticks"),
+	   "a flipped byte in tick 3 costs that tick: %s", warning);
 	snap_free(r);
 	free(warning);
-	p[ch[4].off + 12 + ch[4].len / 2] ^= 0x10;
-	p[ch[1].off + 12 + 3] ^= 0x01;
+	p[ch[f2].off + 20 + ch[f2].len / 2] ^= 0x10;
+	p[ch[f0].off + 20 + 3] ^= 0x01;
 	spit(bad, p, len);
 	r = snap_open(bad, &cause, &warning);
-	ok(!r && has(cause, "%s: bad CRC in FRAMES chunk at offset %zu", bad, ch[1].off),
-	   "a flipped byte in the first tick is an error: %s", cause);
-	free(cause);
+	ok(r && snap_nticks(r) == 4 && has(warning, "bad CRC in FRAMES chunk at offset %zu", ch[f0].off),
+	   "a flipped byte in the first tick costs that tick only: %s", warning);
+	snap_free(r);
+	free(warning);
+	p[ch[f0].off + 20 + 3] ^= 0x01;
+	p[ch[f0].off + 6] ^= 0x40;	/* its type */
+	spit(bad, p, len);
+	r = snap_open(bad, &cause, &warning);
+	ok(r && snap_nticks(r) == 4 && has(warning, "damaged chunk head at offset %zu", ch[f0].off),
+	   "a changed chunk type is caught by the head's CRC: %s", warning);
+	snap_free(r);
+	free(warning);
+	free(p);
+}
+
+/* Read every tick of r into out (as many as fit); return how many read. */
+static size_t read_all(struct snap_reader *r, struct tick *out, size_t max)
+{
+	size_t i, n = 0;
+	char *cause = NULL;
+
+	for (i = 0; i < snap_nticks(r) && n < max; i++) {
+		if (snap_read_tick(r, i, &out[n], &cause) == 0) {
+			n++;
+		} else {
+			free(cause);
+			cause = NULL;
+		}
+	}
+	return n;
+}
+
+/*
+ * Flip one bit of each byte of the recording at path (bit k % 8 of byte k)
+ * and check every flip costs at most one tick, is said, and
+ * leaves every other tick exactly as recorded.  Return the failures.
+ */
+static unsigned sweep(const char *path, const char *scratch, unsigned *flips)
+{
+	struct tick want[16], got[16];
+	char *cause = NULL, *warning = NULL;
+	struct snap_reader *orig = snap_open(path, &cause, &warning), *r;
+	size_t len, nwant, k, i, j, n;
+	uint8_t *p = slurp(path, &len), flipped;
+	unsigned bad = 0;
+	int fd, good;
+
+	nwant = orig ? read_all(orig, want, 16) : 0;
+	spit(scratch, p, len);
+	fd = open(scratch, O_WRONLY);
+	for (k = 0; k < len; k++) {
+		/* The scratch copy differs from the recording in byte k only. */
+		flipped = p[k] ^ (uint8_t)(1u << (k % 8));
+		if (pwrite(fd, &flipped, 1, (off_t)k) != 1 ||
+		    (k && pwrite(fd, &p[k - 1], 1, (off_t)k - 1) != 1))
+			break;
+		(*flips)++;
+		r = snap_open(scratch, &cause, &warning);
+		n = r ? read_all(r, got, 16) : 0;
+		good = r && warning && n + 1 >= nwant && n == snap_nticks(r);
+		/* Every tick read is the one recorded at its time, to the last cell. */
+		for (i = 0, j = 0; good && i < n; i++) {
+			while (j < nwant && want[j].t_ns != got[i].t_ns)
+				j++;
+			good = j < nwant && tick_eq(&want[j], &got[i]);
+		}
+		if (!good && bad++ < 5)
+			printf("# flip at byte %zu: %zu of %zu ticks; %s\n", k, n, nwant,
+			       r ? (warning ? warning : "no warning") : cause);
+		for (i = 0; i < n; i++)
+			tick_done(&got[i]);
+		snap_free(r);
+		free(cause);
+		free(warning);
+		cause = warning = NULL;
+	}
+	close(fd);
+	for (i = 0; i < nwant; i++)
+		tick_done(&want[i]);
+	snap_free(orig);
+	free(p);
+	return nwant && *flips == len ? bad : bad + 1;
+}
+
+/* Check a flip anywhere in a recording costs at most the chunk it hits. */
+static void test_flip_sweep(void)
+{
+	char path[256], scratch[256], real[512];
+	const char *top = getenv("LATOP_TOP");
+	unsigned flips = 0, bad;
+
+	record(path_of(path, "sweep.snap"), 3, 0);
+	bad = sweep(path, path_of(scratch, "sweep-flipped.snap"), &flips);
+	ok(bad == 0, "%u flips, one in every byte of a 3-tick recording: each is said, costs at most "
+	   "one tick, and the rest read back exact (%u failed)", flips, bad);
+	snprintf(real, sizeof(real), "%s/tests/data/sweep/syscalls.snap", top ? top : ".");
+	flips = 0;
+	bad = sweep(real, scratch, &flips);
+	ok(bad == 0, "%u flips, one in every byte of a real recording (tests/data/sweep): each is said, "
+	   "costs at most one tick, and the rest read back exact (%u failed)", flips, bad);
+}
+
+/* Check a tick written twice is kept once, and ticks moved are read in order. */
+static void test_order(void)
+{
+	char path[256], bad[256];
+	char *cause = NULL, *warning = NULL;
+	struct snap_reader *r;
+	struct chunk ch[32];
+	size_t len, n, f0, f4, i;
+	uint8_t *p, *q;
+
+	record(path_of(path, "order.snap"), 5, 0);
+	p = slurp(path, &len);
+	n = chunks_of(p, len, ch, 32);
+	f0 = nth_chunk(ch, n, 2, 1);
+	spit(path_of(bad, "order-twice.snap"), p, len);
+	append_chunk(bad, 2, p + ch[f0].off + 20, ch[f0].len);
+	r = snap_open(bad, &cause, &warning);
+	ok(r && snap_nticks(r) == 5 && ticks_matching(r) == 5 &&
+	   has(warning, "repeats tick 2 (offset %zu); skipped", ch[f0].off),
+	   "a FRAMES chunk appended twice is counted once, and said: %s", warning);
+	snap_free(r);
+	free(warning);
+
+	/* Swap the first and the last tick (the last is larger: pad the first's place). */
+	f0 = nth_chunk(ch, n, 2, 0);
+	f4 = nth_chunk(ch, n, 2, 4);
+	q = malloc(len);
+	memcpy(q, p, ch[f0].off);
+	i = ch[f0].off;
+	memcpy(q + i, p + ch[f4].off, 20 + ch[f4].len);
+	i += 20 + ch[f4].len;
+	memcpy(q + i, p + ch[f0].off + 20 + ch[f0].len, ch[f4].off - (ch[f0].off + 20 + ch[f0].len));
+	i += ch[f4].off - (ch[f0].off + 20 + ch[f0].len);
+	memcpy(q + i, p + ch[f0].off, 20 + ch[f0].len);
+	i += 20 + ch[f0].len;
+	memcpy(q + i, p + ch[f4].off + 20 + ch[f4].len, len - (ch[f4].off + 20 + ch[f4].len));
+	spit(bad, q, len);
+	r = snap_open(bad, &cause, &warning);
+	ok(r && snap_nticks(r) == 5 && ticks_matching(r) == 5 &&
+	   has(warning, "2 ticks were out of place in the file; read in the order written"),
+	   "the first and last ticks swapped are read in the order written, and said: %s", warning);
+	snap_free(r);
+	free(warning);
+	free(q);
 	free(p);
 }
 
@@ -437,24 +630,47 @@ static void test_versions(void)
 	char path[256], bad[256], want[512];
 	char *cause = NULL, *warning = NULL;
 	struct snap_reader *r;
+	struct chunk ch[16];
 	size_t len;
 	uint8_t *p;
 
 	record(path_of(path, "ver.snap"), 2, 0);
 	p = slurp(path, &len);
-	p[8] = 2;
-	spit(path_of(bad, "v2.snap"), p, len);
+	chunks_of(p, len, ch, 16);
+	p[8] = 3;
+	spit(path_of(bad, "v3.snap"), p, len);
 	r = snap_open(bad, &cause, &warning);
-	ok(!r, "major version 2 is refused");
-	snprintf(want, sizeof(want), "%s: unsupported snapshot version 2.0 (this latop reads 1.x)", bad);
-	ok(cause && !strcmp(cause, want), "the message says which versions: %s", cause);
-	free(cause);
-	p[8] = 1;
-	p[10] = 7;
+	ok(r && snap_nticks(r) == 2 && has(warning, "unsupported snapshot version 3.0") &&
+	   has(warning, "took its copy at offset %zu", ch[0].off),
+	   "a version byte changed by damage is mended from the header's copy: %s", warning);
+	snap_free(r);
+	free(warning);
+	/* A real version 3 file says 3 in the copy too. */
+	p[ch[0].off + 20] = 3;
+	set_crcs(p, ch[0].off, ch[0].len);
 	spit(bad, p, len);
 	r = snap_open(bad, &cause, &warning);
-	ok(r && snap_nticks(r) == 2 && !warning, "a newer minor version (1.7) still opens");
+	ok(!r, "major version 3 is refused");
+	snprintf(want, sizeof(want), "%s: unsupported snapshot version 3.0 (this latop reads 1.x "
+		 "and 2.x)", bad);
+	ok(cause && !strcmp(cause, want), "the message says which versions: %s", cause);
+	free(cause);
+	p[8] = 2;
+	p[ch[0].off + 20] = 2;
+	p[10] = 7;
+	p[ch[0].off + 22] = 7;
+	set_crcs(p, ch[0].off, ch[0].len);
+	spit(bad, p, len);
+	r = snap_open(bad, &cause, &warning);
+	ok(r && snap_nticks(r) == 2 && !warning, "a newer minor version (2.7) still opens");
 	snap_free(r);
+	memcpy(p + 2, "XX", 2);
+	spit(bad, p, len);
+	r = snap_open(bad, &cause, &warning);
+	ok(r && snap_nticks(r) == 2 && has(warning, "bad magic"),
+	   "a damaged magic is mended from the header's copy: %s", warning);
+	snap_free(r);
+	free(warning);
 	spit(path_of(bad, "magic.snap"), (const uint8_t *)"#!/bin/sh\necho hi\n", 18);
 	snprintf(want, sizeof(want), "%s: not a latop snapshot (bad magic at offset 0)", bad);
 	r = snap_open(bad, &cause, &warning);
@@ -470,16 +686,208 @@ static void test_versions(void)
 	free(p);
 }
 
-/* Append a chunk with a correct CRC to a file. */
-static void append_chunk(const char *path, uint32_t type, const uint8_t *payload, uint32_t len)
+/*
+ * Open path and read its first tick in a child process; return what that
+ * cost in peak resident memory (MiB), with the error in cause (malloc'd).
+ */
+static long open_measured(const char *path, char **cause)
 {
-	FILE *f = fopen(path, "ab");
-	uint32_t crc = (uint32_t)crc32(0, payload, len);
-	uint32_t hdr[3] = {type, len, crc};	/* x86_64 is little-endian */
+	char buf[1024] = "";
+	int fds[2];
+	ssize_t got;
+	long mib = -1;
 
-	fwrite(hdr, 4, 3, f);
-	fwrite(payload, 1, len, f);
-	fclose(f);
+	if (pipe(fds))
+		return -1;
+	if (fork() == 0) {
+		struct rusage ru;
+		long before;
+		char *why = NULL, *warning = NULL;
+		struct snap_reader *r;
+		struct tick t;
+
+		getrusage(RUSAGE_SELF, &ru);
+		before = ru.ru_maxrss;
+		r = snap_open(path, &why, &warning);
+		if (r && snap_read_tick(r, 0, &t, &why) == 0)
+			why = strdup("read");
+		getrusage(RUSAGE_SELF, &ru);
+		dprintf(fds[1], "%ld %s", (ru.ru_maxrss - before) / 1024, why ? why : "");
+		_exit(0);
+	}
+	close(fds[1]);
+	got = read(fds[0], buf, sizeof(buf) - 1);
+	close(fds[0]);
+	wait(NULL);
+	buf[got > 0 ? got : 0] = '\0';
+	sscanf(buf, "%ld", &mib);
+	*cause = strdup(strchr(buf, ' ') ? strchr(buf, ' ') + 1 : buf);
+	return mib;
+}
+
+static const struct field bomb_fields[] = {
+	{"lat", FT_HIST, 0, "ns", "latency"},
+};
+static const struct schema bomb_schema = {"bomb", "one histogram a row", 1, bomb_fields};
+
+/* Start path as a recording (HEADER copy only) whose table 0 is bomb_schema. */
+static void bomb_file(const char *path)
+{
+	struct wbuf b;
+	char tmp[300];
+
+	record(path, 0, 1);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	rename(tmp, path);
+	wbuf_init(&b);
+	wbuf_varint(&b, 0);
+	wbuf_str(&b, "bomb", 64);
+	wbuf_str(&b, "", 64);
+	wbuf_varint(&b, 1);
+	wbuf_str(&b, "lat", 64);
+	wbuf_u8(&b, FT_HIST);
+	wbuf_varint(&b, 0);
+	wbuf_str(&b, "ns", 64);
+	wbuf_str(&b, "", 64);
+	append_chunk(path, 1, b.p, (uint32_t)b.len);
+	wbuf_done(&b);
+}
+
+/*
+ * Check a few KB cannot make a reader allocate gigabytes: a tick of a
+ * million empty histograms (7 MB that zstd packs into a few KB, 4.5 GB as
+ * histograms) is refused before its rows are allocated, and a chunk that
+ * claims more than the format allows is never read into memory.
+ */
+static void test_bombs(void)
+{
+	char path[256];
+	char *cause = NULL;
+	struct wbuf raw, pay;
+	struct hist h;
+	uint8_t enc[64], *z;
+	size_t n, zn, i;
+	long mib;
+	int fd;
+
+	bomb_file(path_of(path, "bomb.snap"));
+	hist_init(&h);
+	n = hist_encode(&h, enc, sizeof(enc));
+	wbuf_init(&raw);
+	wbuf_varint(&raw, 1);
+	wbuf_varint(&raw, 0);
+	for (i = 0; i < 8; i++)
+		wbuf_varint(&raw, 0);	/* t_ns, dt_ns, 6 stats */
+	wbuf_varint(&raw, 1000000);
+	for (i = 0; i < 1000000; i++) {
+		wbuf_u8(&raw, 1);
+		wbuf_bytes(&raw, enc, n);
+	}
+	z = malloc(ZSTD_compressBound(raw.len));
+	zn = ZSTD_compress(z, ZSTD_compressBound(raw.len), raw.p, raw.len, 19);
+	wbuf_init(&pay);
+	wbuf_u64(&pay, 1700000000000000000ull);
+	wbuf_u64(&pay, 0);
+	wbuf_u32(&pay, (uint32_t)raw.len);
+	wbuf_u8(&pay, 1);
+	wbuf_bytes(&pay, z, zn);
+	append_chunk(path, 2, pay.p, (uint32_t)pay.len);
+	mib = open_measured(path, &cause);
+	ok(mib >= 0 && mib < 128 && has(cause, "decoding needs more than"),
+	   "a %zu-byte tick that decodes to 4.5 GB is refused, peak memory +%ld MiB: %s", zn, mib,
+	   cause);
+	free(cause);
+	wbuf_done(&raw);
+	wbuf_done(&pay);
+	free(z);
+
+	/* A chunk head claiming 300 MB in a sparse 400 MB file; one claiming 200 MB. */
+	for (i = 0; i < 2; i++) {
+		uint32_t hdr[5] = {0x4b48434c, 2, i ? 200u << 20 : 300u << 20, 0};
+		struct stat st;
+
+		bomb_file(path);
+		stat(path, &st);
+		hdr[4] = (uint32_t)crc32(0, (const uint8_t *)hdr, 16);
+		fd = open(path, O_WRONLY);
+		if (pwrite(fd, hdr, sizeof(hdr), st.st_size) != sizeof(hdr) ||
+		    ftruncate(fd, 400 << 20))
+			printf("# could not make the sparse file\n");
+		close(fd);
+		mib = open_measured(path, &cause);
+		ok(mib >= 0 && mib < 32 &&
+		   has(cause, i ? "bad CRC in FRAMES chunk at offset %lld" :
+		       "FRAMES chunk at offset %lld has 314572800 bytes (the limit is",
+		       (long long)st.st_size), "a sparse file whose chunk claims %u MB is refused, peak "
+		   "memory +%ld MiB: %s", i ? 200 : 300, mib, cause);
+		free(cause);
+	}
+}
+
+/* Check a FIFO or a directory is refused at once, not read (or waited on). */
+static void test_not_files(void)
+{
+	char path[256];
+	char *cause = NULL, *warning = NULL;
+	struct snap_reader *r;
+
+	mkfifo(path_of(path, "fifo.snap"), 0600);
+	alarm(10);
+	r = snap_open(path, &cause, &warning);
+	alarm(0);
+	ok(!r && has(cause, "%s: not a regular file (a FIFO)", path), "a FIFO: %s", cause);
+	free(cause);
+	r = snap_open(dir, &cause, &warning);
+	ok(!r && has(cause, "not a regular file (a directory)"), "a directory: %s", cause);
+	free(cause);
+	r = snap_open("/dev/zero", &cause, &warning);
+	ok(!r && has(cause, "not a regular file (a character device)"), "/dev/zero: %s", cause);
+	free(cause);
+}
+
+/*
+ * Check a tick that compresses too well to tell from a memory bomb is
+ * stored, not compressed, and reads back whole.
+ */
+static void test_stored(void)
+{
+	char path[256];
+	char *cause = NULL, *warning = NULL;
+	struct snap_writer *w = snap_create(path_of(path, "stored.snap"), NULL, &cause);
+	struct snap_reader *r;
+	struct chunk ch[8];
+	struct tick t, got;
+	struct frame *f;
+	struct hist h;
+	size_t len, n, k;
+	uint8_t *p;
+	int rc;
+
+	tick_init(&t, 1700000000000000000ull);
+	f = frame_new(&bomb_schema, t.t_ns, 1000000000ull);
+	hist_init(&h);
+	hist_add(&h, 1000);
+	for (k = 0; k < 20000; k++)
+		cell_set_hist(&frame_add_row(f)[0], &h);
+	tick_add(&t, f);
+	rc = w ? snap_write_tick(w, &t, &cause) : -1;
+	if (!rc)
+		rc = snap_close(w, &cause);
+	p = slurp(path, &len);
+	n = chunks_of(p, len, ch, 8);
+	k = nth_chunk(ch, n, 2, 0);
+	ok(rc == 0 && k < n && p[ch[k].off + 20 + 20] == 0,
+	   "20000 equal histograms (95 MB in memory) are stored uncompressed (%u bytes)",
+	   k < n ? ch[k].len : 0);
+	r = snap_open(path, &cause, &warning);
+	rc = r ? snap_read_tick(r, 0, &got, &cause) : -1;
+	ok(rc == 0 && got.nframes == 1 && got.frames[0]->nrows == 20000 &&
+	   got.frames[0]->cells[19999].h->count == 1, "... and read back whole");
+	if (!rc)
+		tick_done(&got);
+	tick_done(&t);
+	snap_free(r);
+	free(p);
 }
 
 /* Check sizes read from a file are limited, with the offset named. */
@@ -516,16 +924,19 @@ static void test_limits(void)
 	free(cause);
 }
 
-/* Append a FRAMES chunk (tick time, declared length, zstd bytes) with a correct CRC. */
-static void append_frames(const char *path, uint64_t t_ns, uint32_t raw_len, const uint8_t *z,
-			  size_t zlen)
+/* Append a FRAMES chunk (tick time, sequence number, declared length, zstd bytes). */
+static void append_frames(const char *path, uint64_t t_ns, uint64_t seq, uint32_t raw_len,
+			  const uint8_t *z, size_t zlen)
 {
-	uint8_t payload[256];
+	uint8_t *payload = malloc(21 + zlen);
 
 	memcpy(payload, &t_ns, 8);
-	memcpy(payload + 8, &raw_len, 4);
-	memcpy(payload + 12, z, zlen);
-	append_chunk(path, 2, payload, (uint32_t)(12 + zlen));
+	memcpy(payload + 8, &seq, 8);
+	memcpy(payload + 16, &raw_len, 4);
+	payload[20] = 1;	/* zstd */
+	memcpy(payload + 21, z, zlen);
+	append_chunk(path, 2, payload, (uint32_t)(21 + zlen));
+	free(payload);
 }
 
 /*
@@ -535,7 +946,7 @@ static void append_frames(const char *path, uint64_t t_ns, uint32_t raw_len, con
  */
 static void test_undecodable(void)
 {
-	char path[256], tmp[256], bad[256];
+	char path[256], bad[256];
 	char *cause = NULL, *warning = NULL;
 	struct snap_reader *r;
 	struct source *s;
@@ -548,29 +959,33 @@ static void test_undecodable(void)
 	/* A zstd frame of 10 bytes whose one compressed block claims 31 literals in 4 bytes. */
 	static const uint8_t bad_block[] = {0x28, 0xb5, 0x2f, 0xfd, 0x20, 10,
 					    (uint8_t)(1 | 2 << 1 | 4 << 3), 0, 0, 0xf8, 1, 2, 3};
-	/* One frame of table id 1, whose SCHEMA chunk comes only after this tick. */
-	static const uint8_t later_table[] = {1, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0};
+	/* One frame of table id 5, which the file has no SCHEMA chunk for. */
+	static const uint8_t later_table[] = {1, 5, 0, 0, 0, 0, 0, 0, 0, 0, 0};
 	size_t zn = ZSTD_compress(z, sizeof(z), later_table, sizeof(later_table), 3);
 
-	/* chunks of 3 ticks: SCHEMA calls, FRAMES 0, FRAMES 1, SCHEMA disks, FRAMES 2 */
-	record(path_of(path, "undec.snap"), 3, 1);
-	p = slurp(path_of(tmp, "undec.snap.tmp"), &len);
+	/* chunks of 3 ticks: HEADER, SCHEMA calls twice, FRAMES 0, FRAMES 1,
+	 * SCHEMA disks twice, FRAMES 2 */
+	record(path_of(path, "undec.snap"), 3, 0);
+	p = slurp(path, &len);
 	chunks_of(p, len, ch, 32);
 	path_of(bad, "undec-bad.snap");
-	spit(bad, p, ch[3].off);
+	spit(bad, p, ch[5].off);
 	stat(bad, &st);
 	x1 = (size_t)st.st_size;
-	append_frames(bad, 1700000001500000000ull, 10, bad_block, sizeof(bad_block));
+	append_frames(bad, 1700000001500000000ull, 2, 10, bad_block, sizeof(bad_block));
 	stat(bad, &st);
 	x2 = (size_t)st.st_size;
-	append_frames(bad, 1700000001700000000ull, sizeof(later_table), z, zn);
-	append_chunk(bad, 1, p + ch[3].off + 12, ch[3].len);
-	append_chunk(bad, 2, p + ch[4].off + 12, ch[4].len);
+	append_frames(bad, 1700000001700000000ull, 3, sizeof(later_table), z, zn);
+	append_chunk(bad, 1, p + ch[5].off + 20, ch[5].len);
+	/* The last tick, now the fifth: its sequence number 4. */
+	p[ch[7].off + 20 + 8] = 4;
+	append_chunk(bad, 2, p + ch[7].off + 20, ch[7].len);
+	append_chunk(bad, 3, (const uint8_t *)"\x05", 1);
 
 	r = snap_open(bad, &cause, &warning);
 	ok(r && !warning && snap_nticks(r) == 5 && snap_info(r)->t_last_ns == 1700000002000000000ull,
 	   "undecodable FRAMES chunks with right CRCs open: 5 ticks, no warning (%s)",
-	   r ? "opened" : cause);
+	   r ? (warning ? warning : "opened") : cause);
 	if (!r)
 		exit(1);
 	good = 1;
@@ -589,8 +1004,8 @@ static void test_undecodable(void)
 	free(cause);
 	rc = snap_read_tick(r, 3, &t, &cause);
 	ok(rc == -1 && has(cause, "%s: tick 4 of 5 at offset %zu: corrupt FRAMES payload: ", bad, x2) &&
-	   has(cause, "table id 1 has no SCHEMA chunk before it"),
-	   "a table whose SCHEMA chunk comes later fails on read: %s", cause);
+	   has(cause, "table id 5 has no SCHEMA chunk"),
+	   "a table the file has no SCHEMA chunk for fails on read: %s", cause);
 	free(cause);
 	make_tick(&want, 2);
 	rc = snap_read_tick(r, 4, &t, &cause);
@@ -620,15 +1035,16 @@ static void test_undecodable(void)
 	ok(s && source_read(s, &t, 0, &cause) == 2, "... and then the end");
 	source_close(s);
 
-	/* A declared length the zstd frame header contradicts is still caught at open. */
-	spit(bad, p, ch[2].off);
-	append_frames(bad, 1700000001500000000ull, 11, bad_block, sizeof(bad_block));
+	/* A declared length the zstd frame header contradicts is caught before decompressing. */
+	spit(bad, p, ch[4].off);
+	append_frames(bad, 1700000001500000000ull, 1, 11, bad_block, sizeof(bad_block));
 	r = snap_open(bad, &cause, &warning);
-	ok(r && snap_nticks(r) == 1 &&
-	   has(warning, "%s: bad zstd frame (11 bytes declared, frame says 10", bad) &&
-	   has(warning, "in FRAMES chunk at offset %zu", ch[2].off) && has(warning, "kept 1 tick"),
-	   "a FRAMES chunk whose zstd header disagrees stops the scan: %s", warning);
+	rc = r ? snap_read_tick(r, 1, &t, &cause) : 0;
+	ok(r && snap_nticks(r) == 2 && rc == -1 &&
+	   has(cause, "%s: tick 2 of 2 at offset %zu: bad zstd frame (11 bytes declared, frame says 10",
+	       bad, ch[4].off), "a FRAMES chunk whose zstd header disagrees fails on read: %s", cause);
 	snap_free(r);
+	free(cause);
 	free(warning);
 	free(p);
 }
@@ -689,8 +1105,13 @@ int main(void)
 	test_killed();
 	test_truncation();
 	test_flip();
+	test_flip_sweep();
+	test_order();
 	test_versions();
 	test_limits();
+	test_bombs();
+	test_not_files();
+	test_stored();
 	test_undecodable();
 	test_replay();
 	if (fork() == 0)
