@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../core/json.h"
 #include "../core/xalloc.h"
 #include "probe.h"
 #include "perf_event.h"
@@ -96,25 +97,6 @@ void probe_set_run_stats(bool on)
 bool probe_run_stats(void)
 {
 	return run_stats;
-}
-
-/* Print s as a JSON string. */
-static void json_str(FILE *out, const char *s)
-{
-	if (!s) {
-		fputs("null", out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"' || *s == '\\')
-			fprintf(out, "\\%c", *s);
-		else if ((unsigned char)*s < 0x20)
-			fprintf(out, "\\u%04x", *s);
-		else
-			fputc(*s, out);
-	}
-	fputc('"', out);
 }
 
 /* Print one probe's tables and stages. */

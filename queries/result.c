@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "../core/fmt.h"
+#include "../core/json.h"
 #include "../core/xalloc.h"
 #include "ast.h"
 
@@ -49,27 +50,6 @@ static void result_real(FILE *out, double d)
 	fputs(strcmp(buf, "-0") ? buf : "0", out);
 }
 
-/* Print a string as a JSON string. */
-static void result_json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char c = (unsigned char)*s;
-
-		if (c == '"' || c == '\\')
-			fprintf(out, "\\%c", c);
-		else if (c == '\n')
-			fputs("\\n", out);
-		else if (c == '\t')
-			fputs("\\t", out);
-		else if (c < 0x20)
-			fprintf(out, "\\u%04x", c);
-		else
-			fputc(c, out);
-	}
-	fputc('"', out);
-}
-
 /* Print a histogram as a JSON object of its non-empty buckets. */
 static void result_json_hist(FILE *out, const struct hist *h)
 {
@@ -104,7 +84,7 @@ static void result_json_val(FILE *out, const struct result_col *c, const struct 
 	if (v->null)
 		fputs("null", out);
 	else if (c->type == FT_STR || c->type == FT_IP)
-		result_json_str(out, v->s ? v->s : "");
+		json_str(out, v->s ? v->s : "");
 	else if (c->type == FT_HIST)
 		result_json_hist(out, v->h);
 	else
@@ -213,7 +193,7 @@ void result_print(FILE *out, const struct result *r, enum result_format fmt)
 				continue;
 			}
 			fputs(j ? "," : "", out);
-			result_json_str(out, r->cols[j].name);
+			json_str(out, r->cols[j].name);
 			fputc(':', out);
 			result_json_val(out, &r->cols[j], &row[j]);
 		}
