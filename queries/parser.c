@@ -1,7 +1,6 @@
 /* Parse query text into the AST by recursive descent (DESIGN.md section 4). */
 #include <arpa/inet.h>
 #include <ctype.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -87,27 +86,54 @@ static int parse_field(struct parser *p, struct fref *f, const char *what)
 	return 0;
 }
 
-/* Scale the number in text (digits[.digits]unit) into v. */
+/*
+ * Return mult * 0.DIGITS (the n digits at frac) rounded to the nearest whole
+ * number, halves up: the digits are multiplied from the last one up, so any
+ * number of them is exact.  mult is at most an hour in ns, so no step
+ * overflows.
+ */
+static uint64_t parse_fraction(const char *frac, size_t n, uint64_t mult)
+{
+	uint64_t carry = 0, v = 0;
+
+	while (n--) {
+		v = (uint64_t)(frac[n] - '0') * mult + carry;
+		carry = v / 10;
+	}
+	return carry + (v % 10 >= 5);
+}
+
+/* Fail with "too large" at t, saying the largest value of unit kind u. */
+static int parse_too_large(struct parser *p, const struct token *t, enum ukind u)
+{
+	error_set(p->err, t->pos, t->len, "number '%.60s' is too large: at most %s", t->text,
+		  u == U_DUR ? "18446744073709551615ns (about 584 years)" :
+		  u == U_SIZE ? "18446744073709551615 bytes (16 EiB)" : "18446744073709551615");
+	return -1;
+}
+
+/* Scale the number in text (digits[.digits]unit) into v, exactly: leading
+ * zeros and any number of decimals are fine, a fraction is rounded to the
+ * unit's nanosecond or byte. */
 static int parse_number(struct parser *p, const struct token *t, struct value *v)
 {
 	static const struct { const char *name; enum ukind kind; uint64_t mult; } units[] = {
 		{"ns", U_DUR, 1}, {"us", U_DUR, 1000}, {"ms", U_DUR, 1000000},
 		{"s", U_DUR, 1000000000ULL}, {"m", U_DUR, 60000000000ULL},
+		{"h", U_DUR, 3600000000000ULL},
 		{"B", U_SIZE, 1}, {"K", U_SIZE, 1ULL << 10}, {"KiB", U_SIZE, 1ULL << 10},
 		{"M", U_SIZE, 1ULL << 20}, {"MiB", U_SIZE, 1ULL << 20},
 		{"G", U_SIZE, 1ULL << 30}, {"GiB", U_SIZE, 1ULL << 30},
 	};
-	const char *s = t->text, *unit;
-	size_t nd = strspn(s, "0123456789"), i;
-	uint64_t mult = 1;
-	bool frac = false;
-	double d;
+	const char *s = t->text, *unit, *frac = NULL;
+	size_t nd = strspn(s, "0123456789"), nf = 0, i;
+	uint64_t mult = 1, whole = 0, part;
 
 	if (s[nd] == '.' && isdigit((unsigned char)s[nd + 1])) {
-		frac = true;
-		nd += 1 + strspn(s + nd + 1, "0123456789");
+		frac = s + nd + 1;
+		nf = strspn(frac, "0123456789");
 	}
-	unit = s + nd;
+	unit = frac ? frac + nf : s + nd;
 	v->kind = V_NUM;
 	v->unit = U_NONE;
 	if (*unit) {
@@ -121,17 +147,20 @@ static int parse_number(struct parser *p, const struct token *t, struct value *v
 		v->unit = units[i].kind;
 		mult = units[i].mult;
 	}
-	d = strtod(s, NULL) * (double)mult;
 	if (frac && !*unit) {
 		error_set(p->err, t->pos, t->len,
 			  "'%.60s' is not a whole number; give it a unit (e.g. %.60sms)", s, s);
 		return -1;
 	}
-	if (nd > 20 || d >= 18446744073709551615.0) {
-		error_set(p->err, t->pos, t->len, "number '%.60s' is too large", s);
-		return -1;
+	for (i = 0; i < nd; i++) {
+		if (whole > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
+			return parse_too_large(p, t, v->unit);
+		whole = whole * 10 + (uint64_t)(s[i] - '0');
 	}
-	v->u = frac ? (uint64_t)llround(d) : strtoull(s, NULL, 10) * mult;
+	part = frac ? parse_fraction(frac, nf, mult) : 0;
+	if (whole > UINT64_MAX / mult || whole * mult > UINT64_MAX - part)
+		return parse_too_large(p, t, v->unit);
+	v->u = whole * mult + part;
 	return 0;
 }
 
@@ -517,7 +546,7 @@ static int parse_dur(struct parser *p, uint64_t *out, char **raw, bool zero_ok)
 		return -1;
 	if (v.unit != U_DUR) {
 		error_set(p->err, t->pos, t->len,
-			  "'%.40s' needs a duration with a unit (ns us ms s m), not '%.60s'",
+			  "'%.40s' needs a duration with a unit (ns us ms s m h), not '%.60s'",
 			  prev(p)->text, t->text);
 		return -1;
 	}
@@ -539,7 +568,8 @@ static int parse_sample(struct parser *p, struct query *q)
 	char *end;
 	unsigned long long v;
 
-	if (one->kind != TK_NUMBER || strcmp(one->text, "1") || slash->kind != TK_SLASH ||
+	if (one->kind != TK_NUMBER || strcmp(one->text + strspn(one->text, "0"), "1") ||
+	    slash->kind != TK_SLASH ||
 	    n->kind != TK_NUMBER)
 		return expected(p, "1/N (e.g. sample 1/100)");
 	v = strtoull(n->text, &end, 10);
