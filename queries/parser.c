@@ -12,6 +12,9 @@ struct parser {
 	struct lexer lx;
 	size_t i;
 	struct query_error *err;
+	int depth;		/* parentheses and NOTs around the current token */
+	size_t npreds;		/* comparisons so far */
+	uint64_t regex_pieces;	/* of the regexes so far (queries/regex.c) */
 };
 
 static const char *const parser_clauses[] = {"from", "where", "group", "show", "order", "limit"};
@@ -257,6 +260,16 @@ static int parse_value(struct parser *p, struct value *v, const char *what)
 
 static struct pred *parse_or(struct parser *p);
 
+/* Fail with a message at token t if one more list entry would pass max. */
+static int parse_room(struct parser *p, const struct token *t, size_t n, size_t max,
+		      const char *what)
+{
+	if (n < max)
+		return 0;
+	error_set(p->err, t->pos, t->len ? t->len : 1, "more than %zu %s", max, what);
+	return -1;
+}
+
 /* Make an AND/OR/NOT node. */
 static struct pred *pred_node(enum pred_kind kind, struct pred *l, struct pred *r)
 {
@@ -276,6 +289,8 @@ static int parse_in(struct parser *p, struct pred *n)
 		return expected(p, "'('");
 	next(p);
 	for (;;) {
+		if (parse_room(p, peek(p), n->nvals, QUERY_MAX_VALUES, "values in one IN list"))
+			return -1;
 		n->vals = xreallocarray(n->vals, n->nvals + 1, sizeof(*n->vals));
 		n->nvals++;
 		if (parse_value(p, &n->vals[n->nvals - 1], "a value"))
@@ -290,6 +305,42 @@ static int parse_in(struct parser *p, struct pred *n)
 	return 0;
 }
 
+/*
+ * Check the size of regex '/re/' (or '/re' when unclosed: binding says so)
+ * at v, adding its pieces to the query's: regcomp takes memory that grows
+ * with them (queries/regex.c).
+ */
+static int parse_regex(struct parser *p, const struct value *v)
+{
+	size_t n = strlen(v->s);
+	char *body = xstrndup(v->s + 1, n - 1 - (n > 1 && v->s[n - 1] == '/'));
+	uint64_t pieces;
+	int depth;
+
+	regex_measure(body, &pieces, &depth);
+	free(body);
+	if (depth > QUERY_MAX_DEPTH) {
+		error_set(p->err, v->pos, v->len, "regex '%.60s' nests groups more than %d deep",
+			  v->s, QUERY_MAX_DEPTH);
+		return -1;
+	}
+	if (p->regex_pieces + pieces > QUERY_MAX_REGEX) {
+		if (p->regex_pieces)
+			error_set(p->err, v->pos, v->len,
+				  "regex '%.60s' is too big: with the query's other regexes, "
+				  "repetitions written out make %llu pieces (at most %d)", v->s,
+				  (unsigned long long)(p->regex_pieces + pieces), QUERY_MAX_REGEX);
+		else
+			error_set(p->err, v->pos, v->len,
+				  "regex '%.60s' is too big: its repetitions written out make "
+				  "%llu pieces (at most %d)", v->s, (unsigned long long)pieces,
+				  QUERY_MAX_REGEX);
+		return -1;
+	}
+	p->regex_pieces += pieces;
+	return 0;
+}
+
 /* Parse a comparison: field op value | field in (...) | field ~ 'pattern'. */
 static struct pred *parse_leaf(struct parser *p)
 {
@@ -297,7 +348,8 @@ static struct pred *parse_leaf(struct parser *p)
 	struct token *t;
 	char msg[160];
 
-	if (parse_field(p, &n->f, "a field name"))
+	if (parse_room(p, peek(p), p->npreds++, QUERY_MAX_PREDS, "comparisons in WHERE") ||
+	    parse_field(p, &n->f, "a field name"))
 		goto fail;
 	t = peek(p);
 	n->oppos = t->pos;
@@ -327,6 +379,8 @@ static struct pred *parse_leaf(struct parser *p)
 		}
 		parse_value(p, &n->vals[0], "a pattern");
 		n->regex = n->vals[0].s[0] == '/';
+		if (n->regex && parse_regex(p, &n->vals[0]))
+			goto fail;
 		return n;
 	}
 	for (n->op = CMP_EQ; n->op <= CMP_GE; n->op++)
@@ -342,28 +396,44 @@ fail:
 	return NULL;
 }
 
-/* Parse NOT, parentheses and comparisons. */
-static struct pred *parse_unary(struct parser *p)
+static struct pred *parse_unary(struct parser *p);
+
+/* Parse what NOT or '(' (the current token) opens, one level deeper. */
+static struct pred *parse_nested(struct parser *p)
 {
+	struct token *t = next(p);
 	struct pred *n;
 
-	if (take_kw(p, "not")) {
+	if (p->depth == QUERY_MAX_DEPTH) {
+		error_set(p->err, t->pos, t->len, "more than %d levels of parentheses and NOT",
+			  QUERY_MAX_DEPTH);
+		return NULL;
+	}
+	p->depth++;
+	if (t->kind != TK_LPAREN) {
 		n = parse_unary(p);
-		return n ? pred_node(P_NOT, n, NULL) : NULL;
-	}
-	if (peek(p)->kind == TK_LPAREN) {
+		n = n ? pred_node(P_NOT, n, NULL) : NULL;
+	} else if ((n = parse_or(p)) && peek(p)->kind != TK_RPAREN) {
+		expected(p, "')'");
+		ast_pred_free(n);
+		n = NULL;
+	} else if (n) {
 		next(p);
-		n = parse_or(p);
-		if (!n)
-			return NULL;
-		if (peek(p)->kind != TK_RPAREN) {
-			expected(p, "')'");
-			ast_pred_free(n);
-			return NULL;
-		}
-		next(p);
-		return n;
 	}
+	p->depth--;
+	return n;
+}
+
+/*
+ * Parse NOT, parentheses and comparisons.  Nesting is limited (QUERY_MAX_DEPTH)
+ * and so are comparisons (QUERY_MAX_PREDS): every walk of the tree
+ * (binding, pushdown, evaluation, printing, freeing) recurses at most
+ * that many levels plus one per comparison.
+ */
+static struct pred *parse_unary(struct parser *p)
+{
+	if (lexer_is(peek(p), "not") || peek(p)->kind == TK_LPAREN)
+		return parse_nested(p);
 	return parse_leaf(p);
 }
 
@@ -467,6 +537,8 @@ static int parse_show(struct parser *p, struct query *q)
 {
 	q->has_show = true;
 	for (;;) {
+		if (parse_room(p, peek(p), q->nshow, QUERY_MAX_SHOW, "columns in SHOW"))
+			return -1;
 		q->show = xreallocarray(q->show, q->nshow + 1, sizeof(*q->show));
 		if (parse_item(p, &q->show[q->nshow], "a field or function", false)) {
 			ast_item_done(&q->show[q->nshow]);
@@ -486,6 +558,8 @@ static int parse_group(struct parser *p, struct query *q)
 		return expected(p, "'by'");
 	q->has_group = true;
 	for (;;) {
+		if (parse_room(p, peek(p), q->ngroup, QUERY_MAX_GROUP, "fields in GROUP BY"))
+			return -1;
 		q->group = xreallocarray(q->group, q->ngroup + 1, sizeof(*q->group));
 		memset(&q->group[q->ngroup], 0, sizeof(*q->group));
 		if (parse_field(p, &q->group[q->ngroup], "a field name"))
@@ -703,17 +777,37 @@ static int parse_query(struct parser *p, struct query *q)
 	return 0;
 }
 
-/* Parse text into a query; NULL with *err on a syntax error. */
+/* Fail unless q's canonical text fits QUERY_MAX_TEXT, so it parses again. */
+static int parse_canon_fits(const struct query *q, struct query_error *err)
+{
+	char *text = query_text(q);
+	size_t n = strlen(text);
+
+	free(text);
+	if (n <= QUERY_MAX_TEXT)
+		return 0;
+	error_set(err, 0, 1, "query too long: %zu bytes written out in canonical form (at most %d)",
+		  n, QUERY_MAX_TEXT);
+	return -1;
+}
+
+/* Parse text into a query; NULL with *err on a syntax error or past a limit. */
 struct query *query_parse(const char *text, struct query_error *err)
 {
 	struct parser p = {.err = err};
+	size_t n = strlen(text);
 	struct query *q;
 
 	memset(err, 0, sizeof(*err));
+	if (n > QUERY_MAX_TEXT) {
+		error_set(err, QUERY_MAX_TEXT, 1, "query too long: %zu bytes (at most %d)", n,
+			  QUERY_MAX_TEXT);
+		return NULL;
+	}
 	if (lexer_run(&p.lx, text, err))
 		return NULL;
 	q = ast_query_new();
-	if (parse_query(&p, q)) {
+	if (parse_query(&p, q) || parse_canon_fits(q, err)) {
 		query_free(q);
 		q = NULL;
 	}
