@@ -675,7 +675,14 @@ static int parse_option(struct parser *p, struct query *q, int o)
 	case OPT_WINDOW:
 		return parse_dur(p, &q->opts.window_ns, &q->optraw[o], false);
 	case OPT_EVERY:
-		return parse_dur(p, &q->opts.every_ns, &q->optraw[o], false);
+		if (parse_dur(p, &q->opts.every_ns, &q->optraw[o], false))
+			return -1;
+		if (q->opts.every_ns < QUERY_MIN_EVERY_NS) {
+			error_set(p->err, prev(p)->pos, prev(p)->len,
+				  "'every' must be at least 10ms, the shortest tick");
+			return -1;
+		}
+		return 0;
 	case OPT_THRESHOLD:
 		return parse_dur(p, &q->opts.threshold_ns, &q->optraw[o], true);
 	case OPT_SAMPLE:

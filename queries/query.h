@@ -43,6 +43,7 @@ struct query_opts {
 #define QUERY_MAX_SHOW 256		/* SHOW items */
 #define QUERY_MAX_GROUP 32		/* GROUP BY fields */
 #define QUERY_MAX_REGEX 1000		/* pieces of all regexes, repetitions written out */
+#define QUERY_MIN_EVERY_NS 10000000ULL	/* EVERY: 10ms, the shortest tick (as -i) */
 
 struct query *query_parse(const char *text, struct query_error *err);
 void query_free(struct query *q);

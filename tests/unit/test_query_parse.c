@@ -105,6 +105,8 @@ static const struct {
 		"most 18446744073709551615"},
 	{"where size > 17179869183.9999999999G", "column 14: number '17179869183.9999999999G' is too "
 		"large: at most 18446744073709551615 bytes (16 EiB)"},
+	{"every 9ms", "column 7: 'every' must be at least 10ms, the shortest tick"},
+	{"every 0.0099999994s", "column 7: 'every' must be at least 10ms, the shortest tick"},
 	{"show count as", "column 14: expected a column name after 'as'"},
 	{"order by count up", "column 16: unexpected 'up' after the query"},
 	{"where comm == \"x\"", "column 15: strings use single quotes: 'text'"},
@@ -203,6 +205,9 @@ int main(void)
 		   q ? "" : err.msg);
 		query_free(q);
 	}
+	q = query_parse("every 10ms", &err);
+	ok(q && query_options(q)->every_ns == QUERY_MIN_EVERY_NS, "every 10ms, the shortest tick, is fine");
+	query_free(q);
 	check_canon("limit 00000000000000000000000001 buffer 000000000000000000000000064 sample 001/8",
 		    "limit 1 sample 1/8 buffer 64");
 	q = query_parse("from syscalls", &err);
