@@ -285,13 +285,18 @@ static struct pred *pred_node(enum pred_kind kind, struct pred *l, struct pred *
 /* Parse the IN list after "field in". */
 static int parse_in(struct parser *p, struct pred *n)
 {
+	size_t cap = 0;
+
 	if (peek(p)->kind != TK_LPAREN)
 		return expected(p, "'('");
 	next(p);
 	for (;;) {
 		if (parse_room(p, peek(p), n->nvals, QUERY_MAX_VALUES, "values in one IN list"))
 			return -1;
-		n->vals = xreallocarray(n->vals, n->nvals + 1, sizeof(*n->vals));
+		if (n->nvals == cap) {
+			cap = cap ? 2 * cap : 8;
+			n->vals = xreallocarray(n->vals, cap, sizeof(*n->vals));
+		}
 		n->nvals++;
 		if (parse_value(p, &n->vals[n->nvals - 1], "a value"))
 			return -1;
