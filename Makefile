@@ -140,7 +140,8 @@ $(OUTPUT)/bench/%: bench/%.c
 $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(HDRS) $(SKELS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined -D_GNU_SOURCE \
+	$(Q)$(CLANG) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
+		-fno-sanitize-recover=undefined -D_GNU_SOURCE \
 		-I$(OUTPUT) -I. $(shell pkg-config --cflags ncursesw 2>/dev/null) $< \
 		$(filter core/%.c queries/%.c probes/%_schema.c,$(LIB_SRCS)) \
 		$(LIBS) -o $@
@@ -169,10 +170,27 @@ check-vm:
 	$(Q)$(MAKE) --no-print-directory tests-build
 	$(Q)./tests/run.sh vm
 
+# Each fuzzer runs for FUZZ_SECONDS (default 30) or FUZZ_RUNS inputs (default
+# no limit), whichever ends first, on inputs of up to FUZZ_MAX_LEN bytes
+# (default 65536, the longest query), with tests/fuzz/NAME.dict when there is
+# one.  An input that takes over 10 s or 2 GB is a finding, as are a crash
+# and undefined behaviour; it is saved in $(OUTPUT)/fuzz/ and the log's end
+# is shown.  The full log is
+# $(OUTPUT)/fuzz/NAME.log; new inputs go to $(OUTPUT)/fuzz/corpus/NAME.
 fuzz: $(FUZZ_BINS)
 	$(Q)for f in $(FUZZ_BINS); do n=$$(basename $$f); echo "fuzz: $$n"; \
 		mkdir -p $(OUTPUT)/fuzz/corpus/$$n; \
-		$$f -max_total_time=$${FUZZ_SECONDS:-30} $(OUTPUT)/fuzz/corpus/$$n tests/fuzz/corpus/$$n || exit 1; done
+		dict=; [ -f tests/fuzz/$$n.dict ] && dict=-dict=tests/fuzz/$$n.dict; \
+		$$f -max_len=$${FUZZ_MAX_LEN:-65536} -rss_limit_mb=2048 -timeout=10 \
+			-max_total_time=$${FUZZ_SECONDS:-30} -runs=$${FUZZ_RUNS:--1} \
+			-print_final_stats=1 -artifact_prefix=$(OUTPUT)/fuzz/ $$dict \
+			$(OUTPUT)/fuzz/corpus/$$n tests/fuzz/corpus/$$n > $(OUTPUT)/fuzz/$$n.log 2>&1; \
+		rc=$$?; \
+		runs=$$(sed -n 's/^stat::number_of_executed_units: *//p' $(OUTPUT)/fuzz/$$n.log); \
+		rate=$$(sed -n 's/^stat::average_exec_per_sec: *//p' $(OUTPUT)/fuzz/$$n.log); \
+		rss=$$(sed -n 's/^stat::peak_rss_mb: *//p' $(OUTPUT)/fuzz/$$n.log); \
+		echo "fuzz: $$n: $${runs:-?} executions, $${rate:-?} exec/s, peak RSS $${rss:-?} MB"; \
+		if [ $$rc -ne 0 ]; then tail -n 40 $(OUTPUT)/fuzz/$$n.log; exit 1; fi; done
 
 .PHONY: bench-nvme
 bench-nvme:

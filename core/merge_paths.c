@@ -409,7 +409,9 @@ static void pjoin_finish(void *st, struct tick *out)
 	struct index by_key, by_owner;
 	size_t i;
 
-	qsort(pj->calls, pj->ncalls, sizeof(*pj->calls), call_cmp);
+	/* Requests that made no call (calls is still NULL) have nothing to sort. */
+	if (pj->ncalls)
+		qsort(pj->calls, pj->ncalls, sizeof(*pj->calls), call_cmp);
 	index_build(&by_key, pj, true);
 	index_build(&by_owner, pj, false);
 	for (i = 0; i < pj->ncalls; i++) {

@@ -174,6 +174,12 @@ void baseline_reset(struct baseline *b);
 /* Return PART_KEY if schema s has FF_PART fields and no field of that name, else NULL. */
 const char *bind_part_key(const struct schema *s);
 
+/* regex.c */
+/* Measure regex re (the text between the slashes): its pieces once its
+ * repetitions are written out, and how deep its groups nest (counting
+ * stops at QUERY_MAX_DEPTH + 1). */
+void regex_measure(const char *re, uint64_t *pieces, int *depth);
+
 /* error.c */
 void error_set(struct query_error *err, int pos, int len, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));

@@ -1,7 +1,6 @@
 /* Parse query text into the AST by recursive descent (DESIGN.md section 4). */
 #include <arpa/inet.h>
 #include <ctype.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -13,6 +12,9 @@ struct parser {
 	struct lexer lx;
 	size_t i;
 	struct query_error *err;
+	int depth;		/* parentheses and NOTs around the current token */
+	size_t npreds;		/* comparisons so far */
+	uint64_t regex_pieces;	/* of the regexes so far (queries/regex.c) */
 };
 
 static const char *const parser_clauses[] = {"from", "where", "group", "show", "order", "limit"};
@@ -87,27 +89,54 @@ static int parse_field(struct parser *p, struct fref *f, const char *what)
 	return 0;
 }
 
-/* Scale the number in text (digits[.digits]unit) into v. */
+/*
+ * Return mult * 0.DIGITS (the n digits at frac) rounded to the nearest whole
+ * number, halves up: the digits are multiplied from the last one up, so any
+ * number of them is exact.  mult is at most an hour in ns, so no step
+ * overflows.
+ */
+static uint64_t parse_fraction(const char *frac, size_t n, uint64_t mult)
+{
+	uint64_t carry = 0, v = 0;
+
+	while (n--) {
+		v = (uint64_t)(frac[n] - '0') * mult + carry;
+		carry = v / 10;
+	}
+	return carry + (v % 10 >= 5);
+}
+
+/* Fail with "too large" at t, saying the largest value of unit kind u. */
+static int parse_too_large(struct parser *p, const struct token *t, enum ukind u)
+{
+	error_set(p->err, t->pos, t->len, "number '%.60s' is too large: at most %s", t->text,
+		  u == U_DUR ? "18446744073709551615ns (about 584 years)" :
+		  u == U_SIZE ? "18446744073709551615 bytes (16 EiB)" : "18446744073709551615");
+	return -1;
+}
+
+/* Scale the number in text (digits[.digits]unit) into v, exactly: leading
+ * zeros and any number of decimals are fine, a fraction is rounded to the
+ * unit's nanosecond or byte. */
 static int parse_number(struct parser *p, const struct token *t, struct value *v)
 {
 	static const struct { const char *name; enum ukind kind; uint64_t mult; } units[] = {
 		{"ns", U_DUR, 1}, {"us", U_DUR, 1000}, {"ms", U_DUR, 1000000},
 		{"s", U_DUR, 1000000000ULL}, {"m", U_DUR, 60000000000ULL},
+		{"h", U_DUR, 3600000000000ULL},
 		{"B", U_SIZE, 1}, {"K", U_SIZE, 1ULL << 10}, {"KiB", U_SIZE, 1ULL << 10},
 		{"M", U_SIZE, 1ULL << 20}, {"MiB", U_SIZE, 1ULL << 20},
 		{"G", U_SIZE, 1ULL << 30}, {"GiB", U_SIZE, 1ULL << 30},
 	};
-	const char *s = t->text, *unit;
-	size_t nd = strspn(s, "0123456789"), i;
-	uint64_t mult = 1;
-	bool frac = false;
-	double d;
+	const char *s = t->text, *unit, *frac = NULL;
+	size_t nd = strspn(s, "0123456789"), nf = 0, i;
+	uint64_t mult = 1, whole = 0, part;
 
 	if (s[nd] == '.' && isdigit((unsigned char)s[nd + 1])) {
-		frac = true;
-		nd += 1 + strspn(s + nd + 1, "0123456789");
+		frac = s + nd + 1;
+		nf = strspn(frac, "0123456789");
 	}
-	unit = s + nd;
+	unit = frac ? frac + nf : s + nd;
 	v->kind = V_NUM;
 	v->unit = U_NONE;
 	if (*unit) {
@@ -121,17 +150,20 @@ static int parse_number(struct parser *p, const struct token *t, struct value *v
 		v->unit = units[i].kind;
 		mult = units[i].mult;
 	}
-	d = strtod(s, NULL) * (double)mult;
 	if (frac && !*unit) {
 		error_set(p->err, t->pos, t->len,
 			  "'%.60s' is not a whole number; give it a unit (e.g. %.60sms)", s, s);
 		return -1;
 	}
-	if (nd > 20 || d >= 18446744073709551615.0) {
-		error_set(p->err, t->pos, t->len, "number '%.60s' is too large", s);
-		return -1;
+	for (i = 0; i < nd; i++) {
+		if (whole > (UINT64_MAX - (uint64_t)(s[i] - '0')) / 10)
+			return parse_too_large(p, t, v->unit);
+		whole = whole * 10 + (uint64_t)(s[i] - '0');
 	}
-	v->u = frac ? (uint64_t)llround(d) : strtoull(s, NULL, 10) * mult;
+	part = frac ? parse_fraction(frac, nf, mult) : 0;
+	if (whole > UINT64_MAX / mult || whole * mult > UINT64_MAX - part)
+		return parse_too_large(p, t, v->unit);
+	v->u = whole * mult + part;
 	return 0;
 }
 
@@ -228,6 +260,16 @@ static int parse_value(struct parser *p, struct value *v, const char *what)
 
 static struct pred *parse_or(struct parser *p);
 
+/* Fail with a message at token t if one more list entry would pass max. */
+static int parse_room(struct parser *p, const struct token *t, size_t n, size_t max,
+		      const char *what)
+{
+	if (n < max)
+		return 0;
+	error_set(p->err, t->pos, t->len ? t->len : 1, "more than %zu %s", max, what);
+	return -1;
+}
+
 /* Make an AND/OR/NOT node. */
 static struct pred *pred_node(enum pred_kind kind, struct pred *l, struct pred *r)
 {
@@ -243,11 +285,18 @@ static struct pred *pred_node(enum pred_kind kind, struct pred *l, struct pred *
 /* Parse the IN list after "field in". */
 static int parse_in(struct parser *p, struct pred *n)
 {
+	size_t cap = 0;
+
 	if (peek(p)->kind != TK_LPAREN)
 		return expected(p, "'('");
 	next(p);
 	for (;;) {
-		n->vals = xreallocarray(n->vals, n->nvals + 1, sizeof(*n->vals));
+		if (parse_room(p, peek(p), n->nvals, QUERY_MAX_VALUES, "values in one IN list"))
+			return -1;
+		if (n->nvals == cap) {
+			cap = cap ? 2 * cap : 8;
+			n->vals = xreallocarray(n->vals, cap, sizeof(*n->vals));
+		}
 		n->nvals++;
 		if (parse_value(p, &n->vals[n->nvals - 1], "a value"))
 			return -1;
@@ -261,6 +310,42 @@ static int parse_in(struct parser *p, struct pred *n)
 	return 0;
 }
 
+/*
+ * Check the size of regex '/re/' (or '/re' when unclosed: binding says so)
+ * at v, adding its pieces to the query's: regcomp takes memory that grows
+ * with them (queries/regex.c).
+ */
+static int parse_regex(struct parser *p, const struct value *v)
+{
+	size_t n = strlen(v->s);
+	char *body = xstrndup(v->s + 1, n - 1 - (n > 1 && v->s[n - 1] == '/'));
+	uint64_t pieces;
+	int depth;
+
+	regex_measure(body, &pieces, &depth);
+	free(body);
+	if (depth > QUERY_MAX_DEPTH) {
+		error_set(p->err, v->pos, v->len, "regex '%.60s' nests groups more than %d deep",
+			  v->s, QUERY_MAX_DEPTH);
+		return -1;
+	}
+	if (p->regex_pieces + pieces > QUERY_MAX_REGEX) {
+		if (p->regex_pieces)
+			error_set(p->err, v->pos, v->len,
+				  "regex '%.60s' is too big: with the query's other regexes, "
+				  "repetitions written out make %llu pieces (at most %d)", v->s,
+				  (unsigned long long)(p->regex_pieces + pieces), QUERY_MAX_REGEX);
+		else
+			error_set(p->err, v->pos, v->len,
+				  "regex '%.60s' is too big: its repetitions written out make "
+				  "%llu pieces (at most %d)", v->s, (unsigned long long)pieces,
+				  QUERY_MAX_REGEX);
+		return -1;
+	}
+	p->regex_pieces += pieces;
+	return 0;
+}
+
 /* Parse a comparison: field op value | field in (...) | field ~ 'pattern'. */
 static struct pred *parse_leaf(struct parser *p)
 {
@@ -268,7 +353,8 @@ static struct pred *parse_leaf(struct parser *p)
 	struct token *t;
 	char msg[160];
 
-	if (parse_field(p, &n->f, "a field name"))
+	if (parse_room(p, peek(p), p->npreds++, QUERY_MAX_PREDS, "comparisons in WHERE") ||
+	    parse_field(p, &n->f, "a field name"))
 		goto fail;
 	t = peek(p);
 	n->oppos = t->pos;
@@ -298,6 +384,8 @@ static struct pred *parse_leaf(struct parser *p)
 		}
 		parse_value(p, &n->vals[0], "a pattern");
 		n->regex = n->vals[0].s[0] == '/';
+		if (n->regex && parse_regex(p, &n->vals[0]))
+			goto fail;
 		return n;
 	}
 	for (n->op = CMP_EQ; n->op <= CMP_GE; n->op++)
@@ -313,28 +401,44 @@ fail:
 	return NULL;
 }
 
-/* Parse NOT, parentheses and comparisons. */
-static struct pred *parse_unary(struct parser *p)
+static struct pred *parse_unary(struct parser *p);
+
+/* Parse what NOT or '(' (the current token) opens, one level deeper. */
+static struct pred *parse_nested(struct parser *p)
 {
+	struct token *t = next(p);
 	struct pred *n;
 
-	if (take_kw(p, "not")) {
+	if (p->depth == QUERY_MAX_DEPTH) {
+		error_set(p->err, t->pos, t->len, "more than %d levels of parentheses and NOT",
+			  QUERY_MAX_DEPTH);
+		return NULL;
+	}
+	p->depth++;
+	if (t->kind != TK_LPAREN) {
 		n = parse_unary(p);
-		return n ? pred_node(P_NOT, n, NULL) : NULL;
-	}
-	if (peek(p)->kind == TK_LPAREN) {
+		n = n ? pred_node(P_NOT, n, NULL) : NULL;
+	} else if ((n = parse_or(p)) && peek(p)->kind != TK_RPAREN) {
+		expected(p, "')'");
+		ast_pred_free(n);
+		n = NULL;
+	} else if (n) {
 		next(p);
-		n = parse_or(p);
-		if (!n)
-			return NULL;
-		if (peek(p)->kind != TK_RPAREN) {
-			expected(p, "')'");
-			ast_pred_free(n);
-			return NULL;
-		}
-		next(p);
-		return n;
 	}
+	p->depth--;
+	return n;
+}
+
+/*
+ * Parse NOT, parentheses and comparisons.  Nesting is limited (QUERY_MAX_DEPTH)
+ * and so are comparisons (QUERY_MAX_PREDS): every walk of the tree
+ * (binding, pushdown, evaluation, printing, freeing) recurses at most
+ * that many levels plus one per comparison.
+ */
+static struct pred *parse_unary(struct parser *p)
+{
+	if (lexer_is(peek(p), "not") || peek(p)->kind == TK_LPAREN)
+		return parse_nested(p);
 	return parse_leaf(p);
 }
 
@@ -438,6 +542,8 @@ static int parse_show(struct parser *p, struct query *q)
 {
 	q->has_show = true;
 	for (;;) {
+		if (parse_room(p, peek(p), q->nshow, QUERY_MAX_SHOW, "columns in SHOW"))
+			return -1;
 		q->show = xreallocarray(q->show, q->nshow + 1, sizeof(*q->show));
 		if (parse_item(p, &q->show[q->nshow], "a field or function", false)) {
 			ast_item_done(&q->show[q->nshow]);
@@ -457,6 +563,8 @@ static int parse_group(struct parser *p, struct query *q)
 		return expected(p, "'by'");
 	q->has_group = true;
 	for (;;) {
+		if (parse_room(p, peek(p), q->ngroup, QUERY_MAX_GROUP, "fields in GROUP BY"))
+			return -1;
 		q->group = xreallocarray(q->group, q->ngroup + 1, sizeof(*q->group));
 		memset(&q->group[q->ngroup], 0, sizeof(*q->group));
 		if (parse_field(p, &q->group[q->ngroup], "a field name"))
@@ -517,7 +625,7 @@ static int parse_dur(struct parser *p, uint64_t *out, char **raw, bool zero_ok)
 		return -1;
 	if (v.unit != U_DUR) {
 		error_set(p->err, t->pos, t->len,
-			  "'%.40s' needs a duration with a unit (ns us ms s m), not '%.60s'",
+			  "'%.40s' needs a duration with a unit (ns us ms s m h), not '%.60s'",
 			  prev(p)->text, t->text);
 		return -1;
 	}
@@ -539,7 +647,8 @@ static int parse_sample(struct parser *p, struct query *q)
 	char *end;
 	unsigned long long v;
 
-	if (one->kind != TK_NUMBER || strcmp(one->text, "1") || slash->kind != TK_SLASH ||
+	if (one->kind != TK_NUMBER || strcmp(one->text + strspn(one->text, "0"), "1") ||
+	    slash->kind != TK_SLASH ||
 	    n->kind != TK_NUMBER)
 		return expected(p, "1/N (e.g. sample 1/100)");
 	v = strtoull(n->text, &end, 10);
@@ -571,7 +680,14 @@ static int parse_option(struct parser *p, struct query *q, int o)
 	case OPT_WINDOW:
 		return parse_dur(p, &q->opts.window_ns, &q->optraw[o], false);
 	case OPT_EVERY:
-		return parse_dur(p, &q->opts.every_ns, &q->optraw[o], false);
+		if (parse_dur(p, &q->opts.every_ns, &q->optraw[o], false))
+			return -1;
+		if (q->opts.every_ns < QUERY_MIN_EVERY_NS) {
+			error_set(p->err, prev(p)->pos, prev(p)->len,
+				  "'every' must be at least 10ms, the shortest tick");
+			return -1;
+		}
+		return 0;
 	case OPT_THRESHOLD:
 		return parse_dur(p, &q->opts.threshold_ns, &q->optraw[o], true);
 	case OPT_SAMPLE:
@@ -673,17 +789,37 @@ static int parse_query(struct parser *p, struct query *q)
 	return 0;
 }
 
-/* Parse text into a query; NULL with *err on a syntax error. */
+/* Fail unless q's canonical text fits QUERY_MAX_TEXT, so it parses again. */
+static int parse_canon_fits(const struct query *q, struct query_error *err)
+{
+	char *text = query_text(q);
+	size_t n = strlen(text);
+
+	free(text);
+	if (n <= QUERY_MAX_TEXT)
+		return 0;
+	error_set(err, 0, 1, "query too long: %zu bytes written out in canonical form (at most %d)",
+		  n, QUERY_MAX_TEXT);
+	return -1;
+}
+
+/* Parse text into a query; NULL with *err on a syntax error or past a limit. */
 struct query *query_parse(const char *text, struct query_error *err)
 {
 	struct parser p = {.err = err};
+	size_t n = strlen(text);
 	struct query *q;
 
 	memset(err, 0, sizeof(*err));
+	if (n > QUERY_MAX_TEXT) {
+		error_set(err, QUERY_MAX_TEXT, 1, "query too long: %zu bytes (at most %d)", n,
+			  QUERY_MAX_TEXT);
+		return NULL;
+	}
 	if (lexer_run(&p.lx, text, err))
 		return NULL;
 	q = ast_query_new();
-	if (parse_query(&p, q)) {
+	if (parse_query(&p, q) || parse_canon_fits(q, err)) {
 		query_free(q);
 		q = NULL;
 	}

@@ -29,6 +29,22 @@ struct query_opts {
 	char *baseline;		/* BASELINE 'file', or NULL: see baseline.c */
 };
 
+/*
+ * What one query may hold (man/latop-query.7, LIMITS).  A query past one is
+ * refused with an error naming it, so no query can exhaust the stack (the
+ * WHERE tree is walked recursively) or the memory (a regex's bounded
+ * repetitions are written out by regcomp).  The canonical text
+ * (query_text) of a query within them is within them too, so it parses again.
+ */
+#define QUERY_MAX_TEXT 65536		/* bytes, as written and in canonical form */
+#define QUERY_MAX_DEPTH 64		/* nested parentheses and NOTs; groups in a regex */
+#define QUERY_MAX_PREDS 256		/* comparisons in WHERE */
+#define QUERY_MAX_VALUES 1024		/* values in one IN list */
+#define QUERY_MAX_SHOW 256		/* SHOW items */
+#define QUERY_MAX_GROUP 32		/* GROUP BY fields */
+#define QUERY_MAX_REGEX 1000		/* pieces of all regexes, repetitions written out */
+#define QUERY_MIN_EVERY_NS 10000000ULL	/* EVERY: 10ms, the shortest tick (as -i) */
+
 struct query *query_parse(const char *text, struct query_error *err);
 void query_free(struct query *q);
 /* Refine base with text typed in the TUI: a full query replaces base; a

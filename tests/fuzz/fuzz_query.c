@@ -1,12 +1,43 @@
-/* libFuzzer target: parse any text; if it parses, bind, print, re-parse, refine and push down. */
+/*
+ * libFuzzer target: parse any text; if it parses, bind, print, re-parse,
+ * refine and push down, and run it over the unit tests' syscalls fixture
+ * (tests/unit/fixture.h) when it binds to that table and reads no BASELINE.
+ */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "probes/syscalls_schema.h"
 #include "probes/block_schema.h"
 #include "queries/query.h"
+#include "tests/unit/fixture.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+/* Run bound query q over the fixture's ticks (built once) and print the result. */
+static void run_fixture(const struct query *q)
+{
+	static struct tick ticks[FIXTURE_TICKS];
+	static FILE *out;
+	struct query_error err;
+	struct query_run *r;
+	struct result *res;
+	unsigned k;
+
+	if (!out) {
+		out = fopen("/dev/null", "w");
+		for (k = 0; k < FIXTURE_TICKS; k++)
+			fixture_tick(&ticks[k], k);
+	}
+	if (query_options(q)->baseline || !(r = query_run_new(q, &err)))
+		return;
+	for (k = 0; k < FIXTURE_TICKS; k++)
+		query_run_add(r, &ticks[k]);
+	res = query_run_result(r);
+	result_print(out, res, RF_TEXT);
+	result_free(res);
+	query_run_free(r);
+}
 
 /* Exercise the whole front end on one input. */
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -38,10 +69,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	again = query_text(q2);
 	if (strcmp(canon, again))
 		abort();
-	if (!query_bind(q, &syscalls_schema, &err))
+	if (!query_bind(q, &syscalls_schema, &err)) {
 		query_pushdown(q, &f);
-	else
+		run_fixture(q);
+	} else {
 		query_error_format(text, &err, buf, sizeof(buf));
+	}
 	/* The block table: stages with histograms, dev and op by name. */
 	if (!query_bind(q, &block_schema, &err))
 		query_pushdown(q, &f);

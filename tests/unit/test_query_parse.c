@@ -23,6 +23,25 @@ static const char *const examples[] = {
 	"",
 };
 
+/* Durations read exactly: leading zeros, any number of decimals rounded to
+ * the nanosecond (halves up), hours. */
+static const struct {
+	const char *text;
+	uint64_t ns;
+} durations[] = {
+	{"threshold 1.9999999999999999999999s", 2000000000ULL},
+	{"threshold 00000000000000000000000001s", 1000000000ULL},
+	{"threshold 0.4999999999999999999999999999999ns", 0},
+	{"threshold 0.5ns", 1},
+	{"threshold 1.0000000004999999999999999999s", 1000000000ULL},
+	{"threshold 1.0000000005s", 1000000001ULL},
+	{"threshold 1.5h", 5400000000000ULL},
+	{"threshold 0.000000000000277777777777777777777777778h", 1},
+	{"threshold 5124095h", 18446742000000000000ULL},
+	{"threshold 18446744073709551615ns", UINT64_MAX},
+	{"threshold 18446744073.709551615s", UINT64_MAX},
+};
+
 /* Parse text, returning its canonical form (or the error line). */
 static char *canon(const char *text)
 {
@@ -72,13 +91,22 @@ static const struct {
 	{"where pid ! 1", "column 11: unexpected '!' (use '!=' or 'not')"},
 	{"where (pid == 1", "column 16: expected ')' after '1'"},
 	{"where and", "column 7: expected a field name after 'where'"},
-	{"window 5 ", "column 8: 'window' needs a duration with a unit (ns us ms s m), not '5'"},
+	{"window 5 ", "column 8: 'window' needs a duration with a unit (ns us ms s m h), not '5'"},
 	{"window 5s window 6s", "column 11: 'window' given twice"},
 	{"sample 10", "column 8: expected 1/N (e.g. sample 1/100) after 'sample'"},
 	{"buffer 4K", "column 8: 'buffer' takes a plain number, not '4K'"},
 	{"limit x", "column 7: expected a number after 'limit'"},
 	{"baseline x", "column 10: expected a quoted file name after 'baseline'"},
-	{"where lat > 99999999999999999999999s", "column 13: number '99999999999999999999999s' is too large"},
+	{"where lat > 99999999999999999999999s", "column 13: number '99999999999999999999999s' is too "
+		"large: at most 18446744073709551615ns (about 584 years)"},
+	{"where lat > 18446744073.7095516155s", "column 13: number '18446744073.7095516155s' is too "
+		"large: at most 18446744073709551615ns (about 584 years)"},
+	{"limit 18446744073709551616", "column 7: number '18446744073709551616' is too large: at "
+		"most 18446744073709551615"},
+	{"where size > 17179869183.9999999999G", "column 14: number '17179869183.9999999999G' is too "
+		"large: at most 18446744073709551615 bytes (16 EiB)"},
+	{"every 9ms", "column 7: 'every' must be at least 10ms, the shortest tick"},
+	{"every 0.0099999994s", "column 7: 'every' must be at least 10ms, the shortest tick"},
 	{"show count as", "column 14: expected a column name after 'as'"},
 	{"order by count up", "column 16: unexpected 'up' after the query"},
 	{"where comm == \"x\"", "column 15: strings use single quotes: 'text'"},
@@ -170,6 +198,18 @@ int main(void)
 	   !strcmp(query_options(q)->baseline, "b.latop"), "options are read with their units");
 	ok(q && !query_table(q), "a fragment has no table");
 	query_free(q);
+	for (i = 0; i < sizeof(durations) / sizeof(durations[0]); i++) {
+		q = query_parse(durations[i].text, &err);
+		ok(q && query_options(q)->threshold_ns == durations[i].ns, "'%s' is %llu ns%s%s",
+		   durations[i].text, (unsigned long long)durations[i].ns, q ? "" : ": ",
+		   q ? "" : err.msg);
+		query_free(q);
+	}
+	q = query_parse("every 10ms", &err);
+	ok(q && query_options(q)->every_ns == QUERY_MIN_EVERY_NS, "every 10ms, the shortest tick, is fine");
+	query_free(q);
+	check_canon("limit 00000000000000000000000001 buffer 000000000000000000000000064 sample 001/8",
+		    "limit 1 sample 1/8 buffer 64");
 	q = query_parse("from syscalls", &err);
 	ok(q && query_options(q)->window_ns == 5000000000ULL && query_options(q)->every_ns ==
 	   1000000000ULL && query_options(q)->sample_n == 1 && !query_options(q)->baseline,
