@@ -776,7 +776,9 @@ static int poll_source(struct screen *s, int wait_ms)
 		if (s->opts->replay) {
 			s->at_end = true;
 			s->playing = false;
-			screen_status(s, ROLE_STATUS, "end of the recording: g or Space to start over");
+			/* A warning still showing (a damaged file's) says more. */
+			if (!status_shown(s) || s->status_role != ROLE_ERROR)
+				screen_status(s, ROLE_STATUS, "end of the recording: g or Space to start over");
 		} else {
 			s->src_done = true;
 			screen_status(s, ROLE_ERROR, "the source stopped: %s", cause ? cause : "end of data");
@@ -821,8 +823,8 @@ static void say_add(char **say, const char *text)
 
 /*
  * Pick the theme (the option, else the rc file's theme=, else default) and
- * say at once what the user must know: the rc file's warnings (said on
- * stderr too, by core/config.c) and the theme's.
+ * say at once what the user must know: the recording's damage, the rc
+ * file's warnings (said on stderr too, by core/config.c) and the theme's.
  */
 static void theme_choose(struct screen *s)
 {
@@ -832,6 +834,8 @@ static void theme_choose(struct screen *s)
 	size_t i;
 
 	theme_load(name ? name : "default", s->color, &warning);
+	if (s->info->warning)
+		say_add(&say, s->info->warning);
 	for (i = 0; i < config_nwarnings(cfg); i++)
 		say_add(&say, config_warning(cfg, i));
 	if (warning)
