@@ -1,19 +1,31 @@
-/* The rc file: `key = value` lines. */
+/* The rc file: `key = value` lines, read as someone else's file. */
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "config.h"
+#include "rfile.h"
 #include "xalloc.h"
+
+/* Bad lines listed one by one; at this many, a file mostly of bad lines is
+ * not an rc file at all. */
+#define CONFIG_BAD_LISTED 3
 
 struct config_ent {
 	char *key, *value;
+	unsigned line;
 };
 
 struct config {
+	char *path;		/* the file read, for FILE:LINE; NULL if none */
 	struct config_ent *ents;
 	size_t n;
+	char **warnings;
+	size_t nwarnings;
+	bool say;		/* write warnings to stderr as they arise */
 };
 
 /* Return the latop config directory. */
@@ -25,6 +37,15 @@ char *config_dir(void)
 	if (xdg && *xdg == '/')
 		return xasprintf("%s/latop", xdg);
 	return xasprintf("%s/.config/latop", home && *home ? home : ".");
+}
+
+/* Add a warning (taking it), and say it when the config says them. */
+static void config_add_warning(struct config *cfg, char *w)
+{
+	cfg->warnings = xreallocarray(cfg->warnings, cfg->nwarnings + 1, sizeof(char *));
+	cfg->warnings[cfg->nwarnings++] = w;
+	if (cfg->say)
+		fprintf(stderr, "latop: warning: %s\n", w);
 }
 
 /* Strip leading and trailing white space in place; return the start. */
@@ -40,8 +61,8 @@ static char *config_trim(char *s)
 	return s;
 }
 
-/* Set key to value, replacing an earlier setting. */
-static void config_set(struct config *cfg, const char *key, const char *value)
+/* Set key to value from line, replacing an earlier setting. */
+static void config_set(struct config *cfg, const char *key, const char *value, unsigned line)
 {
 	size_t i;
 
@@ -49,13 +70,29 @@ static void config_set(struct config *cfg, const char *key, const char *value)
 		if (!strcmp(cfg->ents[i].key, key)) {
 			free(cfg->ents[i].value);
 			cfg->ents[i].value = xstrdup(value);
+			cfg->ents[i].line = line;
 			return;
 		}
 	}
 	cfg->ents = xreallocarray(cfg->ents, cfg->n + 1, sizeof(*cfg->ents));
 	cfg->ents[cfg->n].key = xstrdup(key);
 	cfg->ents[cfg->n].value = xstrdup(value);
+	cfg->ents[cfg->n].line = line;
 	cfg->n++;
+}
+
+/* Forget every setting. */
+static void config_clear(struct config *cfg)
+{
+	size_t i;
+
+	for (i = 0; i < cfg->n; i++) {
+		free(cfg->ents[i].key);
+		free(cfg->ents[i].value);
+	}
+	free(cfg->ents);
+	cfg->ents = NULL;
+	cfg->n = 0;
 }
 
 /* Check a key is [a-z0-9_.-]+; return 0 if so. */
@@ -70,71 +107,135 @@ static int config_check_key(const char *key)
 	return 0;
 }
 
-/* Parse one line into cfg; -1 with *why on a malformed line. */
-static int config_line(struct config *cfg, char *line, char **why)
+/*
+ * Parse one line (len bytes, NUL-terminated) into cfg: 1 if it set a key,
+ * 0 for a blank or comment line, -1 with *why if it is malformed.  *why
+ * quotes nothing from the line.
+ */
+static int config_line(struct config *cfg, char *line, size_t len, unsigned lineno,
+		       const char **why)
 {
-	char *s = config_trim(line), *eq, *key;
+	char *s, *eq, *key;
 
+	if (memchr(line, '\0', len)) {
+		*why = "not a 'key = value' line (it holds a NUL byte)";
+		return -1;
+	}
+	s = config_trim(line);
 	if (!*s || *s == '#')
 		return 0;
 	eq = strchr(s, '=');
 	if (!eq) {
-		*why = xasprintf("expected 'key = value', found '%s'", s);
+		*why = "not a 'key = value' line";
 		return -1;
 	}
 	*eq = '\0';
 	key = config_trim(s);
 	if (config_check_key(key)) {
-		*why = xasprintf("bad key '%s' (use lower case letters, digits, '_', '.', '-')", key);
+		*why = "bad key (use lower case letters, digits, '_', '.', '-')";
 		return -1;
 	}
-	config_set(cfg, key, config_trim(eq + 1));
-	return 0;
+	config_set(cfg, key, config_trim(eq + 1), lineno);
+	return 1;
+}
+
+/* Parse the text of cfg->path into settings and warnings. */
+static void config_parse(struct config *cfg, char *text, size_t len)
+{
+	char *line = text, *end = text + len;
+	unsigned lineno = 0, good = 0, bad = 0;
+	size_t first_warning = cfg->nwarnings;
+
+	while (line < end) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
+		const char *why = NULL;
+		int r;
+
+		line[n] = '\0';
+		lineno++;
+		r = config_line(cfg, line, n, lineno, &why);
+		line += n + 1;
+		if (r > 0)
+			good++;
+		if (r >= 0)
+			continue;
+		if (++bad != CONFIG_BAD_LISTED || bad <= good) {
+			if (bad <= CONFIG_BAD_LISTED)
+				config_add_warning(cfg, xasprintf("%s:%u: %s; line ignored", cfg->path,
+								  lineno, why));
+			continue;
+		}
+		/* Mostly not `key = value`: say so once, and use none of it. */
+		while (cfg->nwarnings > first_warning)
+			free(cfg->warnings[--cfg->nwarnings]);
+		config_clear(cfg);
+		config_add_warning(cfg, xasprintf("%s: not an rc file (%u of its first %u lines are "
+						  "not 'key = value' lines): no setting used",
+						  cfg->path, bad, lineno));
+		return;
+	}
+	if (bad > CONFIG_BAD_LISTED)
+		config_add_warning(cfg, xasprintf("%s: %u more bad lines ignored", cfg->path,
+						  bad - CONFIG_BAD_LISTED));
+}
+
+/* The warning for a default rc file that cannot be read (err is -errno). */
+static char *config_unreadable(int err, const char *why)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	struct stat st;
+
+	if (err == -ENOTDIR && xdg && *xdg == '/' && (stat(xdg, &st) < 0 || !S_ISDIR(st.st_mode)))
+		return xasprintf("XDG_CONFIG_HOME=%s is not a directory: no rc file read", xdg);
+	return xasprintf("%s; no rc setting used", why);
 }
 
 /* Load an rc file (the default one when path is NULL). */
-struct config *config_load(const char *path, char **cause)
+struct config *config_load(const char *path)
 {
 	struct config *cfg = xcalloc(1, sizeof(*cfg));
-	char *dflt = NULL, *line = NULL, *why = NULL;
-	size_t cap = 0;
-	unsigned lineno = 0;
-	FILE *f;
+	char *text = NULL, *why = NULL;
+	size_t len = 0;
+	int err;
 
-	if (!path) {
+	if (path) {
+		cfg->path = xstrdup(path);
+	} else {
 		char *dir = config_dir();
 
-		dflt = xasprintf("%s/latoprc", dir);
+		cfg->path = xasprintf("%s/latoprc", dir);
 		free(dir);
-		path = dflt;
 	}
-	f = fopen(path, "re");
-	if (!f) {
-		if (dflt && errno == ENOENT) {
-			free(dflt);
-			return cfg;
-		}
-		*cause = xasprintf("%s: cannot open: %s", path, strerror(errno));
-		goto fail;
+	err = rfile_read(cfg->path, RFILE_SETTINGS_MAX_BYTES, &text, &len, &why);
+	if (err == -ENOENT && !path) {
+		free(why);
+		return cfg;
 	}
-	while (getline(&line, &cap, f) >= 0) {
-		lineno++;
-		if (config_line(cfg, line, &why)) {
-			*cause = xasprintf("%s:%u: %s", path, lineno, why);
-			free(why);
-			fclose(f);
-			goto fail;
-		}
+	if (err) {
+		config_add_warning(cfg, path ? xasprintf("%s; no rc setting used", why)
+					     : config_unreadable(err, why));
+		free(why);
+		return cfg;
 	}
-	fclose(f);
-	free(line);
-	free(dflt);
+	config_parse(cfg, text, len);
+	free(text);
 	return cfg;
-fail:
-	free(line);
-	free(dflt);
-	config_free(cfg);
-	return NULL;
+}
+
+/* The process's rc file, loaded once; its warnings said on stderr. */
+struct config *config_shared(void)
+{
+	static struct config *shared;
+	size_t i;
+
+	if (shared)
+		return shared;
+	shared = config_load(NULL);
+	for (i = 0; i < shared->nwarnings; i++)
+		fprintf(stderr, "latop: warning: %s\n", shared->warnings[i]);
+	shared->say = true;
+	return shared;
 }
 
 /* Free a config. */
@@ -144,11 +245,11 @@ void config_free(struct config *cfg)
 
 	if (!cfg)
 		return;
-	for (i = 0; i < cfg->n; i++) {
-		free(cfg->ents[i].key);
-		free(cfg->ents[i].value);
-	}
-	free(cfg->ents);
+	config_clear(cfg);
+	for (i = 0; i < cfg->nwarnings; i++)
+		free(cfg->warnings[i]);
+	free(cfg->warnings);
+	free(cfg->path);
 	free(cfg);
 }
 
@@ -161,4 +262,32 @@ const char *config_get(const struct config *cfg, const char *key)
 		if (!strcmp(cfg->ents[i].key, key))
 			return cfg->ents[i].value;
 	return NULL;
+}
+
+/* Warn that key's setting is not usable, naming its file and line. */
+void config_warn(struct config *cfg, const char *key, const char *what)
+{
+	unsigned line = 0;
+	size_t i;
+
+	if (!key) {
+		config_add_warning(cfg, xstrdup(what));
+		return;
+	}
+	for (i = 0; i < cfg->n; i++)
+		if (!strcmp(cfg->ents[i].key, key))
+			line = cfg->ents[i].line;
+	config_add_warning(cfg, xasprintf("%s:%u: %s: %s", cfg->path, line, key, what));
+}
+
+/* The number of warnings so far. */
+size_t config_nwarnings(const struct config *cfg)
+{
+	return cfg->nwarnings;
+}
+
+/* The i-th warning, or NULL. */
+const char *config_warning(const struct config *cfg, size_t i)
+{
+	return i < cfg->nwarnings ? cfg->warnings[i] : NULL;
 }

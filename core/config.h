@@ -1,20 +1,41 @@
 /*
  * The rc file: $XDG_CONFIG_HOME/latop/latoprc (else ~/.config/latop/latoprc),
  * lines of `key = value`, `#` starts a comment line.  A later line for the
- * same key wins.  Keys: theme=, history=, ... (read by whoever uses them).
+ * same key wins.  Keys: theme=, history=, flow_timeout= (read by whoever
+ * uses them).
+ *
+ * latop runs as root with a user's rc file, so the file is treated as
+ * someone else's: only a regular file of at most 1 MiB is read, and no
+ * message quotes its text, only its name, line numbers and key names.
+ * Nothing in it is fatal: a bad line is a warning and is ignored (the rest
+ * applies); a file that cannot be read, or that is mostly not `key = value`
+ * lines, is one warning and no setting applies.
  */
 #ifndef LATOP_CONFIG_H
 #define LATOP_CONFIG_H
 
+#include <stddef.h>
+
 struct config;
 
-/* Load path, or the default rc file when path is NULL.  A missing default
- * file gives an empty config; a missing named file, or a malformed line, is
- * an error "FILE:LINE: ..." in *cause. */
-struct config *config_load(const char *path, char **cause);
+/* Load path, or the default rc file when path is NULL.  Never NULL: a
+ * missing default file is an empty config, and every problem is a warning
+ * "FILE:LINE: what" (see config_warning). */
+struct config *config_load(const char *path);
+/* The process's rc file (the default one), loaded on first use and shared
+ * by all its readers.  Its warnings, and those config_warn adds to it later,
+ * are written to stderr once, as "latop: warning: ...", when they arise. */
+struct config *config_shared(void);
 void config_free(struct config *cfg);
 /* Return the value of key, or NULL if unset. */
 const char *config_get(const struct config *cfg, const char *key);
+/* Warn that key's setting is not usable: "FILE:LINE: KEY: what"; with key
+ * NULL, warn "what" as is (a problem the rc file did not name). */
+void config_warn(struct config *cfg, const char *key, const char *what);
+/* The number of warnings so far. */
+size_t config_nwarnings(const struct config *cfg);
+/* The i-th warning, or NULL past the last. */
+const char *config_warning(const struct config *cfg, size_t i);
 /* Return the latop config directory (malloc'd), e.g. ~/.config/latop. */
 char *config_dir(void);
 

@@ -5,6 +5,7 @@
  * flow_events per tick.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,9 @@
 #include "flows_schema.h"
 #include "flows.skel.h"
 
+#define FLOW_DEFAULT_TIMEOUT_TEXT "1s"		/* FLOW_DEFAULT_TIMEOUT_NS, as said */
+#define FLOW_TIMEOUT_MIN_NS 1000000ULL		/* flow_timeout's range: 1ms ... */
+#define FLOW_TIMEOUT_MAX_NS 3600000000000ULL	/* ... to 1h */
 #define PREV_BUCKETS 4096	/* user-side table of last tick's totals (a power of 2) */
 
 /* One stage and the programs that serve it, in order of preference. */
@@ -463,53 +467,57 @@ static int flows_set_filter(struct probe *p, const struct filter_prog *f, char *
 }
 
 /*
- * Parse a duration like 500ms, 2s, 750us or 1000000 (ns) into *ns.
- * Return -1 for anything else.
+ * Parse a duration like 500ms, 2s, 750us or 1000000 (ns) into *ns: 0 for
+ * one not above 0, UINT64_MAX for one too long to count.  -1 if s is none.
  */
 static int parse_dur(const char *s, uint64_t *ns)
 {
-	static const struct { const char *u; uint64_t mul; } units[] = {
-		{"", 1}, {"ns", 1}, {"us", 1000}, {"ms", 1000000}, {"s", 1000000000ULL},
+	static const struct { const char *u; double mul; } units[] = {
+		{"", 1}, {"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9},
 	};
 	char *end;
 	double v;
 	size_t i;
 
 	v = strtod(s, &end);
-	if (end == s || v <= 0)
+	if (end == s || !isfinite(v))
 		return -1;
 	while (*end == ' ')
 		end++;
-	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
+	for (i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
 		if (!strcmp(end, units[i].u)) {
-			*ns = (uint64_t)(v * units[i].mul);
-			return *ns ? 0 : -1;
+			v *= units[i].mul;
+			*ns = v < 1 ? 0 : v >= 0x1p64 ? UINT64_MAX : (uint64_t)v;
+			return 0;
 		}
+	}
 	return -1;
 }
 
-/* Read Φ, the unanswered-request timeout, from the rc file's flow_timeout. */
-static int read_timeout(uint64_t *ns, char **cause)
+/*
+ * Read Φ, the unanswered-request timeout, from the rc file's flow_timeout.
+ * A value that is not a duration from 1ms to 1h is a warning naming its
+ * line, and the default stands: the probe runs either way.
+ */
+static uint64_t read_timeout(void)
 {
-	char *err = NULL;
-	struct config *cfg = config_load(NULL, &err);
-	const char *v;
-	int rc = 0;
+	struct config *cfg = config_shared();
+	const char *v = config_get(cfg, "flow_timeout");
+	uint64_t ns;
 
-	*ns = FLOW_DEFAULT_TIMEOUT_NS;
-	if (!cfg) {
-		*cause = xasprintf("flows: %s", err);
-		free(err);
-		return -1;
+	if (!v)
+		return FLOW_DEFAULT_TIMEOUT_NS;
+	if (parse_dur(v, &ns) < 0) {
+		config_warn(cfg, "flow_timeout", "not a duration (like 500ms or 2s, from 1ms to 1h); "
+			    "using the default " FLOW_DEFAULT_TIMEOUT_TEXT);
+		return FLOW_DEFAULT_TIMEOUT_NS;
 	}
-	v = config_get(cfg, "flow_timeout");
-	if (v && parse_dur(v, ns)) {
-		*cause = xasprintf("flows: flow_timeout = %s in the rc file: not a duration "
-				   "(like 500ms or 2s)", v);
-		rc = -1;
+	if (ns < FLOW_TIMEOUT_MIN_NS || ns > FLOW_TIMEOUT_MAX_NS) {
+		config_warn(cfg, "flow_timeout", "out of range (allowed from 1ms to 1h); "
+			    "using the default " FLOW_DEFAULT_TIMEOUT_TEXT);
+		return FLOW_DEFAULT_TIMEOUT_NS;
 	}
-	config_free(cfg);
-	return rc;
+	return ns;
 }
 
 /* Parse one /proc/net/tcp{,6} address "HEX:PORT" into the key form. */
@@ -635,8 +643,7 @@ static int flows_open(struct probe *p, char **cause)
 		*cause = xasprintf("flows: %s", why);
 		goto fail;
 	}
-	if (read_timeout(&fp->timeout_ns, cause))
-		goto fail;
+	fp->timeout_ns = read_timeout();
 	fp->skel = flows_bpf__open();
 	if (!fp->skel) {
 		*cause = xasprintf("flows: opening the BPF object: %s", strerror(errno));

@@ -124,6 +124,23 @@ static void line_rates(const struct screen *s, int y, int w)
 		  ROLE_METER_WARN : ROLE_METER_VALUE);
 }
 
+/* Rows above the tabs: the meters, and a damaged recording's warning. */
+static int rows_above_tabs(const struct screen *s)
+{
+	return s->info->warning ? 3 : 2;
+}
+
+/* Draw what the reader of a damaged recording found, for as long as it is open. */
+static void line_damage(const struct screen *s, int y, int w)
+{
+	int x;
+
+	draw_fill(y, 0, w, theme_attr(ROLE_HEADER));
+	x = draw_text(y, 1, w - 1, "damaged:", theme_attr(ROLE_METER_BAD));
+	draw_text(y, 1 + x, w - 1 - x, " ", theme_attr(ROLE_HEADER));
+	draw_text(y, 2 + x, w - 2 - x, s->info->warning, theme_attr(ROLE_HEADER));
+}
+
 /* Draw the tabs: the current view highlighted, views without a table dim. */
 static void line_tabs(const struct screen *s, int y, int w)
 {
@@ -162,7 +179,7 @@ int header_height(const struct screen *s, int w)
 	query_prefix(s, pre, sizeof(pre));
 	cols = draw_width(pre) + (s->query_text ? draw_width(s->query_text) : 0);
 	lines = w > 0 ? (cols + w - 1) / w : 1;
-	return 3 + (lines < 1 ? 1 : lines > QUERY_LINES_MAX ? QUERY_LINES_MAX : lines);
+	return rows_above_tabs(s) + 1 + (lines < 1 ? 1 : lines > QUERY_LINES_MAX ? QUERY_LINES_MAX : lines);
 }
 
 /* Draw the active query, with the drill-down depth, wrapped onto n lines. */
@@ -192,11 +209,15 @@ static void lines_query(const struct screen *s, int y, int n, int w)
 	}
 }
 
-/* Draw the meters, the tabs and the query. */
+/* Draw the meters, a damaged recording's warning, the tabs and the query. */
 void header_draw(const struct screen *s, int w)
 {
+	int tabs = rows_above_tabs(s);
+
 	line_mode(s, 0, w);
 	line_rates(s, 1, w);
-	line_tabs(s, 2, w);
-	lines_query(s, 3, header_height(s, w) - 3, w);
+	if (s->info->warning)
+		line_damage(s, 2, w);
+	line_tabs(s, tabs, w);
+	lines_query(s, tabs + 1, header_height(s, w) - tabs - 1, w);
 }

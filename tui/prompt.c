@@ -13,6 +13,7 @@
 #include <readline/history.h>
 
 #include "../core/config.h"
+#include "../core/rfile.h"
 #include "../core/xalloc.h"
 #include "draw.h"
 #include "prompt.h"
@@ -20,6 +21,7 @@
 
 #define QUEUE_LEN 64
 #define HISTORY_MAX 1000
+#define HISTORY_MAX_BYTES (16u << 20)	/* a history file bigger than this is not ours */
 #define CANDS_MAX 256
 
 static struct screen *cur;		/* the screen readline's callbacks serve */
@@ -136,15 +138,37 @@ static char **complete_cb(const char *text, int start, int end)
 	return m;
 }
 
-/* The history file: rc "history = PATH", else CONFIG_DIR/history. */
+/*
+ * Check the history file is a regular file (or none yet) of at most
+ * HISTORY_MAX_BYTES, so a FIFO or a device named there cannot hang or flood
+ * latop; else warn, on the rc file's history= line when it named it.
+ */
+static int history_check(const char *path, bool from_rc)
+{
+	char *text = NULL, *why = NULL, *what;
+	size_t len = 0;
+	int err = rfile_read(path, HISTORY_MAX_BYTES, &text, &len, &why);
+
+	free(text);
+	if (!err || err == -ENOENT || err == -ENOTDIR) {
+		free(why);
+		return 0;
+	}
+	what = xasprintf("%s; no query history kept", why);
+	config_warn(config_shared(), from_rc ? "history" : NULL, what);
+	free(what);
+	free(why);
+	return -1;
+}
+
+/* The history file: rc "history = PATH", else CONFIG_DIR/history; "" for none. */
 static void history_path(struct prompt *p)
 {
-	char *cause = NULL, *dir;
-	struct config *cfg = config_load(NULL, &cause);
-	const char *set = cfg ? config_get(cfg, "history") : NULL;
+	const char *set = config_get(config_shared(), "history");
+	bool from_rc = set && strchr(set, '/');
+	char *dir;
 
-	free(cause);
-	if (set && strchr(set, '/')) {
+	if (from_rc) {
 		snprintf(p->history_path, sizeof(p->history_path), "%s", set);
 	} else {
 		dir = config_dir();
@@ -161,7 +185,8 @@ static void history_path(struct prompt *p)
 		snprintf(p->history_path, sizeof(p->history_path), "%s/history", dir);
 		free(dir);
 	}
-	config_free(cfg);
+	if (history_check(p->history_path, from_rc) < 0)
+		p->history_path[0] = '\0';
 }
 
 /* Set readline up for curses and load the history. */
@@ -192,7 +217,8 @@ int prompt_init(struct prompt *p, char **cause)
 	using_history();
 	stifle_history(HISTORY_MAX);
 	history_path(p);
-	read_history(p->history_path);
+	if (p->history_path[0])
+		read_history(p->history_path);
 	return 0;
 }
 
@@ -201,7 +227,8 @@ void prompt_done(struct prompt *p)
 {
 	if (p->mode != PROMPT_OFF)
 		rl_callback_handler_remove();
-	write_history(p->history_path);
+	if (p->history_path[0])
+		write_history(p->history_path);
 	free(p->error);
 	free(p->hint);
 	free(line_text);

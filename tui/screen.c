@@ -25,6 +25,7 @@
 #define HISTORY_TICKS 600		/* ticks kept for 's' and stepping back */
 #define HISTORY_BYTES (256ULL << 20)	/* ... unless they take more memory than this */
 #define STATUS_MS 8000			/* how long a status message stays */
+#define STATUS_LINES_MAX 4		/* rows a long status message may wrap onto */
 #define LIVE_POLL_MS 40			/* key latency while waiting for ticks */
 
 static const double speeds[] = {0.25, 0.5, 1, 2, 4, 8, 16, 64};
@@ -564,8 +565,64 @@ size_t screen_cursor(const struct screen *s)
 	return s->cursor;
 }
 
-/* Draw the status line: a message, else the key hints. */
-static void status_draw(const struct screen *s, int y, int w)
+/* Whether a status message is showing (until STATUS_MS after it was said). */
+static bool status_shown(const struct screen *s)
+{
+	return s->status[0] && now_ms() - s->status_ms < STATUS_MS;
+}
+
+/* Advance t past the characters that fill cols display columns. */
+static const char *skip_width(const char *t, int cols)
+{
+	while (cols > 0 && *t) {
+		char one[8] = {0};
+		size_t len = 1;
+
+		while (len < sizeof(one) - 1 && (t[len] & 0xC0) == 0x80)
+			len++;
+		memcpy(one, t, len);
+		cols -= draw_width(one);
+		t += len;
+	}
+	return t;
+}
+
+/*
+ * Lay the status message out at width w: each of its '\n'-separated parts
+ * starts a row and wraps, onto max rows at most.  Draw it from row y when
+ * draw; return the rows it takes.
+ */
+static int status_layout(const struct screen *s, int y, int w, int max, bool draw)
+{
+	const char *t = s->status;
+	char part[sizeof(s->status)];
+	int rows = 0;
+
+	while (*t && rows < max) {
+		size_t len = strcspn(t, "\n");
+		const char *p = part;
+
+		snprintf(part, sizeof(part), "%.*s", (int)len, t);
+		t += len + (t[len] == '\n');
+		do {
+			int used = draw ? draw_text(y + rows, 0, w, p, theme_attr(s->status_role))
+					: draw_width(p) < w ? draw_width(p) : w;
+
+			p = skip_width(p, used > 0 ? used : w);
+			rows++;
+		} while (*p && rows < max);
+	}
+	return rows ? rows : 1;
+}
+
+/* Rows the status line takes at width w: a message may take several. */
+static int status_height(const struct screen *s, int w)
+{
+	return status_shown(s) && w > 0 ? status_layout(s, 0, w, STATUS_LINES_MAX, false) : 1;
+}
+
+/* Draw the status line on rows y..y+n-1: a message, else the key hints. */
+static void status_draw(const struct screen *s, int y, int n, int w)
 {
 	static const char *const live[][2] = {
 		{"F1", "Help"}, {"F3", "Search"}, {"F4", "Filter"}, {"F5", "Pause"},
@@ -578,15 +635,16 @@ static void status_draw(const struct screen *s, int y, int w)
 		{"Enter", "Drill"}, {"q", "Quit"},
 	};
 	const char *const (*hints)[2] = s->opts->replay ? replay : live;
-	size_t i, n = s->opts->replay ? sizeof(replay) / sizeof(replay[0]) : sizeof(live) / sizeof(live[0]);
-	int x = 0;
+	size_t i, nh = s->opts->replay ? sizeof(replay) / sizeof(replay[0]) : sizeof(live) / sizeof(live[0]);
+	int x = 0, k;
 
-	draw_fill(y, 0, w, theme_attr(ROLE_STATUS));
-	if (s->status[0] && now_ms() - s->status_ms < STATUS_MS) {
-		draw_text(y, 0, w, s->status, theme_attr(s->status_role));
+	for (k = 0; k < n; k++)
+		draw_fill(y + k, 0, w, theme_attr(ROLE_STATUS));
+	if (status_shown(s)) {
+		status_layout(s, y, w, n, true);
 		return;
 	}
-	for (i = 0; i < n && x < w; i++) {
+	for (i = 0; i < nh && x < w; i++) {
 		x += draw_text(y, x, w - x, hints[i][0], theme_attr(ROLE_STATUS_KEY));
 		x += draw_text(y, x, w - x, hints[i][1], theme_attr(ROLE_STATUS));
 		x += draw_text(y, x, w - x, " ", theme_attr(ROLE_STATUS));
@@ -596,21 +654,22 @@ static void status_draw(const struct screen *s, int y, int w)
 /* Draw everything. */
 static void screen_draw(struct screen *s)
 {
-	int h, w, body_y, body_h, th, ph;
+	int h, w, body_y, body_h, th, ph, sh;
 
 	getmaxyx(stdscr, h, w);
 	body_y = header_height(s, w);
 	erase();
 	if (s->help) {
 		help_draw(s->help_top, h - 1, w);
-		status_draw(s, h - 1, w);
+		status_draw(s, h - 1, 1, w);
 		curs_set(0);
 		refresh();
 		return;
 	}
 	header_draw(s, w);
 	ph = prompt_height(s);
-	body_h = h - body_y - 1 - ph;
+	sh = status_height(s, w);
+	body_h = h - body_y - sh - ph;
 	th = s->detail.open ? (body_h * 2 / 5 > 4 ? body_h * 2 / 5 : 4) : body_h;
 	if (th > body_h)
 		th = body_h;
@@ -621,9 +680,9 @@ static void screen_draw(struct screen *s)
 			  theme_attr(ROLE_ERROR));
 	if (s->detail.open && body_h - th > 1)
 		detail_draw(&s->detail, body_y + th, body_h - th, w);
-	status_draw(s, h - 1, w);
+	status_draw(s, h - sh, sh, w);
 	if (s->prompt.mode != PROMPT_OFF) {
-		prompt_draw(s, h - 2, w);
+		prompt_draw(s, h - 1 - sh, w);
 		curs_set(1);
 	} else {
 		curs_set(0);
@@ -717,7 +776,9 @@ static int poll_source(struct screen *s, int wait_ms)
 		if (s->opts->replay) {
 			s->at_end = true;
 			s->playing = false;
-			screen_status(s, ROLE_STATUS, "end of the recording: g or Space to start over");
+			/* A warning still showing (a damaged file's) says more. */
+			if (!status_shown(s) || s->status_role != ROLE_ERROR)
+				screen_status(s, ROLE_STATUS, "end of the recording: g or Space to start over");
 		} else {
 			s->src_done = true;
 			screen_status(s, ROLE_ERROR, "the source stopped: %s", cause ? cause : "end of data");
@@ -751,22 +812,38 @@ static int wait_ms(const struct screen *s)
 	return s->next_play_ms > now ? (int)(s->next_play_ms - now < 250 ? s->next_play_ms - now : 250) : 0;
 }
 
-/* Pick the theme: the option, else the rc file's theme=, else default. */
+/* Append text to *say (a growing status message), each part on its own row. */
+static void say_add(char **say, const char *text)
+{
+	char *n = xasprintf("%s%s%s", *say ? *say : "", *say ? "\n" : "", text);
+
+	free(*say);
+	*say = n;
+}
+
+/*
+ * Pick the theme (the option, else the rc file's theme=, else default) and
+ * say at once what the user must know: the recording's damage, the rc
+ * file's warnings (said on stderr too, by core/config.c) and the theme's.
+ */
 static void theme_choose(struct screen *s)
 {
-	char *cause = NULL, *warning = NULL;
-	struct config *cfg = config_load(NULL, &cause);
-	const char *name = s->opts->theme;
+	struct config *cfg = config_shared();
+	const char *name = s->opts->theme ? s->opts->theme : config_get(cfg, "theme");
+	char *warning = NULL, *say = NULL;
+	size_t i;
 
-	if (!name && cfg)
-		name = config_get(cfg, "theme");
 	theme_load(name ? name : "default", s->color, &warning);
-	if (cause || warning)
-		screen_status(s, ROLE_ERROR, "%s%s%s", cause ? cause : "", cause && warning ? "; " : "",
-			      warning ? warning : "");
-	free(cause);
+	if (s->info->warning)
+		say_add(&say, s->info->warning);
+	for (i = 0; i < config_nwarnings(cfg); i++)
+		say_add(&say, config_warning(cfg, i));
+	if (warning)
+		say_add(&say, warning);
+	if (say)
+		screen_status(s, ROLE_ERROR, "%s", say);
 	free(warning);
-	config_free(cfg);
+	free(say);
 }
 
 /* Open the first query: the option (a fragment refines the first view), else the first view. */

@@ -5,8 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "../core/config.h"
+#include "../core/rfile.h"
 #include "../core/xalloc.h"
 #include "theme.h"
 
@@ -15,6 +18,8 @@
 #endif
 
 #define NO_COLOR_SET (-2)
+#define BAD_LISTED 3		/* bad lines listed; at this many, mostly bad is no theme */
+#define QUOTE_MAX 24		/* longest word from a theme file a message quotes */
 
 struct role_style {
 	short fg, bg;		/* -1: terminal default, NO_COLOR_SET: not given */
@@ -155,49 +160,64 @@ static int role_lookup(const char *name)
 	return -1;
 }
 
-/* Append "FILE:LINE: msg" to the warnings (only the first three are kept). */
-static void warn_add(char **warning, int *nwarn, const char *path, int line, const char *msg)
+/* Append msg (taking it) to the warnings, "; " between them. */
+static void warn_add(char **warning, char *msg)
 {
-	char *w;
+	char *w = *warning ? xasprintf("%s; %s", *warning, msg) : msg;
 
-	if (++*nwarn > 3)
-		return;
-	if (*nwarn == 3)
-		msg = "(more problems not shown)";
-	w = *warning ? xasprintf("%s; %s:%d: %s", *warning, path, line, msg)
-		     : xasprintf("%s:%d: %s", path, line, msg);
-	free(*warning);
+	if (*warning) {
+		free(*warning);
+		free(msg);
+	}
 	*warning = w;
 }
 
-/* Parse one "role = words" line into styles[]; a message on error, else NULL. */
+/* Whether a word from a theme file may be quoted in a message: a short word
+ * of [a-z0-9_-], the shape of every role, color and attribute name. */
+static bool word_quotable(const char *w)
+{
+	size_t n = strspn(w, "abcdefghijklmnopqrstuvwxyz0123456789_-");
+
+	return n > 0 && n <= QUOTE_MAX && !w[n];
+}
+
+/*
+ * Parse one "role = words" line into styles[]; a message on error, else
+ * NULL.  Only a quotable role name is quoted; words after '=' never are
+ * (they are where another file's secrets would be): they are numbered.
+ */
 static char *line_parse(char *line, struct role_style *styles)
 {
 	char *eq, *name, *w, *save = NULL;
 	struct role_style st = {NO_COLOR_SET, NO_COLOR_SET, A_NORMAL};
-	int r, ncolors = 0;
+	int r, ncolors = 0, nword = 0;
 
 	eq = strchr(line, '=');
 	if (!eq)
-		return xasprintf("expected 'role = fg bg attr...', got '%s'", line);
+		return xstrdup("not a theme line (expected 'role = color...')");
 	*eq = '\0';
 	name = strtok_r(line, " \t", &save);
 	if (!name)
-		return xasprintf("missing role name before '='");
+		return xstrdup("missing role name before '='");
 	r = role_lookup(name);
-	if (r < 0)
+	if (r < 0 && word_quotable(name))
 		return xasprintf("unknown role '%s'", name);
+	if (r < 0)
+		return xstrdup("unknown role (role names are lower case words like header)");
 	save = NULL;
 	for (w = strtok_r(eq + 1, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
 		int c;
 
+		nword++;
 		if (attr_parse(w, &st.attr))
 			continue;
 		c = color_parse(w);
 		if (c == -3)
-			return xasprintf("unknown color or attribute '%s' for role '%s'", w, name);
+			return xasprintf("%s: word %d after '=' is not a color or attribute",
+					 role_names[r], nword);
 		if (ncolors == 2)
-			return xasprintf("role '%s' has more than two colors ('%s')", name, w);
+			return xasprintf("%s: more than two colors (word %d after '=')",
+					 role_names[r], nword);
 		if (ncolors++ == 0)
 			st.fg = (short)c;
 		else
@@ -207,34 +227,78 @@ static char *line_parse(char *line, struct role_style *styles)
 	return NULL;
 }
 
-/* Read a theme file into styles[]; -1 if it cannot be opened. */
-static int file_parse(const char *path, struct role_style *styles, char **warning)
+/*
+ * Parse theme text into styles[]; -1 with *warning if it is not a theme
+ * file (at the BAD_LISTED'th bad line, more bad lines than good ones).
+ * Problems are "FILE:LINE: what", the first BAD_LISTED listed.
+ */
+static int text_parse(const char *path, char *text, size_t len, struct role_style *styles,
+		      char **warning)
 {
-	char buf[512];
-	int line = 0, nwarn = 0;
-	FILE *f = fopen(path, "r");
+	char *line = text, *end = text + len, *listed = NULL;
+	unsigned lineno = 0, good = 0, bad = 0;
 
-	if (!f)
-		return -1;
-	while (fgets(buf, sizeof(buf), f)) {
-		char *s = buf, *e, *msg;
+	while (line < end) {
+		char *nl = memchr(line, '\n', (size_t)(end - line));
+		size_t n = nl ? (size_t)(nl - line) : (size_t)(end - line);
+		char *s = line, *e = line + n, *msg;
 
-		line++;
+		line[n] = '\0';
+		line += n + 1;
+		lineno++;
 		while (isspace((unsigned char)*s))
 			s++;
-		e = s + strlen(s);
 		while (e > s && isspace((unsigned char)e[-1]))
 			*--e = '\0';
-		if (!*s || *s == '#')
+		if (e == s || *s == '#')
 			continue;
-		msg = line_parse(s, styles);
-		if (msg) {
-			warn_add(warning, &nwarn, path, line, msg);
-			free(msg);
+		msg = memchr(s, '\0', (size_t)(e - s)) ? xstrdup("not a theme line (it holds a NUL byte)")
+						       : line_parse(s, styles);
+		if (!msg) {
+			good++;
+			continue;
 		}
+		if (++bad == BAD_LISTED && bad > good) {
+			free(msg);
+			free(listed);
+			warn_add(warning, xasprintf("%s: not a theme file (%u of its first %u lines are "
+						    "not 'role = color...' lines)", path, bad, lineno));
+			return -1;
+		}
+		if (bad <= BAD_LISTED)
+			warn_add(&listed, xasprintf("%s:%u: %s", path, lineno, msg));
+		free(msg);
 	}
-	fclose(f);
+	if (bad > BAD_LISTED)
+		warn_add(&listed, xasprintf("%s: %u more bad lines", path, bad - BAD_LISTED));
+	if (listed)
+		warn_add(warning, listed);
 	return 0;
+}
+
+/* Read the theme file at path into styles[]; -1 with *warning if it cannot be
+ * read or is not a theme file. */
+static int file_parse(const char *path, struct role_style *styles, char **warning)
+{
+	char *text = NULL, *why = NULL;
+	size_t len = 0;
+	int rc;
+
+	if (rfile_read(path, RFILE_SETTINGS_MAX_BYTES, &text, &len, &why) < 0) {
+		warn_add(warning, why);
+		return -1;
+	}
+	rc = text_parse(path, text, len, styles, warning);
+	free(text);
+	return rc;
+}
+
+/* Whether a file exists at path (readable or not: reading it says why not). */
+static bool file_exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
 }
 
 /* Fill path with the first existing file for theme name; false if none.  The
@@ -242,31 +306,28 @@ static int file_parse(const char *path, struct role_style *styles, char **warnin
  * (.output/san/latop in the source tree). */
 static bool theme_find(const char *name, char *path, size_t n)
 {
-	char exe[PATH_MAX], *slash;
-	const char *xdg = getenv("XDG_CONFIG_HOME"), *home = getenv("HOME");
+	char exe[PATH_MAX], *slash, *dir;
 	ssize_t len;
 	int up;
 
 	if (strchr(name, '/')) {
 		snprintf(path, n, "%s", name);
-		return access(path, R_OK) == 0;
+		return true;
 	}
-	if (xdg && *xdg)
-		snprintf(path, n, "%s/latop/themes/%s.theme", xdg, name);
-	else
-		snprintf(path, n, "%s/.config/latop/themes/%s.theme", home ? home : "", name);
-	if (access(path, R_OK) == 0)
+	dir = config_dir();
+	snprintf(path, n, "%s/themes/%s.theme", dir, name);
+	free(dir);
+	if (file_exists(path))
 		return true;
 	len = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
 	exe[len > 0 ? len : 0] = '\0';
 	for (up = 0; up < 3 && (slash = strrchr(exe, '/')); up++) {
 		*slash = '\0';
-		if (snprintf(path, n, "%s/themes/%s.theme", exe, name) < (int)n &&
-		    access(path, R_OK) == 0)
+		if (snprintf(path, n, "%s/themes/%s.theme", exe, name) < (int)n && file_exists(path))
 			return true;
 	}
 	snprintf(path, n, "%s/themes/%s.theme", LATOP_DATADIR, name);
-	return access(path, R_OK) == 0;
+	return file_exists(path);
 }
 
 /* Map a color to what this terminal has: brights fold to base + bold. */
@@ -305,28 +366,47 @@ static void theme_apply(const struct role_style *styles, bool color)
 	}
 }
 
+/* Set every role to "not given". */
+static void styles_clear(struct role_style *styles)
+{
+	int r;
+
+	for (r = 0; r < ROLE_COUNT; r++)
+		styles[r] = (struct role_style){NO_COLOR_SET, NO_COLOR_SET, A_NORMAL};
+}
+
+/* Fall back to the monochrome defaults; return -1. */
+static int theme_mono(void)
+{
+	struct role_style styles[ROLE_COUNT];
+
+	styles_clear(styles);
+	theme_apply(styles, false);
+	snprintf(cur_name, sizeof(cur_name), "mono");
+	return -1;
+}
+
 /* Load a theme by name or path and make it current. */
 int theme_load(const char *name, bool color, char **warning)
 {
 	struct role_style styles[ROLE_COUNT];
 	char path[PATH_MAX];
-	int r;
 
 	color = color && has_colors();
-	for (r = 0; r < ROLE_COUNT; r++)
-		styles[r] = (struct role_style){NO_COLOR_SET, NO_COLOR_SET, A_NORMAL};
+	styles_clear(styles);
 	if (!color)
 		name = "mono";
 	cur_color = false;
 	snprintf(cur_name, sizeof(cur_name), "%s", name);
-	if (!theme_find(name, path, sizeof(path)) || file_parse(path, styles, warning) < 0) {
-		theme_apply(styles, false);
-		if (!*warning)
-			*warning = xasprintf("theme '%s' not found (looked in $XDG_CONFIG_HOME/latop/themes, "
-					     "the program's themes/ and %s/themes): using monochrome",
-					     name, LATOP_DATADIR);
-		snprintf(cur_name, sizeof(cur_name), "mono");
-		return -1;
+	if (!theme_find(name, path, sizeof(path))) {
+		warn_add(warning, xasprintf("theme '%s' not found (looked in $XDG_CONFIG_HOME/latop/themes, "
+					    "the program's themes/ and %s/themes): using monochrome",
+					    name, LATOP_DATADIR));
+		return theme_mono();
+	}
+	if (file_parse(path, styles, warning) < 0) {
+		warn_add(warning, xstrdup("using monochrome"));
+		return theme_mono();
 	}
 	theme_apply(styles, color);
 	cur_color = color;

@@ -49,8 +49,10 @@ enum role {
 /* Load a theme by name (searched) or path and make it current.  Colors are
  * used only if color is true and the terminal has them.  Problems in the file
  * (unknown role, color...) are returned in *warning as "FILE:LINE: what"
- * (caller frees); the roles not set keep their monochrome defaults.  -1 if
- * the theme cannot be found or read (the monochrome defaults then apply). */
+ * (caller frees), quoting no text of the file but a short lower-case role
+ * name; the roles not set keep their monochrome defaults.  -1 if the theme
+ * cannot be found or read (not a regular file, over 1 MiB), or is mostly not
+ * theme lines: the monochrome defaults then apply. */
 int theme_load(const char *name, bool color, char **warning);
 /* The curses attributes of a role in the current theme. */
 attr_t theme_attr(enum role r);

@@ -166,6 +166,27 @@ st=$(exit_status)
 [ "$st" = 0 ] && ! grep -q 'ERROR: \(Address\|Leak\)Sanitizer\|runtime error' "$tmp/stderr"
 check $? "q quits with status 0 (got $st), no sanitizer report"
 
+# ---- a recording cut short --------------------------------------------------
+# Its last third cut off (the disk filled, the recorder was killed): replay
+# says what report says, at once in the status line and for good in the header.
+head -c $(($(stat -c %s "$tmp/rec.snap") * 2 / 3)) "$tmp/rec.snap" >"$tmp/cut.snap"
+said=$("$BIN" report "$tmp/cut.snap" -q 'from syscalls' 2>&1 >/dev/null |
+	sed -n 's/^latop report: warning: .*cut\.snap: //p' | head -1)
+start replay "$tmp/cut.snap"
+wait_for 'REPLAY [0-9:]+ \[[0-9]+/[0-9]+\]' 20
+[ -n "$said" ] && [ "$(cap | grep -cF -- "$said")" = 2 ]
+check $? "replay of a cut recording says report's warning in the status line and the header ($said)"
+cap | sed -n 3p | grep -qF -- "damaged: $tmp/cut.snap: $said"
+check $? "the header's third line says it, after 'damaged:'"
+wait_gone 'REPLAY .*▶' 10 && [ "$(cap | grep -cF -- "$said")" = 2 ]
+check $? "the warning stays when the replay reaches its end"
+wait_for "^F1Help" 15 && [ "$(cap | grep -cF -- "$said")" = 1 ]
+check $? "... and once the status line has moved on, the header still says it"
+keys q
+st=$(exit_status)
+[ "$st" = 0 ] && ! grep -q 'ERROR: \(Address\|Leak\)Sanitizer\|runtime error' "$tmp/stderr"
+check $? "q quits with status 0 (got $st), no sanitizer report"
+
 # ---- themes ----------------------------------------------------------------
 start replay -t light "$tmp/rec.snap"
 wait_for 'theme light' 20

@@ -1,11 +1,8 @@
-/* Core helpers: human formatting, the syscall table, the rc file. */
+/* Core helpers: human formatting, the syscall table. */
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
-#include "core/config.h"
 #include "core/fmt.h"
 #include "core/systbl.h"
 #include "tap.h"
@@ -145,120 +142,11 @@ static void test_systbl(void)
 	ok(!syscall_at(n) && !syscall_at(n + 100), "syscall_at past the end is NULL");
 }
 
-/* Write text to path; return 0 on success. */
-static int write_file(const char *path, const char *text)
-{
-	FILE *f = fopen(path, "w");
-
-	if (!f)
-		return -1;
-	fputs(text, f);
-	return fclose(f);
-}
-
-/* Load path and return the error, or "(loaded)" when it loads (caller frees). */
-static char *load_error(const char *path)
-{
-	char *cause = NULL;
-	struct config *cfg = config_load(path, &cause);
-
-	config_free(cfg);
-	return cfg ? strdup("(loaded)") : cause;
-}
-
-/* The rc file: values, comments, later keys win, errors naming FILE:LINE. */
-static void test_config(void)
-{
-	char dir[] = "/tmp/latop-config-XXXXXX", rc[128], sub[128], dflt[160], want[256];
-	char *cause = NULL, *err, *d;
-	struct config *cfg;
-
-	if (!mkdtemp(dir)) {
-		ok(0, "mkdtemp for the rc files");
-		return;
-	}
-	snprintf(rc, sizeof(rc), "%s/rc", dir);
-	write_file(rc, "# a comment\n"
-		       "theme = dark\n"
-		       "\n"
-		       "   history=500   \n"
-		       "\t# an indented comment = not a setting\n"
-		       "query.default = from syscalls where pid == 1\n"
-		       "theme = light\n"
-		       "empty =\n");
-	cfg = config_load(rc, &cause);
-	ok(cfg != NULL, "an rc file loads (%s)", cause ? cause : "ok");
-	ok(config_get(cfg, "history") && !strcmp(config_get(cfg, "history"), "500"),
-	   "white space around keys and values is trimmed");
-	ok(config_get(cfg, "theme") && !strcmp(config_get(cfg, "theme"), "light"),
-	   "a later line for the same key wins");
-	ok(config_get(cfg, "query.default") &&
-	   !strcmp(config_get(cfg, "query.default"), "from syscalls where pid == 1"),
-	   "a value keeps its own '=' and spaces");
-	ok(config_get(cfg, "empty") && !strcmp(config_get(cfg, "empty"), ""),
-	   "an empty value is set, to \"\"");
-	ok(!config_get(cfg, "# a comment") && !config_get(cfg, "# an indented comment") &&
-	   !config_get(cfg, "missing") && !config_get(NULL, "theme"),
-	   "comments set nothing; unknown keys are NULL");
-	config_free(cfg);
-
-	write_file(rc, "theme = dark\n# fine\nthis line has no equals\n");
-	err = load_error(rc);
-	snprintf(want, sizeof(want),
-		 "%s:3: expected 'key = value', found 'this line has no equals'", rc);
-	ok(!strcmp(err, want), "a malformed line is an error naming FILE:LINE (%s)", err);
-	free(err);
-	write_file(rc, "\n\nTheme = dark\n");
-	err = load_error(rc);
-	snprintf(want, sizeof(want),
-		 "%s:3: bad key 'Theme' (use lower case letters, digits, '_', '.', '-')", rc);
-	ok(!strcmp(err, want), "a bad key is an error naming FILE:LINE (%s)", err);
-	free(err);
-	write_file(rc, " = dark\n");
-	err = load_error(rc);
-	ok(strstr(err, ":1: bad key ''"), "an empty key is an error (%s)", err);
-	free(err);
-	snprintf(sub, sizeof(sub), "%s/nothere", dir);
-	err = load_error(sub);
-	snprintf(want, sizeof(want), "%s: cannot open: No such file or directory", sub);
-	ok(!strcmp(err, want), "a missing named file is an error (%s)", err);
-	free(err);
-
-	setenv("XDG_CONFIG_HOME", dir, 1);
-	d = config_dir();
-	snprintf(want, sizeof(want), "%s/latop", dir);
-	ok(!strcmp(d, want), "config_dir follows XDG_CONFIG_HOME (%s)", d);
-	free(d);
-	cause = NULL;
-	cfg = config_load(NULL, &cause);
-	ok(cfg && !cause && !config_get(cfg, "theme"), "a missing default file is an empty config");
-	config_free(cfg);
-	snprintf(sub, sizeof(sub), "%s/latop", dir);
-	snprintf(dflt, sizeof(dflt), "%s/latoprc", sub);
-	mkdir(sub, 0700);
-	write_file(dflt, "theme = mono\n");
-	cfg = config_load(NULL, &cause);
-	ok(cfg && config_get(cfg, "theme") && !strcmp(config_get(cfg, "theme"), "mono"),
-	   "the default file is $XDG_CONFIG_HOME/latop/latoprc");
-	config_free(cfg);
-	setenv("XDG_CONFIG_HOME", "relative/dir", 1);
-	setenv("HOME", "/home/someone", 1);
-	d = config_dir();
-	ok(!strcmp(d, "/home/someone/.config/latop"),
-	   "a relative XDG_CONFIG_HOME is ignored for ~/.config (%s)", d);
-	free(d);
-	unlink(dflt);
-	rmdir(sub);
-	unlink(rc);
-	rmdir(dir);
-}
-
 int main(void)
 {
 	test_fmt_dur();
 	test_fmt_size_count();
 	test_fmt_time();
 	test_systbl();
-	test_config();
 	tap_done();
 }

@@ -1,0 +1,21 @@
+/*
+ * Reading a small settings file that someone else may control: only a
+ * regular file is read (a FIFO, a device or a directory is refused without
+ * blocking on it), and only up to a size cap.
+ */
+#ifndef LATOP_RFILE_H
+#define LATOP_RFILE_H
+
+#include <stddef.h>
+
+/* The cap on rc and theme files. */
+#define RFILE_SETTINGS_MAX_BYTES (1u << 20)
+
+/* Read the regular file at path whole into *data (malloc'd, NUL-terminated,
+ * *len bytes before the NUL; it may hold other NULs).  0 on success; else
+ * -errno with *cause "PATH: why" (caller frees): -ENOENT and -ENOTDIR when
+ * there is no such file, -EINVAL when it is not a regular file ("is a FIFO,
+ * not a regular file"), -EFBIG when it holds more than max_bytes. */
+int rfile_read(const char *path, size_t max_bytes, char **data, size_t *len, char **cause);
+
+#endif

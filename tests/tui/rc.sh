@@ -1,0 +1,128 @@
+#!/bin/bash
+# The rc file and theme files as someone else may leave them: a bad rc is
+# warned about once on stderr by `latop record` and in the TUI's status line,
+# and the flows probe still records; a FIFO, /dev/zero or a password file as
+# the theme (or a FIFO as the history file) is refused at once without
+# quoting it, and q still quits.
+set -u
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/lib.sh"
+
+S=latoprc-$$
+tui_require
+need_root
+
+tmp=$(mktemp -d)
+cleanup() {
+	tmux kill-session -t "$S" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+rc=$tmp/config/latop/latoprc
+mkdir -p "$tmp/config/latop"
+
+start() { # start ARGS...: run latop in a 160x48 tmux session, stderr to $tmp/stderr
+	tmux kill-session -t "$S" 2>/dev/null
+	rm -f "$tmp/exit"
+	tmux new-session -d -s "$S" -x 160 -y 48 -c "$tmp" \
+		"env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color XDG_CONFIG_HOME=$tmp/config \
+		 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} $BIN $* 2>$tmp/stderr; echo \$? >$tmp/exit; sleep 600"
+}
+exit_status() { # wait for latop to exit; print its status
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$tmp/exit" ] && { cat "$tmp/exit"; return; }
+		sleep 0.1
+	done
+	echo timeout
+}
+count() { grep -c -- "$1" "$2"; } # count ERE FILE: lines of FILE matching
+
+# ---- latop record with a bad rc file ----------------------------------------
+printf 'theme = mono\nthis is not a setting\nflow_timeout = 0s\n' >"$rc"
+XDG_CONFIG_HOME=$tmp/config timeout 60 "$BIN" record -o "$tmp/rec.snap" -d 2s >/dev/null 2>"$tmp/rec.err"
+check $? "latop record runs with a bad rc file"
+[ "$(count "^latop: warning: $rc:2: not a 'key = value' line; line ignored$" "$tmp/rec.err")" = 1 ]
+check $? "the malformed line is a warning naming FILE:LINE, on stderr once"
+[ "$(count "^latop: warning: $rc:3: flow_timeout: out of range (allowed from 1ms to 1h); using the default 1s$" \
+	"$tmp/rec.err")" = 1 ]
+check $? "flow_timeout = 0s is out of range, with the range and the default, once"
+"$BIN" report "$tmp/rec.snap" -q 'from flows show count' >"$tmp/rep.out" 2>"$tmp/rep.err" &&
+	grep -qE '^ *count *$' "$tmp/rep.out"
+check $? "the recording has the flows table $(head -1 "$tmp/rep.err")"
+! grep -q 'this is not' "$tmp/rec.err"
+check $? "no text of the rc file is quoted"
+[ -s "$tmp/rec.err" ] && sed 's/^/# /' "$tmp/rec.err" | head -10
+
+printf 'flow_timeout = abc\n' >"$rc"
+XDG_CONFIG_HOME=$tmp/config timeout 60 "$BIN" record -o "$tmp/abc.snap" -d 1s -q 'from flows' \
+	>/dev/null 2>"$tmp/abc.err"
+[ $? = 0 ] && [ "$(count "^latop: warning: $rc:1: flow_timeout: not a duration (like 500ms or 2s, from 1ms to 1h); using the default 1s$" \
+	"$tmp/abc.err")" = 1 ]
+check $? "flow_timeout = abc is not a duration: a warning with the default, and the probe records"
+
+XDG_CONFIG_HOME=/dev/null timeout 60 "$BIN" record -o "$tmp/null.snap" -d 1s -q 'from flows' \
+	>/dev/null 2>"$tmp/null.err"
+check $? "latop record runs with XDG_CONFIG_HOME=/dev/null"
+[ "$(count '^latop: warning: XDG_CONFIG_HOME=/dev/null is not a directory: no rc file read$' \
+	"$tmp/null.err")" = 1 ]
+check $? "... and says once that it is not a directory"
+"$BIN" report "$tmp/null.snap" -q 'from flows show count' >/dev/null 2>&1
+check $? "... and the flows table is recorded"
+
+# ---- the TUI's status line ---------------------------------------------------
+printf 'theme = mono\nthis is not a setting\nflow_timeout = 0s\n' >"$rc"
+start -q "\"from flows\""
+wait_for 'latoprc:3: flow_timeout: out of range \(allowed from 1ms to 1h\); using the default 1s' 30 &&
+	[ "$(cap | grep -c "latoprc:2: not a 'key = value' line; line ignored")" = 1 ]
+check $? "live: the TUI's status line shows each of the rc file's warnings"
+wait_for '^ latop +LIVE ' 10 && keys q
+st=$(exit_status)
+[ "$st" = 0 ] && [ "$(count 'flow_timeout: out of range' "$tmp/stderr")" = 1 ]
+check $? "live: q quits with status 0 (got $st), the warning said once on stderr"
+
+printf 'theme = %s\n' "$tmp/fifo.theme" >"$rc"
+mkfifo "$tmp/fifo.theme"
+start replay "$tmp/rec.snap"
+wait_for 'fifo\.theme: is a FIFO, not a regular file; using monochrome' 20
+check $? "theme = a FIFO: refused at once, saying it is a FIFO"
+keys q
+st=$(exit_status)
+[ "$st" = 0 ]
+check $? "... and q quits (got $st)"
+
+start replay -t /dev/zero "$tmp/rec.snap"
+wait_for '/dev/zero: is a character device, not a regular file; using monochrome' 20
+check $? "-t /dev/zero: refused without reading it"
+keys q
+st=$(exit_status)
+[ "$st" = 0 ]
+check $? "... and q quits (got $st)"
+
+mkfifo "$tmp/history"
+printf 'history = %s\n' "$tmp/history" >"$rc"
+start replay "$tmp/rec.snap"
+wait_for "latoprc:1: history: $tmp/history: is a FIFO, not a regular file; no query history kept" 20
+check $? "history = a FIFO: refused at once, on the rc file's line"
+keys q
+st=$(exit_status)
+[ "$st" = 0 ]
+check $? "... and q quits (got $st)"
+
+printf 'root:$6$s3cr3tSALT$hash:19000:0:99999:7:::\nbin:*:19000:0:99999:7:::\n' >"$tmp/shadow"
+printf 'sys:*:19000:0:99999:7:::\n' >>"$tmp/shadow"
+printf 'theme = %s\n' "$tmp/shadow" >"$rc"
+start replay "$tmp/rec.snap"
+wait_for "$tmp/shadow" 20
+screen=$(cap)
+grep -qE 'shadow: not a theme file \(3 of its first 3 lines are not .role = color\.\.\.. lines\); using monochrome' \
+	<<<"$screen"
+check $? "theme = a password file: one message, 'not a theme file'"
+! grep -qE 's3cr3t|root:|bin:' <<<"$screen"
+check $? "... and none of its text on the screen while it is said"
+keys q
+st=$(exit_status)
+[ "$st" = 0 ] && ! grep -q 'ERROR: \(Address\|Leak\)Sanitizer\|runtime error' "$tmp/stderr"
+check $? "q quits with status 0 (got $st), no sanitizer report"
+
+done_testing
