@@ -67,25 +67,42 @@ static int rfile_slurp(int fd, const char *path, size_t max_bytes, char **data, 
 	return 0;
 }
 
+/* Open a regular file for reading, never blocking on anything else. */
+int rfile_open(const char *path, struct stat *st, char **cause)
+{
+	int fd, rc;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return rfile_fail(path, errno, cause);
+	if (fstat(fd, st) < 0) {
+		rc = rfile_fail(path, errno, cause);
+		close(fd);
+		return rc;
+	}
+	if (!S_ISREG(st->st_mode)) {
+		*cause = xasprintf("%s: is %s, not a regular file", path, rfile_kind(st->st_mode));
+		close(fd);
+		return -EINVAL;
+	}
+	/* A regular file: reads may block (on a slow disk) like any other. */
+	if (fcntl(fd, F_SETFL, 0) < 0) {
+		rc = rfile_fail(path, errno, cause);
+		close(fd);
+		return rc;
+	}
+	return fd;
+}
+
 /* Read a regular file of at most max_bytes whole. */
 int rfile_read(const char *path, size_t max_bytes, char **data, size_t *len, char **cause)
 {
 	struct stat st;
 	int fd, rc;
 
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	fd = rfile_open(path, &st, cause);
 	if (fd < 0)
-		return rfile_fail(path, errno, cause);
-	if (fstat(fd, &st) < 0) {
-		rc = rfile_fail(path, errno, cause);
-		close(fd);
-		return rc;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		*cause = xasprintf("%s: is %s, not a regular file", path, rfile_kind(st.st_mode));
-		close(fd);
-		return -EINVAL;
-	}
+		return fd;
 	if ((unsigned long long)st.st_size > max_bytes) {
 		*cause = xasprintf("%s: is %llu bytes, over the %zu-byte limit for this file", path,
 				   (unsigned long long)st.st_size, max_bytes);

@@ -43,6 +43,7 @@
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
+#include "rfile.h"
 #include "snapshot.h"
 #include "wire.h"
 #include "xalloc.h"
@@ -1204,29 +1205,20 @@ static void snap_list_schemas(struct snap_reader *r)
 /* Open path for reading if it is a regular file; NULL with *cause if not. */
 static FILE *snap_open_file(const char *path, struct stat *st, char **cause)
 {
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	int fd = rfile_open(path, st, cause);
 	FILE *f;
 
-	if (fd < 0 || fstat(fd, st) < 0) {
-		*cause = xasprintf("%s: cannot open: %s", path, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	if (fd == -EINVAL)
+		return NULL;
+	if (fd < 0) {
+		/* Said as every command says a recording it cannot open. */
+		free(*cause);
+		*cause = xasprintf("%s: cannot open: %s", path, strerror(-fd));
 		return NULL;
 	}
-	if (!S_ISREG(st->st_mode)) {
-		*cause = xasprintf("%s: not a regular file (%s): a recording is a file", path,
-				   S_ISDIR(st->st_mode) ? "a directory" :
-				   S_ISFIFO(st->st_mode) ? "a FIFO" :
-				   S_ISCHR(st->st_mode) ? "a character device" :
-				   S_ISBLK(st->st_mode) ? "a block device" :
-				   S_ISSOCK(st->st_mode) ? "a socket" : "not a file");
-		close(fd);
-		return NULL;
-	}
-	if (fcntl(fd, F_SETFL, 0) < 0 || !(f = fdopen(fd, "rb"))) {
+	if (!(f = fdopen(fd, "rb"))) {
 		*cause = xasprintf("%s: cannot read: %s", path, strerror(errno));
 		close(fd);
-		return NULL;
 	}
 	return f;
 }

@@ -835,13 +835,13 @@ static void test_not_files(void)
 	alarm(10);
 	r = snap_open(path, &cause, &warning);
 	alarm(0);
-	ok(!r && has(cause, "%s: not a regular file (a FIFO)", path), "a FIFO: %s", cause);
+	ok(!r && has(cause, "%s: is a FIFO, not a regular file", path), "a FIFO: %s", cause);
 	free(cause);
 	r = snap_open(dir, &cause, &warning);
-	ok(!r && has(cause, "not a regular file (a directory)"), "a directory: %s", cause);
+	ok(!r && has(cause, "is a directory, not a regular file"), "a directory: %s", cause);
 	free(cause);
 	r = snap_open("/dev/zero", &cause, &warning);
-	ok(!r && has(cause, "not a regular file (a character device)"), "/dev/zero: %s", cause);
+	ok(!r && has(cause, "is a character device, not a regular file"), "/dev/zero: %s", cause);
 	free(cause);
 }
 
