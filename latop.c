@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -21,6 +22,7 @@
 #include "tui/tui.h"
 
 #define DEFAULT_INTERVAL_NS 1000000000ULL
+#define MAX_DURATION_NS (87600ULL * 3600 * 1000000000ULL)	/* 10 years, as 87600h */
 
 struct cmd_entry {
 	const char *name;
@@ -88,7 +90,10 @@ static void usage(FILE *out)
 		"Live modes need root, or CAP_BPF and CAP_PERFMON.  See latop(1).\n");
 }
 
-/* Parse a duration like 30s, 500ms, 2m, 1h or a bare number of seconds. */
+/*
+ * Parse a duration like 30s, 500ms, 2m, 1h or a bare number of seconds:
+ * finite, not negative, at least 1ns unless 0, at most 10 years.
+ */
 static int parse_duration(const char *s, uint64_t *ns, char **cause)
 {
 	static const struct { const char *unit; uint64_t ns; } units[] = {
@@ -96,19 +101,40 @@ static int parse_duration(const char *s, uint64_t *ns, char **cause)
 		{"m", 60000000000ULL}, {"h", 3600000000000ULL}, {"", 1000000000ULL},
 	};
 	char *end;
-	double v;
+	double v, x;
+	bool under;
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || errno || v < 0) {
+	under = errno == ERANGE && !isinf(v);
+	if (end == s) {
 		*cause = xasprintf("'%s' is not a duration (try 30s, 500ms, 2m)", s);
 		return -1;
 	}
+	if (isnan(v) || signbit(v)) {
+		*cause = xasprintf("'%s' is not a duration: it must be a number of 0 or more "
+				   "(try 30s, 500ms, 2m)", s);
+		return -1;
+	}
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].unit) == 0) {
-			*ns = (uint64_t)(v * (double)units[i].ns);
-			return 0;
+		if (strcmp(end, units[i].unit))
+			continue;
+		x = v * (double)units[i].ns;
+		if (isinf(x)) {
+			*cause = xasprintf("'%s' is not a finite duration: the limit is 10 years "
+					   "(87600h)", s);
+			return -1;
 		}
+		if (x > (double)MAX_DURATION_NS) {
+			*cause = xasprintf("'%s' is longer than the limit of 10 years (87600h)", s);
+			return -1;
+		}
+		if (under || (v > 0 && x < 1)) {
+			*cause = xasprintf("'%s' is shorter than 1ns", s);
+			return -1;
+		}
+		*ns = (uint64_t)(x + 0.5);
+		return 0;
 	}
 	*cause = xasprintf("unknown unit '%s' in duration '%s' (ns, us, ms, s, m, h)", end, s);
 	return -1;

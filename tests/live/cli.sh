@@ -19,6 +19,15 @@ expect 2 "unknown command 'frobnicate'" "an unknown command is named" -- "$L" fr
 expect 2 "ambiguous command 're'" "an ambiguous prefix says so" -- "$L" re x
 expect 2 "needs -o FILE" "record without -o says what is missing" -- "$L" record
 expect 2 "unknown unit 'x' in duration '5x'" "a bad duration names the unit" -- "$L" record -o "$tmp/a.snap" -d 5x
+expect 2 "-d: 'inf' is not a finite duration: the limit is 10 years \\(87600h\\)" "-d inf is refused, naming the limit" -- timeout 10 "$L" record -o "$tmp/a.snap" -d inf
+expect 2 "-d: '99999999h' is longer than the limit of 10 years \\(87600h\\)" "-d 99999999h is refused, naming the limit" -- timeout 10 "$L" record -o "$tmp/a.snap" -d 99999999h
+expect 2 "-d: '1e400s' is not a finite duration" "-d 1e400s (past a double) is refused" -- timeout 10 "$L" record -o "$tmp/a.snap" -d 1e400s
+expect 2 "-d: 'nan' is not a duration: it must be a number of 0 or more" "-d nan is refused" -- timeout 10 "$L" record -o "$tmp/a.snap" -d nan
+expect 2 "-d: '-1s' is not a duration: it must be a number of 0 or more" "a negative -d is refused" -- timeout 10 "$L" record -o "$tmp/a.snap" -d -1s
+expect 2 "-d: '0.1ns' is shorter than 1ns" "a -d under 1ns is refused, not taken as 0" -- timeout 10 "$L" record -o "$tmp/a.snap" -d 0.1ns
+expect 2 "-i: 'inf' is not a finite duration: the limit is 10 years" "-i inf is refused, naming the limit" -- timeout 10 "$L" record -o "$tmp/a.snap" -i inf
+expect 2 "-i: '999999999h' is longer than the limit of 10 years" "the live view's -i names the limit" -- timeout 10 "$L" -i 999999999h
+[ ! -e "$tmp/a.snap" ] && [ ! -e "$tmp/a.snap.tmp" ]; ok $? "a refused duration leaves no file behind"
 expect 2 "needs a terminal" "the live view refuses a non-terminal" -- "$L"
 expect 1 "$tmp/missing.snap" "a missing file is named" -- "$L" report "$tmp/missing.snap" -q 'from syscalls'
 printf 'hello, this is not a snapshot at all\n' > "$tmp/junk.snap"
