@@ -44,10 +44,19 @@ expect 2 "column 21: unknown field 'dprot'" "a bad query names the column" -- "$
 [ ! -e "$tmp/b.snap" ] && [ ! -e "$tmp/b.snap.tmp" ]; ok $? "a refused query leaves no file behind"
 
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
-	expect 1 "root|CAP_BPF" "without privilege the error says what is needed" -- \
-		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
-		"$L" record -o "$tmp/c.snap" -d 1s
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all "$@"; }
+	chmod 755 "$tmp"; mkdir -m 1777 "$tmp/pub"
+	out=$(nobody "$L" record -o "$tmp/pub/c.snap" -d 1s 2>&1 </dev/null); rc=$?
+	[ $rc -eq 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && [ ${#out} -lt 200 ] &&
+		[ "$(printf '%s' "$out" | grep -o CAP_BPF | wc -l)" -eq 1 ] &&
+		printf '%s' "$out" | grep -q "^latop: the probes need root, or CAP_BPF and CAP_PERFMON, and this process (uid 65534) has neither; run latop as root, e.g. with sudo$"
+	ok $? "without privilege: one short line saying what is missing and what to do (exit $rc, ${#out} chars: $out)"
+	[ -z "$(ls -A "$tmp/pub")" ]; ok $? "and no file is left behind"
+	expect 1 "and this process \\(uid 65534\\) lacks CAP_PERFMON; run latop as root" "with CAP_BPF alone it names the one missing" -- \
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+bpf --ambient-caps=+bpf "$L" record -o "$tmp/pub/c.snap" -d 1s
 else
-	skip "unprivileged check needs root and setpriv to drop privileges"
+	skip "unprivileged checks need root and setpriv to drop privileges"
+	skip "unprivileged checks need root and setpriv to drop privileges"
+	skip "unprivileged checks need root and setpriv to drop privileges"
 fi
 done_testing
