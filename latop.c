@@ -435,6 +435,13 @@ static int cmd_record(int argc, char **argv)
 		return bad_usage("record", "unexpected argument '%s'", argv[optind]);
 	if (interval_ns < 10000000)
 		return bad_usage("record", "%s", "-i: the interval must be at least 10ms");
+	/* Refuse a target the recording could not end in before spending any
+	 * time on it; snap_create checks it again when it makes the file. */
+	if (snap_check_target(out, &cause) < 0) {
+		fprintf(stderr, "latop record: -o: %s\n", cause);
+		free(cause);
+		return 2;
+	}
 	if (text && !(q = parse_query_or_say(text)))
 		return 2;
 	if (!(src = open_live(q, interval_ns))) {
