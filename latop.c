@@ -317,19 +317,23 @@ static int cmd_live(int argc, char **argv)
 	return rc;
 }
 
-/* Install handlers so SIGINT/SIGTERM finish a recording cleanly. */
+/*
+ * Install handlers so SIGINT, SIGTERM and SIGHUP finish a recording
+ * cleanly; a SIGHUP already ignored (nohup) stays ignored.
+ */
 static void catch_stop_signals(void)
 {
-	struct sigaction sa = {0};
+	struct sigaction sa = {0}, old;
 
 	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+		return;
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-/* latop record -o FILE [-d DUR] [-q QUERY]: record headless. */
 /* Records each probe lost so far, for record's closing words. */
 struct lost_tally {
 	size_t n;
@@ -379,6 +383,62 @@ static void say_lost(const struct lost_tally *lt)
 			(unsigned long long)lt->t[j].lost);
 }
 
+/* Bind q to the live source, push its filter down and apply its EVERY; 0, or 2 said. */
+static int record_query(struct source *src, struct query *q, const char *text)
+{
+	const struct schema *s = bind_or_say(q, text, src->ops->info(src));
+	char *cause = NULL;
+
+	if (!s || push_filter(src, q, s) < 0)
+		return 2;
+	if (query_option_given(q, "every") && src->ops->set_interval &&
+	    src->ops->set_interval(src, query_options(q)->every_ns, &cause) < 0) {
+		fprintf(stderr, "latop record: %s\n", cause);
+		free(cause);
+		return 2;
+	}
+	return 0;
+}
+
+/* Write tick t to w and count its losses; free t either way.  -1 with *cause. */
+static int record_tick(struct snap_writer *w, struct tick *t, struct lost_tally *lost,
+		       char **cause)
+{
+	int rc = snap_write_tick(w, t, cause);
+
+	if (rc == 0)
+		tally_lost(lost, t);
+	tick_done(t);
+	return rc;
+}
+
+/* How long to wait for a tick: 100ms, or what is left of dur_ns from start if less. */
+static int tick_wait_ms(uint64_t start, uint64_t dur_ns)
+{
+	uint64_t elapsed = mono_ns() - start, left_ms;
+
+	if (!dur_ns)
+		return 100;
+	if (elapsed >= dur_ns)
+		return 0;
+	left_ms = (dur_ns - elapsed + 999999) / 1000000;
+	return left_ms < 100 ? (int)left_ms : 100;
+}
+
+/* Say where a recording that did not finish is, and what it holds. */
+static void say_kept(const char *tmp, size_t nticks)
+{
+	if (nticks)
+		fprintf(stderr, "latop record: kept %zu tick%s in %s; 'latop report' and "
+			"'latop replay' read it\n", nticks, nticks == 1 ? "" : "s", tmp);
+	else
+		fprintf(stderr, "latop record: %s holds no tick; nothing was recorded\n", tmp);
+}
+
+/*
+ * latop record -o FILE [-d DUR] [-q QUERY]: record headless until -d or a
+ * stop signal, then take the partial last interval as a tick of its own.
+ */
 static int cmd_record(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -393,15 +453,16 @@ static int cmd_record(int argc, char **argv)
 		{0},
 	};
 	const char *out = NULL, *text = NULL;
-	uint64_t dur_ns = 0, interval_ns = DEFAULT_INTERVAL_NS, start, nticks = 0;
+	uint64_t dur_ns = 0, interval_ns = DEFAULT_INTERVAL_NS, start = 0;
 	struct lost_tally lost = {0};
 	struct query *q = NULL;
-	struct source *src;
-	struct snap_writer *w;
-	struct tick first;
-	char *cause = NULL;
-	bool quiet = false;
-	int c, rc = 0, first_r;
+	struct source *src = NULL;
+	struct snap_writer *w = NULL;
+	char *cause = NULL, *tmp = NULL;
+	bool quiet = false, closed = false;
+	size_t nticks = 0;
+	struct tick t;
+	int c, r, rc = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:d:q:i:h", opts, NULL)) != -1) {
@@ -445,70 +506,42 @@ static int cmd_record(int argc, char **argv)
 	if (text && !(q = parse_query_or_say(text)))
 		return 2;
 	if (!(src = open_live(q, interval_ns))) {
-		query_free(q);
-		return 1;
+		rc = 1;
+		goto out;
 	}
-	if (q) {
-		const struct schema *s = bind_or_say(q, text, src->ops->info(src));
-
-		if (!s || push_filter(src, q, s) < 0) {
-			query_free(q);
-			source_close(src);
-			return 2;
-		}
-		if (query_option_given(q, "every") && src->ops->set_interval &&
-		    src->ops->set_interval(src, query_options(q)->every_ns, &cause) < 0) {
-			fprintf(stderr, "latop record: %s\n", cause);
-			free(cause);
-			query_free(q);
-			source_close(src);
-			return 2;
-		}
-	}
+	if (q && (rc = record_query(src, q, text)))
+		goto out;
 	/* Attach the probes before the file appears, so that F.tmp existing
 	 * means events are being counted, and -d counts from there: attaching
 	 * can take seconds where fentry trampolines are slow to set up. */
-	first_r = source_read(src, &first, 0, &cause);
-	if (first_r < 0) {
-		fprintf(stderr, "latop record: %s\n", cause);
-		free(cause);
-		query_free(q);
-		source_close(src);
-		return 1;
+	r = source_read(src, &t, 0, &cause);
+	if (r < 0) {
+		rc = 1;
+		goto out;
 	}
+	/* From the file's creation on, a stop signal ends it whole. */
+	catch_stop_signals();
 	w = snap_create(out, src->ops->info(src), &cause);
 	if (!w) {
-		fprintf(stderr, "latop record: %s\n", cause);
-		free(cause);
-		if (first_r == 1)
-			tick_done(&first);
-		query_free(q);
-		source_close(src);
-		return 1;
+		if (r == 1)
+			tick_done(&t);
+		rc = 1;
+		goto out;
 	}
-	if (first_r == 1) {
-		if (snap_write_tick(w, &first, &cause) < 0) {
-			fprintf(stderr, "latop record: %s\n", cause);
-			free(cause);
-			tick_done(&first);
-			snap_abandon(w);
-			query_free(q);
-			source_close(src);
-			return 1;
-		}
-		nticks++;
-		tally_lost(&lost, &first);
-		tick_done(&first);
+	tmp = xstrdup(snap_tmp_path(w));
+	if (r == 1 && record_tick(w, &t, &lost, &cause) < 0) {
+		rc = 1;
+		goto out;
 	}
-	catch_stop_signals();
 	start = mono_ns();
 	if (!quiet)
 		fprintf(stderr, "latop: recording to %s%s; Ctrl-C to stop\n", out,
 			dur_ns ? "" : " until interrupted");
+	if (!quiet && strcmp(tmp + strlen(out), ".tmp"))
+		fprintf(stderr, "latop record: %s.tmp exists (an earlier recording's?) and is left "
+			"as it is; this one is written to %s until it ends\n", out, tmp);
 	while (!stop_requested && (!dur_ns || mono_ns() - start < dur_ns)) {
-		struct tick t;
-		int r = source_read(src, &t, 100, &cause);
-
+		r = source_read(src, &t, tick_wait_ms(start, dur_ns), &cause);
 		if (r < 0) {
 			fprintf(stderr, "latop record: %s\n", cause);
 			free(cause);
@@ -516,30 +549,45 @@ static int cmd_record(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		if (r != 1)
-			continue;
-		if (snap_write_tick(w, &t, &cause) < 0) {
-			fprintf(stderr, "latop record: %s\n", cause);
-			free(cause);
-			tick_done(&t);
-			snap_abandon(w);
-			query_free(q);
-			source_close(src);
-			return 1;
+		if (r == 1 && record_tick(w, &t, &lost, &cause) < 0) {
+			rc = 1;
+			goto out;
 		}
-		nticks++;
-		tally_lost(&lost, &t);
-		tick_done(&t);
 	}
-	say_lost(&lost);
-	if (snap_close(w, &cause) < 0) {
+	/* What was counted since the last tick goes in too. */
+	r = rc ? 0 : source_flush(src, &t, &cause);
+	if (r < 0) {
 		fprintf(stderr, "latop record: %s\n", cause);
 		free(cause);
+		cause = NULL;
 		rc = 1;
-	} else if (!quiet) {
-		fprintf(stderr, "latop: recorded %llu ticks (%.1fs) to %s\n",
-			(unsigned long long)nticks, (double)(mono_ns() - start) / 1e9, out);
 	}
+	if (r == 1 && record_tick(w, &t, &lost, &cause) < 0) {
+		rc = 1;
+		goto out;
+	}
+	nticks = snap_ticks_written(w);
+	r = snap_close(w, &cause);
+	w = NULL;
+	if (r < 0)
+		rc = 1;
+	else
+		closed = true;
+out:
+	if (cause)
+		fprintf(stderr, "latop record: %s\n", cause);
+	free(cause);
+	if (w) {
+		nticks = snap_ticks_written(w);
+		snap_abandon(w);
+	}
+	say_lost(&lost);
+	if (closed && !quiet)
+		fprintf(stderr, "latop: recorded %zu ticks (%.1fs) to %s\n", nticks,
+			(double)(mono_ns() - start) / 1e9, out);
+	else if (tmp && !closed)
+		say_kept(tmp, nticks);
+	free(tmp);
 	query_free(q);
 	source_close(src);
 	return rc;

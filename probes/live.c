@@ -152,6 +152,18 @@ static int live_read(struct source *s, struct tick *out, int timeout_ms, char **
 	return collect_tick(l, out, cause);
 }
 
+/* Collect a tick now, covering the time since the last, and restart the interval. */
+static int live_flush(struct source *s, struct tick *out, char **cause)
+{
+	struct live *l = s->priv;
+
+	if (!l->attached)
+		return 0;
+	if (arm_timer(l, l->interval_ns, cause))
+		return -1;
+	return collect_tick(l, out, cause);
+}
+
 /* Install a pushdown filter in the probe that owns table. */
 static int live_set_filter(struct source *s, const char *table, const void *blob,
 			   size_t len, char **cause)
@@ -219,6 +231,7 @@ static void live_close(struct source *s)
 static const struct source_ops live_ops = {
 	.name = "live",
 	.read = live_read,
+	.flush = live_flush,
 	.set_filter = live_set_filter,
 	.set_interval = live_set_interval,
 	.info = live_info,
