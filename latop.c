@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -664,6 +665,46 @@ static void report_ticks(struct source *src, struct query_run *run, uint64_t t_f
 	}
 }
 
+/* Return whether recordings a and b (given as pa, pb) are one, the same file or a copy; say so. */
+static bool same_recording(const char *pa, const struct stat *sa, const struct source_info *a,
+			   const char *pb, const struct stat *sb, const struct source_info *b)
+{
+	time_t sec = (time_t)(a->start_ns / 1000000000ull);
+	char when[32] = "";
+	struct tm tm;
+
+	if (sa->st_ino && sa->st_dev == sb->st_dev && sa->st_ino == sb->st_ino) {
+		fprintf(stderr, "latop report: '%s' and '%s' are the same file: each tick would "
+			"count twice\n", pa, pb);
+		return true;
+	}
+	if (!a->start_ns || a->start_ns != b->start_ns || strcmp(a->host, b->host))
+		return false;
+	if (localtime_r(&sec, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	fprintf(stderr, "latop report: '%s' and '%s' are the same recording (host %s, started %s): "
+		"each tick would count twice\n", pa, pb, a->host, when);
+	return true;
+}
+
+/* Refuse a recording given twice, as one file or as a copy; 0, or 2 said. */
+static int report_distinct(char **paths, struct source **srcs, int n)
+{
+	struct stat *st = xcalloc((size_t)n, sizeof(*st));
+	int rc = 0;
+
+	for (int i = 0; i < n && !rc; i++) {
+		if (stat(paths[i], &st[i]) < 0)
+			st[i].st_ino = 0;
+		for (int j = 0; j < i && !rc; j++)
+			if (same_recording(paths[j], &st[j], srcs[j]->ops->info(srcs[j]),
+					   paths[i], &st[i], srcs[i]->ops->info(srcs[i])))
+				rc = 2;
+	}
+	free(st);
+	return rc;
+}
+
 /* latop report FILE... -q QUERY [--json|--csv]: scripting and CI. */
 static int cmd_report(int argc, char **argv)
 {
@@ -720,6 +761,8 @@ static int cmd_report(int argc, char **argv)
 			fprintf(stderr, "latop report: warning: %s\n",
 				srcs[i]->ops->info(srcs[i])->warning);
 	}
+	if ((rc = report_distinct(argv + optind, srcs, nsrc)))
+		goto out;
 	/* The whole recording, unless the query asks for a WINDOW: then its end,
 	 * the ticks of every file no older than the newest tick minus WINDOW (what
 	 * a window holds after the newest tick when the files follow each other). */

@@ -662,6 +662,7 @@ static uint64_t snap_read_header(struct snap_reader *r, uint64_t file_bytes, cha
 		free(body);
 		return 0;
 	}
+	r->info.start_ns = start_ns;
 	snprintf(r->info.host, sizeof(r->info.host), "%s", host);
 	snprintf(r->info.kernel, sizeof(r->info.kernel), "%s", kernel);
 	r->info.status = status;

@@ -13,6 +13,7 @@ struct source_info {
 	char host[64];
 	char kernel[128];
 	uint64_t boot_offset_ns;	/* CLOCK_REALTIME - CLOCK_MONOTONIC at start */
+	uint64_t start_ns;		/* replay: when recording began (CLOCK_REALTIME); live: 0 */
 	uint64_t t_first_ns, t_last_ns;	/* replay: recorded range; live: 0 */
 	size_t nticks;			/* replay: ticks in the file; live: 0 */
 	size_t nschemas;

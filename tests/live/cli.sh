@@ -50,6 +50,14 @@ if [ "$(id -u)" -eq 0 ]; then
 else
 	skip "making a device node needs root"; skip "making a device node needs root"
 fi
+
+# The same recording given twice, as one file or as a copy, would count twice.
+d=$(dirname "$0")/../data/nvme-vm
+cp "$d/init.snap" "$tmp/copy.snap"; ln "$tmp/copy.snap" "$tmp/hard.snap"
+expect 2 "'$d/init.snap' and '$d/init.snap' are the same file: each tick would count twice" "report A A is refused, naming both" -- "$L" report "$d/init.snap" "$d/init.snap" -q 'from nvme show count'
+expect 2 "'$tmp/copy.snap' and '$tmp/hard.snap' are the same file" "report A (hard link to A) is refused" -- "$L" report "$tmp/copy.snap" "$d/target.snap" "$tmp/hard.snap" -q 'from nvme show count'
+expect 2 "'$d/init.snap' and '$tmp/copy.snap' are the same recording \\(host .*, started 2026-.*\\): each tick would count twice" "report A (copy of A) is refused, naming both" -- "$L" report "$d/init.snap" "$tmp/copy.snap" -q 'from nvme show count'
+expect 0 "880" "two recordings made at the same time on two hosts still report together" -- "$L" report "$d/init.snap" "$d/target.snap" -q 'from nvme show count'
 expect 2 "needs a terminal" "the live view refuses a non-terminal" -- "$L"
 expect 1 "$tmp/missing.snap" "a missing file is named" -- "$L" report "$tmp/missing.snap" -q 'from syscalls'
 printf 'hello, this is not a snapshot at all\n' > "$tmp/junk.snap"

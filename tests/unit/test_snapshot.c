@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -882,6 +883,28 @@ static void test_write_failure(void)
 	}
 }
 
+/* Check the header's start time reads back, and a replay has no partial tick to flush. */
+static void test_start_time(void)
+{
+	char path[256];
+	char *cause = NULL;
+	struct timespec a, b;
+	struct source *s;
+	struct tick t;
+	uint64_t start, lo, hi;
+
+	clock_gettime(CLOCK_REALTIME, &a);
+	record(path_of(path, "start.snap"), 1, 0);
+	clock_gettime(CLOCK_REALTIME, &b);
+	lo = (uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec;
+	hi = (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec;
+	s = replay_open(path, &cause);
+	start = s ? s->ops->info(s)->start_ns : 0;
+	ok(start >= lo && start <= hi, "the recording's start time comes back (%llu in [%llu, %llu])",
+	   (unsigned long long)start, (unsigned long long)lo, (unsigned long long)hi);
+	ok(s && source_flush(s, &t, &cause) == 0, "flushing a replay gives nothing: its ticks are whole");
+	source_close(s);
+}
 
 int main(void)
 {
@@ -900,6 +923,7 @@ int main(void)
 	test_planted_tmp();
 	test_close_checks();
 	test_write_failure();
+	test_start_time();
 	if (fork() == 0)
 		execlp("rm", "rm", "-rf", dir, (char *)NULL);
 	wait(NULL);
