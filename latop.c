@@ -2,11 +2,13 @@
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
+#include <math.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -21,6 +23,7 @@
 #include "tui/tui.h"
 
 #define DEFAULT_INTERVAL_NS 1000000000ULL
+#define MAX_DURATION_NS (87600ULL * 3600 * 1000000000ULL)	/* 10 years, as 87600h */
 
 struct cmd_entry {
 	const char *name;
@@ -88,7 +91,10 @@ static void usage(FILE *out)
 		"Live modes need root, or CAP_BPF and CAP_PERFMON.  See latop(1).\n");
 }
 
-/* Parse a duration like 30s, 500ms, 2m, 1h or a bare number of seconds. */
+/*
+ * Parse a duration like 30s, 500ms, 2m, 1h or a bare number of seconds:
+ * finite, not negative, at least 1ns unless 0, at most 10 years.
+ */
 static int parse_duration(const char *s, uint64_t *ns, char **cause)
 {
 	static const struct { const char *unit; uint64_t ns; } units[] = {
@@ -96,19 +102,40 @@ static int parse_duration(const char *s, uint64_t *ns, char **cause)
 		{"m", 60000000000ULL}, {"h", 3600000000000ULL}, {"", 1000000000ULL},
 	};
 	char *end;
-	double v;
+	double v, x;
+	bool under;
 
 	errno = 0;
 	v = strtod(s, &end);
-	if (end == s || errno || v < 0) {
+	under = errno == ERANGE && !isinf(v);
+	if (end == s) {
 		*cause = xasprintf("'%s' is not a duration (try 30s, 500ms, 2m)", s);
 		return -1;
 	}
+	if (isnan(v) || signbit(v)) {
+		*cause = xasprintf("'%s' is not a duration: it must be a number of 0 or more "
+				   "(try 30s, 500ms, 2m)", s);
+		return -1;
+	}
 	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
-		if (strcmp(end, units[i].unit) == 0) {
-			*ns = (uint64_t)(v * (double)units[i].ns);
-			return 0;
+		if (strcmp(end, units[i].unit))
+			continue;
+		x = v * (double)units[i].ns;
+		if (isinf(x)) {
+			*cause = xasprintf("'%s' is not a finite duration: the limit is 10 years "
+					   "(87600h)", s);
+			return -1;
 		}
+		if (x > (double)MAX_DURATION_NS) {
+			*cause = xasprintf("'%s' is longer than the limit of 10 years (87600h)", s);
+			return -1;
+		}
+		if (under || (v > 0 && x < 1)) {
+			*cause = xasprintf("'%s' is shorter than 1ns", s);
+			return -1;
+		}
+		*ns = (uint64_t)(x + 0.5);
+		return 0;
 	}
 	*cause = xasprintf("unknown unit '%s' in duration '%s' (ns, us, ms, s, m, h)", end, s);
 	return -1;
@@ -291,19 +318,23 @@ static int cmd_live(int argc, char **argv)
 	return rc;
 }
 
-/* Install handlers so SIGINT/SIGTERM finish a recording cleanly. */
+/*
+ * Install handlers so SIGINT, SIGTERM and SIGHUP finish a recording
+ * cleanly; a SIGHUP already ignored (nohup) stays ignored.
+ */
 static void catch_stop_signals(void)
 {
-	struct sigaction sa = {0};
+	struct sigaction sa = {0}, old;
 
 	sa.sa_handler = on_stop_signal;
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	if (sigaction(SIGHUP, NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+		return;
 	sigaction(SIGHUP, &sa, NULL);
 }
 
-/* latop record -o FILE [-d DUR] [-q QUERY]: record headless. */
 /* Records each probe lost so far, for record's closing words. */
 struct lost_tally {
 	size_t n;
@@ -353,6 +384,62 @@ static void say_lost(const struct lost_tally *lt)
 			(unsigned long long)lt->t[j].lost);
 }
 
+/* Bind q to the live source, push its filter down and apply its EVERY; 0, or 2 said. */
+static int record_query(struct source *src, struct query *q, const char *text)
+{
+	const struct schema *s = bind_or_say(q, text, src->ops->info(src));
+	char *cause = NULL;
+
+	if (!s || push_filter(src, q, s) < 0)
+		return 2;
+	if (query_option_given(q, "every") && src->ops->set_interval &&
+	    src->ops->set_interval(src, query_options(q)->every_ns, &cause) < 0) {
+		fprintf(stderr, "latop record: %s\n", cause);
+		free(cause);
+		return 2;
+	}
+	return 0;
+}
+
+/* Write tick t to w and count its losses; free t either way.  -1 with *cause. */
+static int record_tick(struct snap_writer *w, struct tick *t, struct lost_tally *lost,
+		       char **cause)
+{
+	int rc = snap_write_tick(w, t, cause);
+
+	if (rc == 0)
+		tally_lost(lost, t);
+	tick_done(t);
+	return rc;
+}
+
+/* How long to wait for a tick: 100ms, or what is left of dur_ns from start if less. */
+static int tick_wait_ms(uint64_t start, uint64_t dur_ns)
+{
+	uint64_t elapsed = mono_ns() - start, left_ms;
+
+	if (!dur_ns)
+		return 100;
+	if (elapsed >= dur_ns)
+		return 0;
+	left_ms = (dur_ns - elapsed + 999999) / 1000000;
+	return left_ms < 100 ? (int)left_ms : 100;
+}
+
+/* Say where a recording that did not finish is, and what it holds. */
+static void say_kept(const char *tmp, size_t nticks)
+{
+	if (nticks)
+		fprintf(stderr, "latop record: kept %zu tick%s in %s; 'latop report' and "
+			"'latop replay' read it\n", nticks, nticks == 1 ? "" : "s", tmp);
+	else
+		fprintf(stderr, "latop record: %s holds no tick; nothing was recorded\n", tmp);
+}
+
+/*
+ * latop record -o FILE [-d DUR] [-q QUERY]: record headless until -d or a
+ * stop signal, then take the partial last interval as a tick of its own.
+ */
 static int cmd_record(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -367,15 +454,16 @@ static int cmd_record(int argc, char **argv)
 		{0},
 	};
 	const char *out = NULL, *text = NULL;
-	uint64_t dur_ns = 0, interval_ns = DEFAULT_INTERVAL_NS, start, nticks = 0;
+	uint64_t dur_ns = 0, interval_ns = DEFAULT_INTERVAL_NS, start = 0;
 	struct lost_tally lost = {0};
 	struct query *q = NULL;
-	struct source *src;
-	struct snap_writer *w;
-	struct tick first;
-	char *cause = NULL;
-	bool quiet = false;
-	int c, rc = 0, first_r;
+	struct source *src = NULL;
+	struct snap_writer *w = NULL;
+	char *cause = NULL, *tmp = NULL;
+	bool quiet = false, closed = false;
+	size_t nticks = 0;
+	struct tick t;
+	int c, r, rc = 0;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "o:d:q:i:h", opts, NULL)) != -1) {
@@ -409,73 +497,52 @@ static int cmd_record(int argc, char **argv)
 		return bad_usage("record", "unexpected argument '%s'", argv[optind]);
 	if (interval_ns < 10000000)
 		return bad_usage("record", "%s", "-i: the interval must be at least 10ms");
+	/* Refuse a target the recording could not end in before spending any
+	 * time on it; snap_create checks it again when it makes the file. */
+	if (snap_check_target(out, &cause) < 0) {
+		fprintf(stderr, "latop record: -o: %s\n", cause);
+		free(cause);
+		return 2;
+	}
 	if (text && !(q = parse_query_or_say(text)))
 		return 2;
 	if (!(src = open_live(q, interval_ns))) {
-		query_free(q);
-		return 1;
+		rc = 1;
+		goto out;
 	}
-	if (q) {
-		const struct schema *s = bind_or_say(q, text, src->ops->info(src));
-
-		if (!s || push_filter(src, q, s) < 0) {
-			query_free(q);
-			source_close(src);
-			return 2;
-		}
-		if (query_option_given(q, "every") && src->ops->set_interval &&
-		    src->ops->set_interval(src, query_options(q)->every_ns, &cause) < 0) {
-			fprintf(stderr, "latop record: %s\n", cause);
-			free(cause);
-			query_free(q);
-			source_close(src);
-			return 2;
-		}
-	}
+	if (q && (rc = record_query(src, q, text)))
+		goto out;
 	/* Attach the probes before the file appears, so that F.tmp existing
 	 * means events are being counted, and -d counts from there: attaching
 	 * can take seconds where fentry trampolines are slow to set up. */
-	first_r = source_read(src, &first, 0, &cause);
-	if (first_r < 0) {
-		fprintf(stderr, "latop record: %s\n", cause);
-		free(cause);
-		query_free(q);
-		source_close(src);
-		return 1;
+	r = source_read(src, &t, 0, &cause);
+	if (r < 0) {
+		rc = 1;
+		goto out;
 	}
+	/* From the file's creation on, a stop signal ends it whole. */
+	catch_stop_signals();
 	w = snap_create(out, src->ops->info(src), &cause);
 	if (!w) {
-		fprintf(stderr, "latop record: %s\n", cause);
-		free(cause);
-		if (first_r == 1)
-			tick_done(&first);
-		query_free(q);
-		source_close(src);
-		return 1;
+		if (r == 1)
+			tick_done(&t);
+		rc = 1;
+		goto out;
 	}
-	if (first_r == 1) {
-		if (snap_write_tick(w, &first, &cause) < 0) {
-			fprintf(stderr, "latop record: %s\n", cause);
-			free(cause);
-			tick_done(&first);
-			snap_abandon(w);
-			query_free(q);
-			source_close(src);
-			return 1;
-		}
-		nticks++;
-		tally_lost(&lost, &first);
-		tick_done(&first);
+	tmp = xstrdup(snap_tmp_path(w));
+	if (r == 1 && record_tick(w, &t, &lost, &cause) < 0) {
+		rc = 1;
+		goto out;
 	}
-	catch_stop_signals();
 	start = mono_ns();
 	if (!quiet)
 		fprintf(stderr, "latop: recording to %s%s; Ctrl-C to stop\n", out,
 			dur_ns ? "" : " until interrupted");
+	if (!quiet && strcmp(tmp + strlen(out), ".tmp"))
+		fprintf(stderr, "latop record: %s.tmp exists (an earlier recording's?) and is left "
+			"as it is; this one is written to %s until it ends\n", out, tmp);
 	while (!stop_requested && (!dur_ns || mono_ns() - start < dur_ns)) {
-		struct tick t;
-		int r = source_read(src, &t, 100, &cause);
-
+		r = source_read(src, &t, tick_wait_ms(start, dur_ns), &cause);
 		if (r < 0) {
 			fprintf(stderr, "latop record: %s\n", cause);
 			free(cause);
@@ -483,30 +550,45 @@ static int cmd_record(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		if (r != 1)
-			continue;
-		if (snap_write_tick(w, &t, &cause) < 0) {
-			fprintf(stderr, "latop record: %s\n", cause);
-			free(cause);
-			tick_done(&t);
-			snap_abandon(w);
-			query_free(q);
-			source_close(src);
-			return 1;
+		if (r == 1 && record_tick(w, &t, &lost, &cause) < 0) {
+			rc = 1;
+			goto out;
 		}
-		nticks++;
-		tally_lost(&lost, &t);
-		tick_done(&t);
 	}
-	say_lost(&lost);
-	if (snap_close(w, &cause) < 0) {
+	/* What was counted since the last tick goes in too. */
+	r = rc ? 0 : source_flush(src, &t, &cause);
+	if (r < 0) {
 		fprintf(stderr, "latop record: %s\n", cause);
 		free(cause);
+		cause = NULL;
 		rc = 1;
-	} else if (!quiet) {
-		fprintf(stderr, "latop: recorded %llu ticks (%.1fs) to %s\n",
-			(unsigned long long)nticks, (double)(mono_ns() - start) / 1e9, out);
 	}
+	if (r == 1 && record_tick(w, &t, &lost, &cause) < 0) {
+		rc = 1;
+		goto out;
+	}
+	nticks = snap_ticks_written(w);
+	r = snap_close(w, &cause);
+	w = NULL;
+	if (r < 0)
+		rc = 1;
+	else
+		closed = true;
+out:
+	if (cause)
+		fprintf(stderr, "latop record: %s\n", cause);
+	free(cause);
+	if (w) {
+		nticks = snap_ticks_written(w);
+		snap_abandon(w);
+	}
+	say_lost(&lost);
+	if (closed && !quiet)
+		fprintf(stderr, "latop: recorded %zu ticks (%.1fs) to %s\n", nticks,
+			(double)(mono_ns() - start) / 1e9, out);
+	else if (tmp && !closed)
+		say_kept(tmp, nticks);
+	free(tmp);
 	query_free(q);
 	source_close(src);
 	return rc;
@@ -583,6 +665,46 @@ static void report_ticks(struct source *src, struct query_run *run, uint64_t t_f
 	}
 }
 
+/* Return whether recordings a and b (given as pa, pb) are one, the same file or a copy; say so. */
+static bool same_recording(const char *pa, const struct stat *sa, const struct source_info *a,
+			   const char *pb, const struct stat *sb, const struct source_info *b)
+{
+	time_t sec = (time_t)(a->start_ns / 1000000000ull);
+	char when[32] = "";
+	struct tm tm;
+
+	if (sa->st_ino && sa->st_dev == sb->st_dev && sa->st_ino == sb->st_ino) {
+		fprintf(stderr, "latop report: '%s' and '%s' are the same file: each tick would "
+			"count twice\n", pa, pb);
+		return true;
+	}
+	if (!a->start_ns || a->start_ns != b->start_ns || strcmp(a->host, b->host))
+		return false;
+	if (localtime_r(&sec, &tm))
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
+	fprintf(stderr, "latop report: '%s' and '%s' are the same recording (host %s, started %s): "
+		"each tick would count twice\n", pa, pb, a->host, when);
+	return true;
+}
+
+/* Refuse a recording given twice, as one file or as a copy; 0, or 2 said. */
+static int report_distinct(char **paths, struct source **srcs, int n)
+{
+	struct stat *st = xcalloc((size_t)n, sizeof(*st));
+	int rc = 0;
+
+	for (int i = 0; i < n && !rc; i++) {
+		if (stat(paths[i], &st[i]) < 0)
+			st[i].st_ino = 0;
+		for (int j = 0; j < i && !rc; j++)
+			if (same_recording(paths[j], &st[j], srcs[j]->ops->info(srcs[j]),
+					   paths[i], &st[i], srcs[i]->ops->info(srcs[i])))
+				rc = 2;
+	}
+	free(st);
+	return rc;
+}
+
 /* latop report FILE... -q QUERY [--json|--csv]: scripting and CI. */
 static int cmd_report(int argc, char **argv)
 {
@@ -639,6 +761,8 @@ static int cmd_report(int argc, char **argv)
 			fprintf(stderr, "latop report: warning: %s\n",
 				srcs[i]->ops->info(srcs[i])->warning);
 	}
+	if ((rc = report_distinct(argv + optind, srcs, nsrc)))
+		goto out;
 	/* The whole recording, unless the query asks for a WINDOW: then its end,
 	 * the ticks of every file no older than the newest tick minus WINDOW (what
 	 * a window holds after the newest tick when the files follow each other). */

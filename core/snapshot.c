@@ -99,8 +99,10 @@ struct snap_index_ent {
 
 struct snap_writer {
 	char *path, *tmp;
-	FILE *f;
-	uint64_t off;
+	int fd;
+	dev_t dev;		/* of tmp, to know it is still ours at close */
+	ino_t ino;
+	uint64_t off;		/* bytes written whole */
 	const struct schema **schemas;	/* index = table id */
 	size_t nschemas;
 	struct snap_index_ent *index;
@@ -164,13 +166,30 @@ static uint32_t snap_crc(const uint8_t *p, size_t n)
 	return (uint32_t)c;
 }
 
-/* Write n bytes at the end of the file and flush them; -1 with *cause on failure. */
+/*
+ * Write n bytes at the end of the file; -1 with *cause on failure, the file
+ * then cut back to its last whole chunk so that every tick in it reads.
+ */
 static int snap_put(struct snap_writer *w, const void *p, size_t n, char **cause)
 {
-	if (fwrite(p, 1, n, w->f) != n || fflush(w->f)) {
-		*cause = xasprintf("%s: write failed at offset %llu: %s", w->tmp,
-				   (unsigned long long)w->off, strerror(errno));
-		return -1;
+	const uint8_t *b = p;
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t k = write(w->fd, b + done, n - done);
+
+		if (k < 0 && errno == EINTR)
+			continue;
+		if (k <= 0) {
+			int err = k < 0 ? errno : ENOSPC;
+
+			if (ftruncate(w->fd, (off_t)w->off) == 0)
+				lseek(w->fd, (off_t)w->off, SEEK_SET);
+			*cause = xasprintf("%s: write failed at offset %llu: %s", w->tmp,
+					   (unsigned long long)w->off, strerror(err));
+			return -1;
+		}
+		done += (size_t)k;
 	}
 	w->off += n;
 	return 0;
@@ -211,8 +230,8 @@ static int snap_put_chunk(struct snap_writer *w, uint32_t type, const struct wbu
 /* Free a writer without touching its file further. */
 static void snap_writer_free(struct snap_writer *w)
 {
-	if (w->f)
-		fclose(w->f);
+	if (w->fd >= 0)
+		close(w->fd);
 	free(w->path);
 	free(w->tmp);
 	free(w->schemas);
@@ -248,33 +267,123 @@ static int snap_put_header(struct snap_writer *w, const struct wbuf *body, char 
 	return rc;
 }
 
-/* Create PATH.tmp (mode 0600) and write the header. */
+/* Name the kind of file mode m is, for messages. */
+static const char *snap_kind(mode_t m)
+{
+	if (S_ISDIR(m))
+		return "a directory";
+	if (S_ISCHR(m))
+		return "a character device";
+	if (S_ISBLK(m))
+		return "a block device";
+	if (S_ISFIFO(m))
+		return "a FIFO";
+	if (S_ISSOCK(m))
+		return "a socket";
+	if (S_ISLNK(m))
+		return "a symbolic link";
+	return "not a regular file";
+}
+
+/*
+ * Check that path can take a recording: nothing there, or a regular file
+ * (never a device, FIFO, socket, directory or symbolic link), in a
+ * directory this process can write.
+ */
+int snap_check_target(const char *path, char **cause)
+{
+	size_t len = strlen(path);
+	struct stat st;
+	char *copy, *dir;
+	int rc = 0;
+
+	if (!len) {
+		*cause = xstrdup("the output path is empty");
+		return -1;
+	}
+	if (path[len - 1] == '/') {
+		*cause = xasprintf("%s: names a directory; give a file name", path);
+		return -1;
+	}
+	if (lstat(path, &st) == 0) {
+		if (!S_ISREG(st.st_mode)) {
+			*cause = xasprintf("%s: is %s; a recording replaces only a regular file%s",
+					   path, snap_kind(st.st_mode), S_ISLNK(st.st_mode) ?
+					   " (links are not followed)" : "");
+			return -1;
+		}
+	} else if (errno != ENOENT) {
+		*cause = xasprintf("%s: cannot check: %s", path, strerror(errno));
+		return -1;
+	}
+	copy = xstrdup(path);
+	dir = dirname(copy);
+	if (stat(dir, &st) < 0 || access(dir, W_OK | X_OK) < 0) {
+		*cause = xasprintf("%s: cannot write in directory %s: %s", path, dir,
+				   strerror(errno));
+		rc = -1;
+	}
+	free(copy);
+	return rc;
+}
+
+/*
+ * Create the file the recording goes to until close, next to path: a new
+ * PATH.tmp, or PATH.XXXXXX.tmp when something is at PATH.tmp already (an
+ * earlier recording's partial file, or a planted link), which is left as
+ * it is.  Return its descriptor, or -1 with *cause.
+ */
+static int snap_open_tmp(struct snap_writer *w, char **cause)
+{
+	struct stat st;
+	int fd;
+
+	w->tmp = xasprintf("%s.tmp", w->path);
+	fd = open(w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0 && errno == EEXIST) {
+		free(w->tmp);
+		w->tmp = xasprintf("%s.XXXXXX.tmp", w->path);
+		fd = mkostemps(w->tmp, 4, O_CLOEXEC);
+	}
+	if (fd < 0) {
+		*cause = xasprintf("%s: cannot create: %s", w->tmp, strerror(errno));
+		return -1;
+	}
+	if (fchmod(fd, 0600) < 0 || fstat(fd, &st) < 0) {
+		*cause = xasprintf("%s: cannot set up: %s", w->tmp, strerror(errno));
+		close(fd);
+		unlink(w->tmp);
+		return -1;
+	}
+	w->dev = st.st_dev;
+	w->ino = st.st_ino;
+	return fd;
+}
+
+/* Check path, create its temporary file (mode 0600) and write the header. */
 struct snap_writer *snap_create(const char *path, const struct source_info *info,
 				char **cause)
 {
-	struct snap_writer *w = xcalloc(1, sizeof(*w));
+	struct snap_writer *w;
 	struct timespec now;
 	struct wbuf body;
-	int fd, rc;
+	int rc;
 
+	if (snap_check_target(path, cause) < 0)
+		return NULL;
+	w = xcalloc(1, sizeof(*w));
 	w->path = xstrdup(path);
-	w->tmp = xasprintf("%s.tmp", path);
 	wbuf_init(&w->raw);
 	wbuf_init(&w->out);
-	fd = open(w->tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-	if (fd < 0 || fchmod(fd, 0600) < 0) {
-		*cause = xasprintf("%s: cannot create: %s", w->tmp, strerror(errno));
-		if (fd >= 0)
-			close(fd);
+	w->fd = snap_open_tmp(w, cause);
+	if (w->fd < 0) {
 		snap_writer_free(w);
 		return NULL;
 	}
-	w->f = fdopen(fd, "wb");
 	w->zc = ZSTD_createCCtx();
-	if (!w->f || !w->zc) {
-		*cause = xasprintf("%s: cannot set up writing: %s", w->tmp, strerror(errno));
-		if (!w->f)
-			close(fd);
+	if (!w->zc) {
+		*cause = xasprintf("%s: cannot set up compression", w->tmp);
+		unlink(w->tmp);
 		snap_writer_free(w);
 		return NULL;
 	}
@@ -289,10 +398,23 @@ struct snap_writer *snap_create(const char *path, const struct source_info *info
 	rc = snap_put_header(w, &body, cause);
 	wbuf_done(&body);
 	if (rc) {
+		unlink(w->tmp);
 		snap_writer_free(w);
 		return NULL;
 	}
 	return w;
+}
+
+/* Return the file the recording is written to until close. */
+const char *snap_tmp_path(const struct snap_writer *w)
+{
+	return w->tmp;
+}
+
+/* Return how many ticks the file holds whole. */
+size_t snap_ticks_written(const struct snap_writer *w)
+{
+	return w->nindex;
 }
 
 /* Return the table id of s, writing its SCHEMA chunk the first time. */
@@ -519,7 +641,28 @@ static void snap_sync_dir(const char *path)
 	free(copy);
 }
 
-/* Write the index, sync, and rename PATH.tmp to PATH. */
+/*
+ * Check that the rename at close moves this writer's own file, onto nothing
+ * or a regular file: what is at either name may have changed meanwhile.
+ */
+static int snap_check_rename(struct snap_writer *w, char **cause)
+{
+	struct stat st;
+
+	if (lstat(w->tmp, &st) < 0 || st.st_dev != w->dev || st.st_ino != w->ino) {
+		*cause = xasprintf("%s: was removed or replaced while recording; not renaming it "
+				   "to %s", w->tmp, w->path);
+		return -1;
+	}
+	if (lstat(w->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		*cause = xasprintf("%s: is %s now; a recording replaces only a regular file",
+				   w->path, snap_kind(st.st_mode));
+		return -1;
+	}
+	return 0;
+}
+
+/* Write the index, sync, and rename the temporary file to PATH. */
 int snap_close(struct snap_writer *w, char **cause)
 {
 	struct wbuf b;
@@ -534,15 +677,17 @@ int snap_close(struct snap_writer *w, char **cause)
 	}
 	rc = snap_put_chunk(w, SNAP_INDEX, &b, cause);
 	wbuf_done(&b);
-	if (!rc && fsync(fileno(w->f)) < 0) {
+	if (!rc && fsync(w->fd) < 0) {
 		*cause = xasprintf("%s: fsync failed: %s", w->tmp, strerror(errno));
 		rc = -1;
 	}
-	if (fclose(w->f) && !rc) {
+	if (close(w->fd) && !rc) {
 		*cause = xasprintf("%s: close failed: %s", w->tmp, strerror(errno));
 		rc = -1;
 	}
-	w->f = NULL;
+	w->fd = -1;
+	if (!rc)
+		rc = snap_check_rename(w, cause);
 	if (!rc && rename(w->tmp, w->path) < 0) {
 		*cause = xasprintf("%s: cannot rename to %s: %s", w->tmp, w->path, strerror(errno));
 		rc = -1;
@@ -553,7 +698,7 @@ int snap_close(struct snap_writer *w, char **cause)
 	return rc;
 }
 
-/* Stop writing, leaving PATH.tmp with every complete chunk. */
+/* Stop writing, leaving the temporary file with every complete chunk. */
 void snap_abandon(struct snap_writer *w)
 {
 	if (w)

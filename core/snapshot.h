@@ -9,10 +9,13 @@
  *             INDEX   (t_ns, file offset) per FRAMES chunk, written at close
  *   trailer : the INDEX chunk is last; a reader without it rebuilds it by scanning.
  *
- * The writer writes PATH.tmp (mode 0600) and renames it on close; a killed
- * recorder leaves PATH.tmp whose complete chunks are all readable.  Readers
- * reject unknown major versions, bad CRCs and truncation with a message that
- * names the byte offset, and keep every complete chunk before the damage.
+ * The writer writes PATH.tmp (mode 0600; PATH.XXXXXX.tmp when PATH.tmp
+ * exists, which it never follows nor truncates) and renames it on close
+ * onto nothing or a regular file; a killed recorder leaves that file, whose
+ * complete chunks are all readable, and a failed write cuts it back to its
+ * last complete chunk.  Readers reject unknown major versions, bad CRCs and
+ * truncation with a message that names the byte offset, and keep every
+ * complete chunk before the damage.
  */
 #ifndef LATOP_SNAPSHOT_H
 #define LATOP_SNAPSHOT_H
@@ -28,13 +31,23 @@
 struct snap_writer;
 struct snap_reader;
 
+/* 0 when path can take a recording: nothing there or a regular file (not a
+ * device, FIFO, socket, directory or link), in a writable directory; else
+ * -1 with *cause naming what is wrong. */
+int snap_check_target(const char *path, char **cause);
+/* Check path again and create its temporary file; NULL with *cause. */
 struct snap_writer *snap_create(const char *path, const struct source_info *info,
 				char **cause);
+/* The file the writer writes until close (PATH.tmp or PATH.XXXXXX.tmp). */
+const char *snap_tmp_path(const struct snap_writer *w);
+/* How many ticks that file holds whole. */
+size_t snap_ticks_written(const struct snap_writer *w);
 /* Write a tick; schemas are written the first time a table is seen. */
 int snap_write_tick(struct snap_writer *w, const struct tick *t, char **cause);
-/* Write the index, fsync, rename PATH.tmp to PATH.  Frees w. */
+/* Write the index, fsync, rename the temporary file to PATH.  Frees w; on
+ * failure the temporary file keeps every tick written. */
 int snap_close(struct snap_writer *w, char **cause);
-/* Abandon: leave PATH.tmp as it is (readable prefix).  Frees w. */
+/* Abandon: leave the temporary file as it is (readable prefix).  Frees w. */
 void snap_abandon(struct snap_writer *w);
 
 /* Open for reading.  A damaged file still opens if any tick precedes the

@@ -31,6 +31,11 @@ struct source_ops {
 	 * Replay's -1 is a tick the file holds but that cannot be read: it is
 	 * skipped, and reading on returns the ticks after it. */
 	int (*read)(struct source *s, struct tick *out, int timeout_ms, char **cause);
+	/* Live only (NULL for replay, whose ticks are all whole): collect now,
+	 * without waiting for the interval, a tick of what was counted since the
+	 * last one, and start the next interval from here.  1: *out filled,
+	 * 0: nothing counted yet, -1: error (*cause set). */
+	int (*flush)(struct source *s, struct tick *out, char **cause);
 	/* Replay only (NULL live): position so the next read returns tick idx. */
 	int (*seek)(struct source *s, size_t idx, char **cause);
 	/* Replay only: the index of the tick the next read returns. */
@@ -53,6 +58,12 @@ struct source {
 static inline int source_read(struct source *s, struct tick *t, int ms, char **cause)
 {
 	return s->ops->read(s, t, ms, cause);
+}
+
+/* Take the partial tick now (0 when the source has none: replay). */
+static inline int source_flush(struct source *s, struct tick *t, char **cause)
+{
+	return s->ops->flush ? s->ops->flush(s, t, cause) : 0;
 }
 
 static inline void source_close(struct source *s)

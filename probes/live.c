@@ -10,9 +10,11 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/utsname.h>
 #include <linux/bpf.h>
+#include <linux/capability.h>
 #include <bpf/bpf.h>
 #include "../core/clock.h"
 #include "../core/xalloc.h"
@@ -150,6 +152,18 @@ static int live_read(struct source *s, struct tick *out, int timeout_ms, char **
 	return collect_tick(l, out, cause);
 }
 
+/* Collect a tick now, covering the time since the last, and restart the interval. */
+static int live_flush(struct source *s, struct tick *out, char **cause)
+{
+	struct live *l = s->priv;
+
+	if (!l->attached)
+		return 0;
+	if (arm_timer(l, l->interval_ns, cause))
+		return -1;
+	return collect_tick(l, out, cause);
+}
+
 /* Install a pushdown filter in the probe that owns table. */
 static int live_set_filter(struct source *s, const char *table, const void *blob,
 			   size_t len, char **cause)
@@ -217,6 +231,7 @@ static void live_close(struct source *s)
 static const struct source_ops live_ops = {
 	.name = "live",
 	.read = live_read,
+	.flush = live_flush,
 	.set_filter = live_set_filter,
 	.set_interval = live_set_interval,
 	.info = live_info,
@@ -265,6 +280,56 @@ static char *describe_live(struct probe *p)
 	return s;
 }
 
+/* Return whether capability c is in the effective set d. */
+static bool has_cap(const struct __user_cap_data_struct *d, unsigned c)
+{
+	return (d[c / 32].effective >> (c % 32)) & 1;
+}
+
+/*
+ * Name the capabilities that loading BPF programs needs and this process
+ * lacks: "neither" CAP_BPF nor CAP_PERFMON, or the one missing; NULL when
+ * it has them (or CAP_SYS_ADMIN) or cannot tell.
+ */
+static const char *missing_privilege(void)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {0};
+	bool bpf, perfmon;
+
+	if (syscall(SYS_capget, &h, d) < 0 || has_cap(d, CAP_SYS_ADMIN))
+		return NULL;
+	bpf = has_cap(d, CAP_BPF);
+	perfmon = has_cap(d, CAP_PERFMON);
+	if (bpf && perfmon)
+		return NULL;
+	return bpf ? "CAP_PERFMON" : perfmon ? "CAP_BPF" : "neither";
+}
+
+/*
+ * Say why no probe opened: the privilege missing, once, when that is it;
+ * else each probe's reason on a line of its own.
+ */
+static char *no_probe_cause(const struct live *l)
+{
+	const char *missing = missing_privilege();
+	char *s, *n;
+	size_t i;
+
+	if (missing)
+		return xasprintf("the probes need root, or CAP_BPF and CAP_PERFMON, and this "
+				 "process (uid %u) %s%s; run latop as root, e.g. with sudo",
+				 (unsigned)geteuid(), strcmp(missing, "neither") ? "lacks " : "has ",
+				 missing);
+	s = xstrdup("live: no probe could open:");
+	for (i = 0; i < l->nprobes; i++) {
+		n = xasprintf("%s\n  %s", s, l->probes[i].p.error);
+		free(s);
+		s = n;
+	}
+	return s;
+}
+
 /* Open the probes for the given tables (NULL: all) as a source. */
 struct source *live_open(const char *const *tables, size_t ntables,
 			 uint64_t interval_ns, char **cause)
@@ -305,8 +370,7 @@ struct source *live_open(const char *const *tables, size_t ntables,
 		free(err);
 	}
 	if (nlive == 0) {
-		*cause = failed ? failed : xasprintf("live: no probe to open");
-		failed = NULL;
+		*cause = l->nprobes ? no_probe_cause(l) : xasprintf("live: no probe to open");
 		goto fail;
 	}
 	if (failed)

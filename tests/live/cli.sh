@@ -19,6 +19,45 @@ expect 2 "unknown command 'frobnicate'" "an unknown command is named" -- "$L" fr
 expect 2 "ambiguous command 're'" "an ambiguous prefix says so" -- "$L" re x
 expect 2 "needs -o FILE" "record without -o says what is missing" -- "$L" record
 expect 2 "unknown unit 'x' in duration '5x'" "a bad duration names the unit" -- "$L" record -o "$tmp/a.snap" -d 5x
+expect 2 "-d: 'inf' is not a finite duration: the limit is 10 years \\(87600h\\)" "-d inf is refused, naming the limit" -- timeout 10 "$L" record -o "$tmp/a.snap" -d inf
+expect 2 "-d: '99999999h' is longer than the limit of 10 years \\(87600h\\)" "-d 99999999h is refused, naming the limit" -- timeout 10 "$L" record -o "$tmp/a.snap" -d 99999999h
+expect 2 "-d: '1e400s' is not a finite duration" "-d 1e400s (past a double) is refused" -- timeout 10 "$L" record -o "$tmp/a.snap" -d 1e400s
+expect 2 "-d: 'nan' is not a duration: it must be a number of 0 or more" "-d nan is refused" -- timeout 10 "$L" record -o "$tmp/a.snap" -d nan
+expect 2 "-d: '-1s' is not a duration: it must be a number of 0 or more" "a negative -d is refused" -- timeout 10 "$L" record -o "$tmp/a.snap" -d -1s
+expect 2 "-d: '0.1ns' is shorter than 1ns" "a -d under 1ns is refused, not taken as 0" -- timeout 10 "$L" record -o "$tmp/a.snap" -d 0.1ns
+expect 2 "-i: 'inf' is not a finite duration: the limit is 10 years" "-i inf is refused, naming the limit" -- timeout 10 "$L" record -o "$tmp/a.snap" -i inf
+expect 2 "-i: '999999999h' is longer than the limit of 10 years" "the live view's -i names the limit" -- timeout 10 "$L" -i 999999999h
+[ ! -e "$tmp/a.snap" ] && [ ! -e "$tmp/a.snap.tmp" ]; ok $? "a refused duration leaves no file behind"
+
+# -o takes only a new or regular file, checked before the probes open.
+mkfifo "$tmp/fifo"; mkdir "$tmp/dir"; ln -s fifo "$tmp/fifolink"; ln -s a.snap "$tmp/filelink"
+python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$tmp/sock"
+expect 2 "-o: $tmp/fifo: is a FIFO; a recording replaces only a regular file" "-o FIFO is refused" -- "$L" record -o "$tmp/fifo" -d 1s
+expect 2 "-o: $tmp/dir: is a directory" "-o DIRECTORY is refused" -- "$L" record -o "$tmp/dir" -d 1s
+expect 2 "-o: $tmp/sock: is a socket" "-o SOCKET is refused" -- "$L" record -o "$tmp/sock" -d 1s
+expect 2 "-o: $tmp/fifolink: is a symbolic link; .*links are not followed" "-o LINK (to a FIFO) is refused" -- "$L" record -o "$tmp/fifolink" -d 1s
+expect 2 "-o: $tmp/filelink: is a symbolic link" "-o LINK (to a file) is refused" -- "$L" record -o "$tmp/filelink" -d 1s
+expect 2 "-o: the output path is empty" "-o '' is refused" -- "$L" record -o '' -d 1s
+expect 2 "-o: $tmp/nodir/x.snap: cannot write in directory $tmp/nodir: No such file or directory" "-o in a missing directory is refused" -- "$L" record -o "$tmp/nodir/x.snap" -d 1s
+expect 2 "-o: $tmp/dir/: names a directory" "-o ending in / is refused" -- "$L" record -o "$tmp/dir/" -d 1s
+[ -p "$tmp/fifo" ] && [ -d "$tmp/dir" ] && [ -S "$tmp/sock" ] && [ -L "$tmp/fifolink" ] && [ -L "$tmp/filelink" ] &&
+	[ -z "$(find "$tmp" -name '*.tmp')" ]
+ok $? "the refused targets are left as they were, and no .tmp file is made"
+if [ "$(id -u)" -eq 0 ]; then
+	mknod "$tmp/null" c 1 3
+	expect 2 "-o: $tmp/null: is a character device" "-o DEVICE (a /dev/null node) is refused" -- "$L" record -o "$tmp/null" -d 1s
+	[ -c "$tmp/null" ]; ok $? "the device node is still a device node"
+else
+	skip "making a device node needs root"; skip "making a device node needs root"
+fi
+
+# The same recording given twice, as one file or as a copy, would count twice.
+d=$(dirname "$0")/../data/nvme-vm
+cp "$d/init.snap" "$tmp/copy.snap"; ln "$tmp/copy.snap" "$tmp/hard.snap"
+expect 2 "'$d/init.snap' and '$d/init.snap' are the same file: each tick would count twice" "report A A is refused, naming both" -- "$L" report "$d/init.snap" "$d/init.snap" -q 'from nvme show count'
+expect 2 "'$tmp/copy.snap' and '$tmp/hard.snap' are the same file" "report A (hard link to A) is refused" -- "$L" report "$tmp/copy.snap" "$d/target.snap" "$tmp/hard.snap" -q 'from nvme show count'
+expect 2 "'$d/init.snap' and '$tmp/copy.snap' are the same recording \\(host .*, started 2026-.*\\): each tick would count twice" "report A (copy of A) is refused, naming both" -- "$L" report "$d/init.snap" "$tmp/copy.snap" -q 'from nvme show count'
+expect 0 "880" "two recordings made at the same time on two hosts still report together" -- "$L" report "$d/init.snap" "$d/target.snap" -q 'from nvme show count'
 expect 2 "needs a terminal" "the live view refuses a non-terminal" -- "$L"
 expect 1 "$tmp/missing.snap" "a missing file is named" -- "$L" report "$tmp/missing.snap" -q 'from syscalls'
 printf 'hello, this is not a snapshot at all\n' > "$tmp/junk.snap"
@@ -35,10 +74,23 @@ expect 2 "column 21: unknown field 'dprot'" "a bad query names the column" -- "$
 [ ! -e "$tmp/b.snap" ] && [ ! -e "$tmp/b.snap.tmp" ]; ok $? "a refused query leaves no file behind"
 
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
-	expect 1 "root|CAP_BPF" "without privilege the error says what is needed" -- \
-		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all \
-		"$L" record -o "$tmp/c.snap" -d 1s
+	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all "$@"; }
+	chmod 755 "$tmp"; mkdir -m 1777 "$tmp/pub"; mkdir -m 755 "$tmp/ro"
+	out=$(nobody "$L" record -o "$tmp/pub/c.snap" -d 1s 2>&1 </dev/null); rc=$?
+	[ $rc -eq 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && [ ${#out} -lt 200 ] &&
+		[ "$(printf '%s' "$out" | grep -o CAP_BPF | wc -l)" -eq 1 ] &&
+		printf '%s' "$out" | grep -q "^latop: the probes need root, or CAP_BPF and CAP_PERFMON, and this process (uid 65534) has neither; run latop as root, e.g. with sudo$"
+	ok $? "without privilege: one short line saying what is missing and what to do (exit $rc, ${#out} chars: $out)"
+	[ -z "$(ls -A "$tmp/pub")" ]; ok $? "and no file is left behind"
+	expect 1 "and this process \\(uid 65534\\) lacks CAP_PERFMON; run latop as root" "with CAP_BPF alone it names the one missing" -- \
+		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+bpf --ambient-caps=+bpf "$L" record -o "$tmp/pub/c.snap" -d 1s
+	expect 2 "-o: $tmp/ro/c.snap: cannot write in directory $tmp/ro: Permission denied" "an unwritable directory is refused before the probes open" -- nobody "$L" record -o "$tmp/ro/c.snap" -d 1s
+	expect 2 "-o: $tmp/fifo: is a FIFO" "so is a FIFO (before the privilege check)" -- nobody "$L" record -o "$tmp/fifo" -d 1s
 else
-	skip "unprivileged check needs root and setpriv to drop privileges"
+	skip "unprivileged checks need root and setpriv to drop privileges"
+	skip "unprivileged checks need root and setpriv to drop privileges"
+	skip "unprivileged checks need root and setpriv to drop privileges"
+	skip "unprivileged checks need root and setpriv to drop privileges"
+	skip "unprivileged checks need root and setpriv to drop privileges"
 fi
 done_testing

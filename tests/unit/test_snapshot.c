@@ -4,8 +4,11 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include <zlib.h>
 #include <zstd.h>
@@ -916,6 +919,7 @@ static void test_limits(void)
 	   has(cause, "exceeds the limit of 4096"), "a 100000-byte table name is refused: %s", cause);
 	free(cause);
 
+	unlink(tmp);	/* the writer leaves an existing PATH.tmp alone */
 	record(path, 0, 1);
 	append_chunk(tmp, 1, many_fields, sizeof(many_fields));
 	r = snap_open(tmp, &cause, &warning);
@@ -1096,6 +1100,230 @@ static void test_replay(void)
 	free(cause);
 }
 
+/* Return what snap_check_target says of path: 0, or -1 with the cause in why (freed by the caller). */
+static int target(const char *path, char **why)
+{
+	*why = NULL;
+	return snap_check_target(path, why);
+}
+
+/* Check the writer refuses every target it could not replace by a regular file. */
+static void test_targets(void)
+{
+	struct sockaddr_un sa = {.sun_family = AF_UNIX};
+	char path[256], other[256];
+	char *why = NULL;
+	struct stat st;
+	int fd;
+
+	ok(target(path_of(path, "new.snap"), &why) == 0, "a path with nothing there can take a recording");
+	spit(path_of(path, "old.snap"), (const uint8_t *)"x", 1);
+	ok(target(path, &why) == 0, "so can a regular file");
+	ok(target("", &why) < 0 && has(why, "the output path is empty"), "an empty path: %s", why);
+	free(why);
+	ok(target(dir, &why) < 0 && has(why, "%s: is a directory", dir), "a directory: %s", why);
+	free(why);
+	path_of(path, "sub/");
+	ok(target(path, &why) < 0 && has(why, "names a directory"), "a path ending in /: %s", why);
+	free(why);
+	ok(target("/dev/null", &why) < 0 && has(why, "/dev/null: is a character device"),
+	   "a device: %s", why);
+	free(why);
+	mkfifo(path_of(path, "fifo"), 0600);
+	ok(target(path, &why) < 0 && has(why, "%s: is a FIFO", path), "a FIFO: %s", why);
+	free(why);
+	fd = socket(AF_UNIX, SOCK_STREAM, 0);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sock", dir);
+	bind(fd, (struct sockaddr *)&sa, sizeof(sa));
+	ok(target(sa.sun_path, &why) < 0 && has(why, "is a socket"), "a socket: %s", why);
+	free(why);
+	close(fd);
+	symlink(path_of(other, "old.snap"), path_of(path, "link.snap"));
+	ok(target(path, &why) < 0 && has(why, "is a symbolic link") &&
+	   has(why, "links are not followed"), "a link, even to a regular file: %s", why);
+	free(why);
+	symlink("/dev/null", path_of(path, "devlink.snap"));
+	ok(target(path, &why) < 0 && has(why, "is a symbolic link"), "a link to a device: %s", why);
+	free(why);
+	ok(target(path_of(path, "nodir/x.snap"), &why) < 0 &&
+	   has(why, "cannot write in directory %s/nodir: No such file or directory", dir),
+	   "a directory that does not exist: %s", why);
+	free(why);
+	ok(!snap_create(path_of(path, "fifo"), NULL, &why) && has(why, "is a FIFO") &&
+	   lstat(path, &st) == 0 && S_ISFIFO(st.st_mode) &&
+	   access(path_of(other, "fifo.tmp"), F_OK) < 0,
+	   "snap_create refuses a FIFO too, makes no file and leaves the FIFO: %s", why);
+	free(why);
+}
+
+/* Check a link or a file already at PATH.tmp is neither followed nor truncated. */
+static void test_planted_tmp(void)
+{
+	static const char precious[] = "precious bytes\n";
+	char path[256], victim[256], tmp[256], stale[256];
+	char *cause = NULL, *warning = NULL;
+	struct snap_writer *w;
+	struct snap_reader *r;
+	struct stat st;
+	const char *used;
+	size_t len;
+	uint8_t *p;
+	unsigned i;
+
+	spit(path_of(victim, "victim"), (const uint8_t *)precious, sizeof(precious) - 1);
+	chmod(victim, 0644);
+	symlink(victim, path_of(tmp, "planted.snap.tmp"));
+	w = snap_create(path_of(path, "planted.snap"), NULL, &cause);
+	used = w ? snap_tmp_path(w) : "";
+	ok(w && strlen(used) == strlen(path) + 11 && !strncmp(used, path, strlen(path)) &&
+	   used[strlen(path)] == '.' && !strcmp(used + strlen(path) + 7, ".tmp"),
+	   "with a link at PATH.tmp the writer picks PATH.XXXXXX.tmp: %s", w ? used : cause);
+	for (i = 0; w && i < 2; i++) {
+		struct tick t;
+
+		make_tick(&t, i);
+		snap_write_tick(w, &t, &cause);
+		tick_done(&t);
+	}
+	ok(w && snap_ticks_written(w) == 2, "it counts the ticks it wrote whole");
+	ok(w && snap_close(w, &cause) == 0, "and closes onto PATH");
+	p = slurp(victim, &len);
+	ok(len == sizeof(precious) - 1 && !memcmp(p, precious, len) && stat(victim, &st) == 0 &&
+	   (st.st_mode & 0777) == 0644, "the link's target keeps its bytes and its mode 0644 (%o)",
+	   st.st_mode & 0777);
+	free(p);
+	ok(lstat(tmp, &st) == 0 && S_ISLNK(st.st_mode), "the planted link is left where it was");
+	r = snap_open(path, &cause, &warning);
+	ok(r && snap_nticks(r) == 2 && ticks_matching(r) == 2, "PATH holds the 2 ticks");
+	snap_free(r);
+
+	record(path_of(stale, "stale.snap"), 3, 1);
+	w = snap_create(stale, NULL, &cause);
+	ok(w && strcmp(snap_tmp_path(w), path_of(tmp, "stale.snap.tmp")),
+	   "an earlier recording's PATH.tmp makes the next one pick another name");
+	snap_abandon(w);
+	r = snap_open(tmp, &cause, &warning);
+	ok(r && snap_nticks(r) == 3 && ticks_matching(r) == 3 && has(warning, "kept 3 of 3 ticks") &&
+	   !has(warning, "truncated"), "and keeps its 3 ticks: it is not truncated (%s)", warning);
+	snap_free(r);
+	free(warning);
+}
+
+/* Check close renames only its own file, and only onto nothing or a regular file. */
+static void test_close_checks(void)
+{
+	char path[256], tmp[256], moved[256];
+	char *cause = NULL, *warning = NULL;
+	struct snap_writer *w;
+	struct snap_reader *r;
+	struct stat st;
+	struct tick t;
+
+	w = snap_create(path_of(path, "became-fifo.snap"), NULL, &cause);
+	make_tick(&t, 0);
+	snap_write_tick(w, &t, &cause);
+	tick_done(&t);
+	snprintf(tmp, sizeof(tmp), "%s", snap_tmp_path(w));
+	mkfifo(path, 0600);
+	ok(snap_close(w, &cause) < 0 && has(cause, "%s: is a FIFO now", path) &&
+	   lstat(path, &st) == 0 && S_ISFIFO(st.st_mode),
+	   "a FIFO made at PATH while recording is not replaced: %s", cause);
+	free(cause);
+	r = snap_open(tmp, &cause, &warning);
+	ok(r && snap_nticks(r) == 1 && ticks_matching(r) == 1, "the recording stays in its .tmp");
+	snap_free(r);
+
+	w = snap_create(path_of(path, "swapped.snap"), NULL, &cause);
+	snprintf(tmp, sizeof(tmp), "%s", snap_tmp_path(w));
+	rename(tmp, path_of(moved, "swapped.moved"));
+	spit(tmp, (const uint8_t *)"other", 5);
+	ok(snap_close(w, &cause) < 0 && has(cause, "was removed or replaced while recording") &&
+	   access(path, F_OK) < 0, "a .tmp replaced while recording is not renamed: %s", cause);
+	free(cause);
+}
+
+/* Check a failed write keeps every whole tick, cut back to the last complete chunk. */
+static void test_write_failure(void)
+{
+	char path[256], tmp[256];
+	char *cause = NULL, *warning = NULL;
+	struct snap_reader *r;
+	struct stat st;
+	int status, fds[2];
+	pid_t pid;
+
+	if (pipe(fds) < 0)
+		return;
+	pid = fork();
+	if (pid == 0) {
+		struct rlimit lim = {30000, 30000};
+		struct snap_writer *w;
+		unsigned i, n = 0;
+
+		signal(SIGXFSZ, SIG_IGN);
+		setrlimit(RLIMIT_FSIZE, &lim);
+		w = snap_create(path_of(path, "full.snap"), NULL, &cause);
+		for (i = 0; w && i < 200; i++) {
+			struct tick t;
+			int rc;
+
+			make_tick(&t, i);
+			rc = snap_write_tick(w, &t, &cause);
+			tick_done(&t);
+			if (rc < 0)
+				break;
+		}
+		if (w && has(cause, "full.snap.tmp: write failed at offset"))
+			n = (unsigned)snap_ticks_written(w);
+		if (write(fds[1], &n, sizeof(n)) != sizeof(n))
+			_exit(1);
+		_exit(0);
+	}
+	close(fds[1]);
+	{
+		unsigned n = 0;
+
+		if (read(fds[0], &n, sizeof(n)) != sizeof(n))
+			n = 0;
+		close(fds[0]);
+		waitpid(pid, &status, 0);
+		ok(n > 0 && n < 200, "a write over the file size limit fails, naming the offset, "
+		   "after %u whole ticks", n);
+		r = snap_open(path_of(tmp, "full.snap.tmp"), &cause, &warning);
+		ok(r && snap_nticks(r) == n && ticks_matching(r) == n &&
+		   has(warning, "the recording was cut short") && !has(warning, "truncated"),
+		   "the file holds those %u ticks and nothing torn after them (%s)", n,
+		   warning ? warning : "no warning");
+		ok(stat(tmp, &st) == 0 && st.st_size <= 30000, "it is %lld bytes, within the limit",
+		   (long long)st.st_size);
+		snap_free(r);
+		free(warning);
+	}
+}
+
+/* Check the header's start time reads back, and a replay has no partial tick to flush. */
+static void test_start_time(void)
+{
+	char path[256];
+	char *cause = NULL;
+	struct timespec a, b;
+	struct source *s;
+	struct tick t;
+	uint64_t start, lo, hi;
+
+	clock_gettime(CLOCK_REALTIME, &a);
+	record(path_of(path, "start.snap"), 1, 0);
+	clock_gettime(CLOCK_REALTIME, &b);
+	lo = (uint64_t)a.tv_sec * 1000000000ull + (uint64_t)a.tv_nsec;
+	hi = (uint64_t)b.tv_sec * 1000000000ull + (uint64_t)b.tv_nsec;
+	s = replay_open(path, &cause);
+	start = s ? s->ops->info(s)->start_ns : 0;
+	ok(start >= lo && start <= hi, "the recording's start time comes back (%llu in [%llu, %llu])",
+	   (unsigned long long)start, (unsigned long long)lo, (unsigned long long)hi);
+	ok(s && source_flush(s, &t, &cause) == 0, "flushing a replay gives nothing: its ticks are whole");
+	source_close(s);
+}
+
 int main(void)
 {
 	snprintf(dir, sizeof(dir), "/tmp/latop-snap-XXXXXX");
@@ -1114,6 +1342,11 @@ int main(void)
 	test_stored();
 	test_undecodable();
 	test_replay();
+	test_targets();
+	test_planted_tmp();
+	test_close_checks();
+	test_write_failure();
+	test_start_time();
 	if (fork() == 0)
 		execlp("rm", "rm", "-rf", dir, (char *)NULL);
 	wait(NULL);
