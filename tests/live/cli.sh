@@ -74,7 +74,9 @@ expect 2 "column 21: unknown field 'dprot'" "a bad query names the column" -- "$
 [ ! -e "$tmp/b.snap" ] && [ ! -e "$tmp/b.snap.tmp" ]; ok $? "a refused query leaves no file behind"
 
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
-	nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all "$@"; }
+	# The user's own HOME: root's is not theirs to read, and an rc file that
+	# cannot be read is rightly warned of.
+	nobody() { env HOME="$tmp/pub" XDG_CONFIG_HOME= setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all --bounding-set=-all "$@"; }
 	chmod 755 "$tmp"; mkdir -m 1777 "$tmp/pub"; mkdir -m 755 "$tmp/ro"
 	out=$(nobody "$L" record -o "$tmp/pub/c.snap" -d 1s 2>&1 </dev/null); rc=$?
 	[ $rc -eq 1 ] && [ "$(printf '%s\n' "$out" | wc -l)" -eq 1 ] && [ ${#out} -lt 200 ] &&
@@ -83,7 +85,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
 	ok $? "without privilege: one short line saying what is missing and what to do (exit $rc, ${#out} chars: $out)"
 	[ -z "$(ls -A "$tmp/pub")" ]; ok $? "and no file is left behind"
 	expect 1 "and this process \\(uid 65534\\) lacks CAP_PERFMON; run latop as root" "with CAP_BPF alone it names the one missing" -- \
-		setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+bpf --ambient-caps=+bpf "$L" record -o "$tmp/pub/c.snap" -d 1s
+		env HOME="$tmp/pub" XDG_CONFIG_HOME= setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=+bpf --ambient-caps=+bpf "$L" record -o "$tmp/pub/c.snap" -d 1s
 	expect 2 "-o: $tmp/ro/c.snap: cannot write in directory $tmp/ro: Permission denied" "an unwritable directory is refused before the probes open" -- nobody "$L" record -o "$tmp/ro/c.snap" -d 1s
 	expect 2 "-o: $tmp/fifo: is a FIFO" "so is a FIFO (before the privilege check)" -- nobody "$L" record -o "$tmp/fifo" -d 1s
 else
