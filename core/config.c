@@ -26,6 +26,7 @@ struct config {
 	char **warnings;
 	size_t nwarnings;
 	bool say;		/* write warnings to stderr as they arise */
+	long owner;		/* the uid the file read belongs to; -1 if none was read */
 };
 
 /* Return the latop config directory. */
@@ -196,9 +197,11 @@ struct config *config_load(const char *path)
 {
 	struct config *cfg = xcalloc(1, sizeof(*cfg));
 	char *text = NULL, *why = NULL;
+	struct stat st;
 	size_t len = 0;
 	int err;
 
+	cfg->owner = -1;
 	if (path) {
 		cfg->path = xstrdup(path);
 	} else {
@@ -218,9 +221,17 @@ struct config *config_load(const char *path)
 		free(why);
 		return cfg;
 	}
+	if (stat(cfg->path, &st) == 0)
+		cfg->owner = (long)st.st_uid;
 	config_parse(cfg, text, len);
 	free(text);
 	return cfg;
+}
+
+/* Return the uid the rc file read belongs to, or -1 if none was read. */
+long config_owner(const struct config *cfg)
+{
+	return cfg->owner;
 }
 
 /* The process's rc file, loaded once; its warnings said on stderr. */

@@ -27,6 +27,9 @@ struct config *config_load(const char *path);
  * are written to stderr once, as "latop: warning: ...", when they arise. */
 struct config *config_shared(void);
 void config_free(struct config *cfg);
+/* Return the uid the rc file read belongs to, or -1 if none was read:
+ * a path it names for latop to write is trusted only from its owner. */
+long config_owner(const struct config *cfg);
 /* Return the value of key, or NULL if unset. */
 const char *config_get(const struct config *cfg, const char *key);
 /* Warn that key's setting is not usable: "FILE:LINE: KEY: what"; with key

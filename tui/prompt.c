@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 #include <readline/readline.h>
 #include <readline/history.h>
 
@@ -139,15 +140,51 @@ static char **complete_cb(const char *text, int start, int end)
 }
 
 /*
- * Check the history file is a regular file (or none yet) of at most
- * HISTORY_MAX_BYTES, so a FIFO or a device named there cannot hang or flood
- * latop; else warn, on the rc file's history= line when it named it.
+ * Return why this process must not write the history file at path, or
+ * NULL: latop often runs as root with a user's HOME and rc file, so the
+ * file (or, before it exists, its directory) must belong to the user latop
+ * runs as and be no link, and a path the rc file names must come from an rc
+ * file that user owns.
+ */
+static char *history_unsafe(const char *path, bool from_rc)
+{
+	long owner = config_owner(config_shared());
+	char *dir = xstrdup(path), *slash = strrchr(dir, '/'), *why = NULL;
+	uid_t me = geteuid();
+	struct stat st;
+
+	if (slash)
+		*(slash == dir ? slash + 1 : slash) = '\0';
+	if (from_rc && owner >= 0 && owner != (long)me)
+		why = xasprintf("%s: named by an rc file that uid %ld owns, and latop runs as uid %u",
+				path, owner, (unsigned)me);
+	else if (lstat(path, &st) == 0) {
+		/* What is neither is refused by rfile_read, which says what it is. */
+		if (S_ISLNK(st.st_mode))
+			why = xasprintf("%s: is a symbolic link", path);
+		else if (S_ISREG(st.st_mode) && st.st_uid != me)
+			why = xasprintf("%s: belongs to uid %u, and latop runs as uid %u", path,
+					(unsigned)st.st_uid, (unsigned)me);
+	} else if (errno == ENOENT && slash && lstat(dir, &st) == 0 &&
+		   (st.st_uid != me || (st.st_mode & 022))) {
+		why = xasprintf("%s: its directory %s belongs to another user or others can "
+				"write it", path, dir);
+	}
+	free(dir);
+	return why;
+}
+
+/*
+ * Check the history file is one this process may write (history_unsafe)
+ * and a regular file (or none yet) of at most HISTORY_MAX_BYTES, so a FIFO
+ * or a device named there cannot hang or flood latop; else warn, on the rc
+ * file's history= line when it named it.
  */
 static int history_check(const char *path, bool from_rc)
 {
-	char *text = NULL, *why = NULL, *what;
+	char *text = NULL, *why = history_unsafe(path, from_rc), *what;
 	size_t len = 0;
-	int err = rfile_read(path, HISTORY_MAX_BYTES, &text, &len, &why);
+	int err = why ? -EPERM : rfile_read(path, HISTORY_MAX_BYTES, &text, &len, &why);
 
 	free(text);
 	if (!err || err == -ENOENT || err == -ENOTDIR) {
@@ -185,6 +222,7 @@ static void history_path(struct prompt *p)
 		snprintf(p->history_path, sizeof(p->history_path), "%s/history", dir);
 		free(dir);
 	}
+	p->history_from_rc = from_rc;
 	if (history_check(p->history_path, from_rc) < 0)
 		p->history_path[0] = '\0';
 }
@@ -225,10 +263,14 @@ int prompt_init(struct prompt *p, char **cause)
 /* Save the history and let readline go. */
 void prompt_done(struct prompt *p)
 {
+	char *why = NULL;
+
 	if (p->mode != PROMPT_OFF)
 		rl_callback_handler_remove();
-	if (p->history_path[0])
+	/* Checked again: what is at the path may have changed since it was read. */
+	if (p->history_path[0] && !(why = history_unsafe(p->history_path, p->history_from_rc)))
 		write_history(p->history_path);
+	free(why);
 	free(p->error);
 	free(p->hint);
 	free(line_text);

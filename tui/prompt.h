@@ -13,6 +13,7 @@ struct prompt {
 	char *error;		/* query_error_format output of the last Enter */
 	char *hint;		/* completion candidates */
 	char history_path[4096];
+	bool history_from_rc;	/* the rc file named history_path */
 };
 
 /* Set readline up for curses and load the history; 0 or -1 with *cause. */

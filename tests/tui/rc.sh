@@ -3,7 +3,8 @@
 # warned about once on stderr by `latop record` and in the TUI's status line,
 # and the flows probe still records; a FIFO, /dev/zero or a password file as
 # the theme (or a FIFO as the history file) is refused at once without
-# quoting it, and q still quits.
+# quoting it, and q still quits; a history path from another user's rc
+# file, or a link, is never written through.
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
@@ -108,6 +109,30 @@ keys q
 st=$(exit_status)
 [ "$st" = 0 ]
 check $? "... and q quits (got $st)"
+
+# latop under sudo keeping HOME: root reads a user's rc file.  A history
+# path it names, or a link planted where the history goes, must never make
+# root write over a file (write_history truncates what it writes to).
+printf 'keep me\n' >"$tmp/victim"
+printf 'history = %s\n' "$tmp/victim" >"$rc"
+chown 65534 "$rc"
+start replay "$tmp/rec.snap"
+wait_for "history: $tmp/victim: named by an rc file that uid 65534 owns" 20
+check $? "history named by another user's rc file: refused, on the rc file's line"
+keys q
+st=$(exit_status)
+[ "$st" = 0 ] && [ "$(cat "$tmp/victim")" = "keep me" ]
+check $? "... q quits (got $st) and the file it named is untouched"
+chown 0 "$rc"
+ln -s "$tmp/victim" "$tmp/hist-link"
+printf 'history = %s\n' "$tmp/hist-link" >"$rc"
+start replay "$tmp/rec.snap"
+wait_for "latoprc:1: history: $tmp/hist-link: is a symbolic link; no query history kept" 20
+check $? "a symbolic link as the history file: refused"
+keys q
+st=$(exit_status)
+[ "$st" = 0 ] && [ "$(cat "$tmp/victim")" = "keep me" ]
+check $? "... q quits (got $st) and the link's target is untouched"
 
 printf 'root:$6$s3cr3tSALT$hash:19000:0:99999:7:::\nbin:*:19000:0:99999:7:::\n' >"$tmp/shadow"
 printf 'sys:*:19000:0:99999:7:::\n' >>"$tmp/shadow"
