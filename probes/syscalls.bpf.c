@@ -12,6 +12,12 @@
  * state and switches state, so the components of a call telescope from entry
  * to exit and sum to its latency exactly.
  *
+ * A call is counted at its exit under the name its thread has then (so a
+ * successful execve under the new program's).  The name is part of the key
+ * (tgid, tid, nr, comm), read from the task at each call: two loads, and no
+ * hook on exec or rename, which would have to reach the per-thread caches
+ * below on every CPU to make a renamed thread miss.
+ *
  * A key's totals live in a slot of the mmapable stats_arr array; the
  * stats_idx hash maps the key to its slot and is read only when the small
  * per-thread cache in struct sys_task misses.  User space hands out free slot
@@ -56,9 +62,6 @@
 #define NR_ACCEPT4 288
 #define NR_RECVMMSG 299
 #define NR_SENDMMSG 307
-#define NR_EXECVE 59
-#define NR_PRCTL 157
-#define NR_EXECVEAT 322
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_READ 63
 #define NR_WRITE 64
@@ -79,9 +82,6 @@
 #define NR_ACCEPT4 242
 #define NR_RECVMMSG 243
 #define NR_SENDMMSG 269
-#define NR_EXECVE 221
-#define NR_PRCTL 167
-#define NR_EXECVEAT 281
 #else
 #error "latop: syscall numbers for this architecture are missing"
 #endif
@@ -414,7 +414,8 @@ static __always_inline struct sys_stats *slot_of(__u32 idx, const struct sys_key
 
 	idx &= SYS_MAX_KEYS - 1;
 	v = bpf_map_lookup_elem(&stats_arr, &idx);
-	if (!v || v->key.tid != key->tid || v->key.nr != key->nr || v->key.tgid != key->tgid)
+	if (!v || v->key.tid != key->tid || v->key.nr != key->nr || v->key.tgid != key->tgid ||
+	    v->key.comm[0] != key->comm[0] || v->key.comm[1] != key->comm[1])
 		return NULL;
 	return v;
 }
@@ -439,7 +440,6 @@ static __always_inline struct sys_stats *slot_new(const struct sys_key *key, __u
 	v = bpf_map_lookup_elem(&stats_arr, &idx);
 	if (!v)
 		return NULL;
-	bpf_get_current_comm(v->comm, sizeof(v->comm));
 	/* The key last: a reader never sees it over the slot's old totals. */
 	v->key = *key;
 	*idxp = idx;
@@ -448,11 +448,9 @@ static __always_inline struct sys_stats *slot_new(const struct sys_key *key, __u
 
 /*
  * Return key's stats slot: through t's cache, else through stats_idx (taking
- * a new slot for a new key) and remember it in the cache.  *fresh is set for
- * a new slot.
+ * a new slot for a new key) and remember it in the cache.
  */
-static __always_inline struct sys_stats *slot_get(struct sys_task *t, const struct sys_key *key,
-						  bool *fresh)
+static __always_inline struct sys_stats *slot_get(struct sys_task *t, const struct sys_key *key)
 {
 	__u32 i, idx, way = SYS_CACHE;
 	struct sys_stats *v;
@@ -478,7 +476,6 @@ static __always_inline struct sys_stats *slot_get(struct sys_task *t, const stru
 		v = slot_of(idx, key);
 	} else {
 		v = slot_new(key, &idx);
-		*fresh = true;
 	}
 	if (!v)
 		return NULL;
@@ -490,21 +487,32 @@ static __always_inline struct sys_stats *slot_get(struct sys_task *t, const stru
 	return v;
 }
 
-/* Add one finished call to its key's totals, taking a slot if the key is new. */
-static __always_inline void account_call(struct sys_task *t, __u64 lat, long ret)
+/*
+ * Return the stats slot of t's call under the current name of its thread
+ * (the current task), taking a slot if the key is new.  The kernel pads a
+ * name with zeros, so two loads read it whole.
+ */
+static __always_inline struct sys_stats *call_slot(struct sys_task *t)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
+	const __u64 *comm = (const __u64 *)task->comm;
 	struct sys_key key = {
 		.tgid = t->pid_tgid >> 32, .tid = (__u32)t->pid_tgid, .nr = t->nr,
 	};
-	bool fresh = false;
-	struct sys_stats *v;
+
+	key.comm[0] = comm[0];
+	key.comm[1] = comm[1];
+	return slot_get(t, &key);
+}
+
+/* Add one finished call to its key's totals. */
+static __always_inline void account_call(struct sys_task *t, __u64 lat, long ret)
+{
+	struct sys_stats *v = call_slot(t);
 	__u32 k, i;
 
-	v = slot_get(t, &key, &fresh);
 	if (!v)
 		return;
-	if (!fresh && (t->nr == NR_EXECVE || t->nr == NR_EXECVEAT || t->nr == NR_PRCTL))
-		bpf_get_current_comm(v->comm, sizeof(v->comm));
 	/* One thread owns a key, so plain adds cannot race. */
 	if (v->count == 0 || lat < v->lat_min)
 		v->lat_min = lat;

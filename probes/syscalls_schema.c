@@ -11,7 +11,7 @@
 static const struct field syscalls_fields[SC_NCOLS] = {
 	[SC_PID]     = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id (tgid)"},
 	[SC_TID]     = {"tid", FT_U64, FF_KEY | FF_PUSH | FF_HIDDEN, "", "thread id"},
-	[SC_COMM]    = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name"},
+	[SC_COMM]    = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name when it made the calls"},
 	[SC_SYSCALL] = {"syscall", FT_STR, FF_KEY | FF_PUSH, "", "system call name"},
 	[SC_COUNT]   = {"count", FT_U64, FF_SUM, "", "calls completed"},
 	[SC_ERRORS]  = {"errors", FT_U64, FF_SUM, "", "calls that returned an error"},
