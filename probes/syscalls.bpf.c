@@ -13,10 +13,11 @@
  * to exit and sum to its latency exactly.
  *
  * A call is counted at its exit under the name its thread has then (so a
- * successful execve under the new program's).  The name is part of the key
- * (tgid, tid, nr, comm), read from the task at each call: two loads, and no
- * hook on exec or rename, which would have to reach the per-thread caches
- * below on every CPU to make a renamed thread miss.
+ * successful execve under the new program's), except exit and exit_group,
+ * which never return: they are counted at entry, without a latency.  The
+ * name is part of the key (tgid, tid, nr, comm), read from the task at each
+ * call: two loads, and no hook on exec or rename, which would have to reach
+ * the per-thread caches below on every CPU to make a renamed thread miss.
  *
  * A key's totals live in a slot of the mmapable stats_arr array; the
  * stats_idx hash maps the key to its slot and is read only when the small
@@ -62,6 +63,8 @@
 #define NR_ACCEPT4 288
 #define NR_RECVMMSG 299
 #define NR_SENDMMSG 307
+#define NR_EXIT 60
+#define NR_EXIT_GROUP 231
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_READ 63
 #define NR_WRITE 64
@@ -82,6 +85,8 @@
 #define NR_ACCEPT4 242
 #define NR_RECVMMSG 243
 #define NR_SENDMMSG 269
+#define NR_EXIT 93
+#define NR_EXIT_GROUP 94
 #else
 #error "latop: syscall numbers for this architecture are missing"
 #endif
@@ -342,45 +347,6 @@ static __always_inline __u8 offcpu_state(struct sys_task *t, struct task_struct 
 	return ST_SLEEP;
 }
 
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	const struct filter_prog *f = filter_cur();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	struct sys_task *t = cpu_slot();
-	bool sampled = false;
-
-	if (!t || tgid == self_tgid)
-		return 0;
-	if (f->sample_n > 1) {
-		if (bpf_get_prandom_u32() % f->sample_n)
-			goto drop;
-		sampled = true;
-	}
-	if (f->n && !f->needs_lat && !filter_task(f, tgid, tid, id, 0))
-		goto drop;
-	__builtin_memset(t->comp, 0, sizeof(t->comp));
-	__builtin_memset(t->ctr_acc, 0, sizeof(t->ctr_acc));
-	t->pid_tgid = pid_tgid;
-	t->nr = id;
-	t->offcpu = 0;
-	t->faults = 0;
-	t->cswitch = 0;
-	t->sampled = sampled;
-	t->state = ST_OTHER;
-	t->lock_depth = t->mm_depth = t->net_depth = 0;
-	/* Counters read inside the clock window, so they never exceed it. */
-	t->enter_ns = t->state_ns = bpf_ktime_get_ns();
-	ctr_start(t);
-	t->active = 1;
-	return 0;
-drop:
-	t->active = 0;
-	health_inc(H_DROPPED);
-	return 0;
-}
-
 /* Send one call to the ring buffer, within the per-tick budget. */
 static __always_inline void emit_event(const struct sys_task *t, __u64 now, __u64 lat,
 				       long ret)
@@ -530,6 +496,65 @@ static __always_inline void account_call(struct sys_task *t, __u64 lat, long ret
 		if (ctr_enabled[k])
 			v->ctr[k] += t->ctr_acc[k];
 	lh_add(v->hist, lat);
+}
+
+/* Count a call that never returns (exit, exit_group): no latency, no time. */
+static __always_inline void account_exit(struct sys_task *t)
+{
+	struct sys_stats *v = call_slot(t);
+
+	if (v)
+		v->count++;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	const struct filter_prog *f = filter_cur();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct sys_task *t = cpu_slot();
+	bool sampled = false;
+
+	if (!t || tgid == self_tgid)
+		return 0;
+	if (f->sample_n > 1) {
+		if (bpf_get_prandom_u32() % f->sample_n)
+			goto drop;
+		sampled = true;
+	}
+	if (f->n && !f->needs_lat && !filter_task(f, tgid, tid, id, 0))
+		goto drop;
+	if (id == NR_EXIT || id == NR_EXIT_GROUP) {
+		/* No exit to count it at: count it now.  It has no latency,
+		 * so a test of lat drops it, as it does in user space. */
+		t->active = 0;
+		if (f->n && f->needs_lat)
+			goto drop;
+		t->pid_tgid = pid_tgid;
+		t->nr = id;
+		account_exit(t);
+		return 0;
+	}
+	__builtin_memset(t->comp, 0, sizeof(t->comp));
+	__builtin_memset(t->ctr_acc, 0, sizeof(t->ctr_acc));
+	t->pid_tgid = pid_tgid;
+	t->nr = id;
+	t->offcpu = 0;
+	t->faults = 0;
+	t->cswitch = 0;
+	t->sampled = sampled;
+	t->state = ST_OTHER;
+	t->lock_depth = t->mm_depth = t->net_depth = 0;
+	/* Counters read inside the clock window, so they never exceed it. */
+	t->enter_ns = t->state_ns = bpf_ktime_get_ns();
+	ctr_start(t);
+	t->active = 1;
+	return 0;
+drop:
+	t->active = 0;
+	health_inc(H_DROPPED);
+	return 0;
 }
 
 SEC("tp_btf/sys_exit")

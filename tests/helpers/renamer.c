@@ -1,6 +1,7 @@
 /*
- * Processes and threads that change their names and exec, for the live
- * tests of which name (comm) and how many calls the syscalls table shows.  No handshake: the test starts a recorder first.  Every mode makes
+ * Processes and threads that change their names, exec and exit, for the
+ * live tests of which name (comm) and how many calls the syscalls table
+ * shows.  No handshake: the test starts a recorder first.  Every mode makes
  * exactly the getppid calls it names (a loader or libc makes none).
  *
  *   renamer getppid N            N getppid
@@ -9,14 +10,22 @@
  *   renamer thread B A           a thread names itself wk-a (prctl) and makes
  *                                B getppid; main renames it wk-b (through
  *                                /proc/self/task/TID/comm); it makes A more
+ *   renamer forkexit N           prints its pid; N children each _exit(0)
+ *                                (exit_group); reaps them
+ *   renamer threadexit N         N threads, one after another, each ending
+ *                                with the exit system call
+ *   renamer signals N            N SIGUSR1 to itself, each handler returning
+ *                                through rt_sigreturn
  */
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include "helper.h"
 
 static pthread_barrier_t named, renamed;
@@ -89,6 +98,59 @@ static void thread_rename(void)
 	pthread_join(t, NULL);
 }
 
+/* Fork n children that end in exit_group at once; reap them. */
+static void forkexit(long n)
+{
+	long i;
+
+	printf("%d\n", getpid());
+	fflush(stdout);
+	for (i = 0; i < n; i++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			die("fork");
+		if (pid == 0)
+			_exit(0);
+		if (waitpid(pid, NULL, 0) != pid)
+			die("waitpid");
+	}
+}
+
+/* A thread that only ends. */
+static void *ending(void *arg)
+{
+	return arg;
+}
+
+/* Start and join n threads, one after another. */
+static void threadexit(long n)
+{
+	pthread_t t;
+	long i;
+
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t, NULL, ending, NULL) || pthread_join(t, NULL))
+			die("pthread_create");
+}
+
+static void on_usr1(int sig __attribute__((unused)))
+{
+}
+
+/* Send SIGUSR1 to this thread n times; each handler returns. */
+static void signals(long n)
+{
+	struct sigaction sa = {.sa_handler = on_usr1};
+	long i;
+
+	if (sigaction(SIGUSR1, &sa, NULL))
+		die("sigaction");
+	for (i = 0; i < n; i++)
+		if (raise(SIGUSR1))
+			die("raise");
+}
+
 int main(int argc, char **argv)
 {
 	const char *m = argc > 1 ? argv[1] : "";
@@ -103,8 +165,15 @@ int main(int argc, char **argv)
 		before_n = atol(argv[2]);
 		after_n = atol(argv[3]);
 		thread_rename();
-	} else {
-		fprintf(stderr, "usage: renamer getppid N | exec K N | prctl B NAME A | thread B A\n");
+	} else if (!strcmp(m, "forkexit") && argc == 3)
+		forkexit(atol(argv[2]));
+	else if (!strcmp(m, "threadexit") && argc == 3)
+		threadexit(atol(argv[2]));
+	else if (!strcmp(m, "signals") && argc == 3)
+		signals(atol(argv[2]));
+	else {
+		fprintf(stderr, "usage: renamer getppid N | exec K N | prctl B NAME A | thread B A | "
+			"forkexit N | threadexit N | signals N\n");
 		return 2;
 	}
 	return 0;
