@@ -13,11 +13,13 @@
  * to exit and sum to its latency exactly.
  *
  * A call is counted at its exit under the name its thread has then (so a
- * successful execve under the new program's), except exit and exit_group,
- * which never return: they are counted at entry, without a latency.  The
- * name is part of the key (tgid, tid, nr, comm), read from the task at each
- * call: two loads, and no hook on exec or rename, which would have to reach
- * the per-thread caches below on every CPU to make a renamed thread miss.
+ * successful execve under the new program's, and from a thread other than
+ * the first under the process's id, which the exec gave it), except exit and
+ * exit_group, which never return: they are counted at entry, without a
+ * latency.  The name is part of the key (tgid, tid, nr, comm), read from the
+ * task at each call: two loads, and no hook on exec or rename, which would
+ * have to reach the per-thread caches below on every CPU to make a renamed
+ * thread miss.
  *
  * A key's totals live in a slot of the mmapable stats_arr array; the
  * stats_idx hash maps the key to its slot and is read only when the small
@@ -63,6 +65,8 @@
 #define NR_ACCEPT4 288
 #define NR_RECVMMSG 299
 #define NR_SENDMMSG 307
+#define NR_EXECVE 59
+#define NR_EXECVEAT 322
 #define NR_EXIT 60
 #define NR_EXIT_GROUP 231
 #elif defined(__TARGET_ARCH_arm64)
@@ -85,6 +89,8 @@
 #define NR_ACCEPT4 242
 #define NR_RECVMMSG 243
 #define NR_SENDMMSG 269
+#define NR_EXECVE 221
+#define NR_EXECVEAT 281
 #define NR_EXIT 93
 #define NR_EXIT_GROUP 94
 #else
@@ -329,6 +335,17 @@ static __always_inline bool is_fd_syscall(__u32 nr)
 	}
 }
 
+/*
+ * Return true when t's call is an exec that gave its thread the id of the
+ * process's first thread (pid_tgid is the thread's now): an exec from any
+ * other thread ends with it taking that id, so its slot still names the old.
+ */
+static __always_inline bool exec_took_id(const struct sys_task *t, __u64 pid_tgid)
+{
+	return (t->nr == NR_EXECVE || t->nr == NR_EXECVEAT) &&
+	       t->pid_tgid >> 32 == pid_tgid >> 32 && (__u32)pid_tgid == pid_tgid >> 32;
+}
+
 /* Decide why prev left the CPU. */
 static __always_inline __u8 offcpu_state(struct sys_task *t, struct task_struct *prev,
 					 bool preempt, unsigned int prev_state)
@@ -562,14 +579,18 @@ int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
 	struct sys_task *t = cpu_call();
 	const struct filter_prog *f;
-	__u64 now, lat;
+	__u64 pid_tgid, now, lat;
 
 	if (!t)
 		return 0;
 	t->active = 0;
-	/* A slot left by a call whose exit was never seen is not this call. */
-	if (t->pid_tgid != bpf_get_current_pid_tgid())
-		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
+	if (t->pid_tgid != pid_tgid) {
+		/* A slot left by a call whose exit was never seen is not this call. */
+		if (!exec_took_id(t, pid_tgid))
+			return 0;
+		t->pid_tgid = pid_tgid;
+	}
 	ctr_stop(t);
 	now = bpf_ktime_get_ns();
 	charge(t, now);
@@ -635,7 +656,8 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
 		return 0;
 	if (t->active) {
 		t->active = 0;
-		if ((__u32)t->pid_tgid == prev->pid) {
+		if ((__u32)t->pid_tgid == prev->pid ||
+		    exec_took_id(t, (__u64)prev->tgid << 32 | (__u32)prev->pid)) {
 			ctr_stop(t);
 			now = bpf_ktime_get_ns();
 			charge(t, now);

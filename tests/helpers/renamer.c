@@ -6,6 +6,8 @@
  *
  *   renamer getppid N            N getppid
  *   renamer exec K N             exec itself K times, then N getppid
+ *   renamer threadexec N         a second thread execs it as "renamer exec 0 N"
+ *                                (the kernel gives it the process's id)
  *   renamer prctl B NAME A       B getppid, prctl(PR_SET_NAME, NAME), A getppid
  *   renamer thread B A           a thread names itself wk-a (prctl) and makes
  *                                B getppid; main renames it wk-b (through
@@ -59,6 +61,23 @@ static void reexec(long k, long n)
 	snprintf(nbuf, sizeof(nbuf), "%ld", n);
 	execl(self, "renamer", "exec", kbuf, nbuf, (char *)NULL);
 	die(self);
+}
+
+/* The exec of threadexec: from a thread that is not the process's first. */
+static void *exec_from_thread(void *arg)
+{
+	reexec(1, (long)arg);
+	return NULL;
+}
+
+/* Exec from a second thread while the first waits for it. */
+static void threadexec(long n)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, exec_from_thread, (void *)n))
+		die("pthread_create");
+	pthread_join(t, NULL);
 }
 
 /* Make b getppid, rename the process's only thread to name, make a more. */
@@ -159,6 +178,8 @@ int main(int argc, char **argv)
 		getppids(atol(argv[2]));
 	else if (!strcmp(m, "exec") && argc == 4)
 		reexec(atol(argv[2]), atol(argv[3]));
+	else if (!strcmp(m, "threadexec") && argc == 3)
+		threadexec(atol(argv[2]));
 	else if (!strcmp(m, "prctl") && argc == 5)
 		prctl_rename(atol(argv[2]), argv[3], atol(argv[4]));
 	else if (!strcmp(m, "thread") && argc == 4) {
@@ -172,7 +193,8 @@ int main(int argc, char **argv)
 	else if (!strcmp(m, "signals") && argc == 3)
 		signals(atol(argv[2]));
 	else {
-		fprintf(stderr, "usage: renamer getppid N | exec K N | prctl B NAME A | thread B A | "
+		fprintf(stderr, "usage: renamer getppid N | exec K N | threadexec N | prctl B NAME A | "
+			"thread B A | "
 			"forkexit N | threadexit N | signals N\n");
 		return 2;
 	}

@@ -4,7 +4,7 @@
 # prctl(PR_SET_NAME), a pthread_setname_np from the thread itself or from
 # another), and the calls that do not return the usual way are counted
 # once each: exit and exit_group (at entry, without a latency), execve (in
-# the image it returns to), rt_sigreturn.
+# the image it returns to, from any thread), rt_sigreturn.
 . "$(dirname "$0")/../lib.sh"
 need_root
 L=${LATOP_BIN:?}
@@ -32,6 +32,7 @@ wait_recording "$tmp/run.snap"; ok $? "the recorder attaches"
 # sh calls getppid itself (dash sets $PPID) before it execs: sh0 tells how often.
 sh -c "exec $H getppid 0" & sh0=$!; wait $sh0
 sh -c "exec $H exec 2 500" & chain=$!; wait $chain
+"$H" threadexec 100 & tx=$!; wait $tx
 "$H" prctl 100 newname 300 & pr=$!; wait $pr
 "$H" thread 40 60 & th=$!; wait $th
 "$tmp/forker" forkexit 20 > "$tmp/forker.pid"
@@ -52,6 +53,10 @@ ok $? "sh -c 'exec renamer': its 500 getppid are all under renamer, none under s
 out=$(counts "from syscalls where pid == $chain and syscall == execve")
 [ "$out" = '{"renamer/execve": 3, "sh/execve": 1}' ]
 ok $? "each execve counted once, under the program it started: 1 into sh, 3 into renamer ($out)"
+
+out=$(counts "from syscalls where pid == $tx and syscall in (execve, getppid)")
+[ "$out" = '{"renamer/execve": 2, "renamer/getppid": 100}' ]
+ok $? "an exec from a second thread is counted, once, under the id it takes: 2 execve in all ($out)"
 
 out=$(counts "from syscalls where pid == $pr and syscall == getppid")
 [ "$out" = '{"newname/getppid": 300, "renamer/getppid": 100}' ]
