@@ -16,7 +16,7 @@
  * The hooks are tp_btf or fentry programs: their arguments are typed kernel
  * pointers, read directly (the verifier makes each load fault-safe).
  *
- * Per (dev, op, size, pid) totals and log-linear histograms of the latency
+ * Per (dev, op, size, pid, comm) totals and log-linear histograms of the latency
  * and of each stage live in the stats hash, added atomically because any CPU
  * may complete a request.  Slow or sampled requests go to a ring buffer.
  */
@@ -289,21 +289,27 @@ static __always_inline struct blk_req *req_of(struct request *rq)
 	return r;
 }
 
+/* Fill key with r's: where, what, and who queued it under which name. */
+static __always_inline void key_of(const struct blk_req *r, struct blk_key *key)
+{
+	key->dev = r->dev;
+	key->op = r->op;
+	key->tgid = r->tgid;
+	key->size = r->size;
+	__builtin_memcpy(key->comm, r->comm, sizeof(key->comm));
+}
+
 /* Count r, a bio or request merged into another request, to its key, and
  * stop following it (the request it joined goes on). */
 static __always_inline void merged(struct blk_req *r)
 {
-	struct blk_key key = {};
+	struct blk_key key;
 	struct blk_stats *v;
 	struct blk_dev *d;
-	bool fresh;
 
 	if (!r)
 		return;
-	key.dev = r->dev;
-	key.op = r->op;
-	key.tgid = r->tgid;
-	key.size = r->size;
+	key_of(r, &key);
 	d = dev_slot(key.dev, false);
 	if (d) {
 		__sync_fetch_and_add(&d->queued, -1);
@@ -312,10 +318,8 @@ static __always_inline void merged(struct blk_req *r)
 	}
 	v = bpf_map_lookup_elem(&stats, &key);
 	if (!v) {
-		fresh = !bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
+		bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&stats, &key);
-		if (v && fresh)
-			__builtin_memcpy(v->comm, r->comm, sizeof(v->comm));
 		if (!v)
 			health_inc(BH_EVICTED);
 	}
@@ -369,20 +373,19 @@ static __always_inline void hist_inc(__u32 *hist, __u64 v)
 /* Add one finished request to its key's totals. */
 static __always_inline void account(const struct blk_req *r, __u64 lat, int error)
 {
-	struct blk_key key = {.dev = r->dev, .op = r->op, .tgid = r->tgid, .size = r->size};
-	struct blk_stats *v = bpf_map_lookup_elem(&stats, &key);
+	struct blk_key key;
+	struct blk_stats *v;
 	__u32 s;
 
+	key_of(r, &key);
+	v = bpf_map_lookup_elem(&stats, &key);
 	if (!v) {
-		bool fresh = !bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
-
+		bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
 		v = bpf_map_lookup_elem(&stats, &key);
 		if (!v) {
 			health_inc(BH_EVICTED);
 			return;
 		}
-		if (fresh)
-			__builtin_memcpy(v->comm, r->comm, sizeof(v->comm));
 	}
 	/* min and max race only between CPUs completing one key at once. */
 	if (v->count == 0 || lat < v->lat_min)

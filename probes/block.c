@@ -246,7 +246,10 @@ static uint32_t key_hash(const struct blk_key *k)
 {
 	uint64_t h = ((uint64_t)k->dev * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)k->op << 40) ^
 		     ((uint64_t)k->tgid * 0xC2B2AE3D27D4EB4FULL) ^ ((uint64_t)k->size << 7);
+	size_t i;
 
+	for (i = 0; i < BLK_COMM_LEN && k->comm[i]; i++)
+		h = (h ^ (uint8_t)k->comm[i]) * 1099511628211ULL;
 	return (uint32_t)(h ^ (h >> 29));
 }
 
@@ -320,7 +323,7 @@ static uint64_t add_row(struct block_priv *bp, struct frame *f, const struct blk
 	cell_set_str(&r[BC_OP], op_name(k->op, buf, sizeof(buf)));
 	r[BC_SIZE].u = k->size;
 	r[BC_PID].u = k->tgid;
-	memcpy(comm, cur->comm, BLK_COMM_LEN);
+	memcpy(comm, k->comm, BLK_COMM_LEN);
 	comm[BLK_COMM_LEN] = 0;
 	cell_set_str(&r[BC_COMM], comm);
 	r[BC_COUNT].u = count * n;

@@ -9,7 +9,7 @@
 #include "../core/lhist.h"
 
 #define BLK_COMM_LEN 16
-#define BLK_MAX_KEYS 1024	/* (dev, op, size, pid) keys the stats map holds */
+#define BLK_MAX_KEYS 1024	/* (dev, op, size, pid, comm) keys the stats map holds */
 #define BLK_MAX_REQS 16384	/* slots of the request table (a power of 2) */
 #define BLK_REQ_PROBE 8		/* slots a request may take, from its hash on */
 #define BLK_REQ_STALE_NS (60ULL * 1000000000)	/* a request older than this is given up */
@@ -77,11 +77,17 @@ static __always_inline __u32 blk_req_hash(__u64 id)
 	return (__u32)(((id >> 6) * 0x9E3779B97F4A7C15ULL) >> 40);
 }
 
+/*
+ * A row: the requests of one size and op on one device that one process
+ * queued under one thread name (the queueing thread's, NUL-padded), so a
+ * thread renamed (exec, prctl, pthread_setname_np) queues into a new row.
+ */
 struct blk_key {
 	__u32 dev;
 	__u32 op;
 	__u32 tgid;
 	__u32 size;
+	char comm[BLK_COMM_LEN];
 };
 
 /*
@@ -98,7 +104,6 @@ struct blk_stats {
 	__u64 lat_min;
 	__u64 lat_max;
 	__u64 stage[BS_N];
-	char comm[BLK_COMM_LEN];
 	__u32 hist[BS_N + 1][LH_NBUCKETS];	/* [0]: latency, [1 + s]: stage s */
 };
 

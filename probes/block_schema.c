@@ -13,7 +13,8 @@ static const struct field block_fields[BC_NCOLS] = {
 	[BC_OP]       = {"op", FT_STR, FF_KEY | FF_PUSH, "", "operation: read, write, flush, discard, write_zeroes..."},
 	[BC_SIZE]     = {"size", FT_SIZE, FF_KEY | FF_PUSH, "B", "request size in bytes, exact (as issued)"},
 	[BC_PID]      = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process that queued the I/O (tgid)"},
-	[BC_COMM]     = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "name of the thread that queued the I/O"},
+	[BC_COMM]     = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "name of the thread that queued the I/O, "
+			 "as it was then"},
 	[BC_COUNT]    = {"count", FT_U64, FF_SUM, "", "requests completed"},
 	[BC_ERRORS]   = {"errors", FT_U64, FF_SUM, "", "requests completed with an error"},
 	[BC_REQUEUES] = {"requeues", FT_U64, FF_SUM, "", "times requests went back from the driver to be issued again"},

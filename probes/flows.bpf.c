@@ -22,7 +22,7 @@
  * in a GRO list).  Egress: tp_btf/net_dev_queue (or fentry on
  * __dev_queue_xmit), where skb->network_header is set.
  * The owner (pid, comm) comes from sock_recv_length: the process that
- * reads the requests.
+ * reads the requests, and the name of its thread that read last.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -64,15 +64,23 @@ struct {
 	__type(value, struct fl_stats);
 } flows SEC(".maps");
 
+/* Who read a socket last: its process and the reading thread's name. */
+struct reader_id {
+	__u32 tgid;
+	__u32 pad;
+	__u64 comm[FLOW_COMM_LEN / 8];	/* as the kernel keeps it, NUL-padded */
+};
+
 /*
- * The process last seen reading each socket (tgid), kept on the socket:
- * recv() by the same process again, on a flow or not, needs no lookup.
+ * The reader last seen on each socket, kept on the socket: recv() by the
+ * same process under the same name again, on a flow or not, needs no lookup;
+ * a reader renamed (exec, prctl, pthread_setname_np) is learnt anew.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, __u32);
+	__type(value, struct reader_id);
 } reader SEC(".maps");
 
 struct {
@@ -532,28 +540,38 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 	return 0;
 }
 
-/* Learn the process serving a flow: the one reading its requests. */
+/*
+ * Learn the process serving a flow: the one reading its requests, named as
+ * its reading thread is now.  The kernel pads a name with zeros, so two
+ * loads read it whole.
+ */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(recv_len, struct sock *sk, int ret, int flags)
 {
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32, *seen;
+	struct task_struct *task = bpf_get_current_task_btf();
+	const __u64 *comm = (const __u64 *)task->comm;
+	struct reader_id id = {
+		.tgid = bpf_get_current_pid_tgid() >> 32, .comm = {comm[0], comm[1]},
+	};
+	struct reader_id *seen;
 	struct fl_stats *st;
 	struct fl_key k;
 
 	if (ret <= 0)
 		return 0;
 	seen = bpf_sk_storage_get(&reader, sk, 0, 0);
-	if (seen && *seen == tgid)
+	if (seen && seen->tgid == id.tgid && seen->comm[0] == id.comm[0] &&
+	    seen->comm[1] == id.comm[1])
 		return 0;
 	if (!sock_key(sk, &k))
 		return 0;
 	st = bpf_map_lookup_elem(&flows, &k);
-	if (st && st->pid != tgid) {
-		st->pid = tgid;
-		bpf_get_current_comm(st->comm, sizeof(st->comm));
+	if (st) {
+		st->pid = id.tgid;
+		__builtin_memcpy(st->comm, id.comm, sizeof(st->comm));
 	}
 	seen = bpf_sk_storage_get(&reader, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (seen)
-		*seen = tgid;
+		*seen = id;
 	return 0;
 }

@@ -9,7 +9,8 @@ static const struct field flows_fields[FC_NCOLS] = {
 	[FC_RPORT]   = {"rport", FT_U64, FF_KEY | FF_PUSH, "", "remote port"},
 	[FC_RNET]    = {"rnet", FT_IP, FF_KEY | FF_HIDDEN, "", "remote network: /24 of IPv4, /64 of IPv6"},
 	[FC_PID]     = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process reading the requests (tgid), 0 until it reads"},
-	[FC_COMM]    = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "that process's thread name"},
+	[FC_COMM]    = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "name of its thread that read "
+			 "last"},
 	[FC_NETNS]   = {"netns", FT_U64, FF_KEY | FF_HIDDEN, "", "network namespace inode"},
 	[FC_COUNT]   = {"count", FT_U64, FF_SUM, "", "requests answered"},
 	[FC_LAT]     = {"lat", FT_HIST, FF_PUSH, "ns", "host latency: request in to response out"},

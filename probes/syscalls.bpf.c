@@ -12,6 +12,15 @@
  * state and switches state, so the components of a call telescope from entry
  * to exit and sum to its latency exactly.
  *
+ * A call is counted at its exit under the name its thread has then (so a
+ * successful execve under the new program's, and from a thread other than
+ * the first under the process's id, which the exec gave it), except exit and
+ * exit_group, which never return: they are counted at entry, without a
+ * latency.  The name is part of the key (tgid, tid, nr, comm), read from the
+ * task at each call: two loads, and no hook on exec or rename, which would
+ * have to reach the per-thread caches below on every CPU to make a renamed
+ * thread miss.
+ *
  * A key's totals live in a slot of the mmapable stats_arr array; the
  * stats_idx hash maps the key to its slot and is read only when the small
  * per-thread cache in struct sys_task misses.  User space hands out free slot
@@ -57,8 +66,9 @@
 #define NR_RECVMMSG 299
 #define NR_SENDMMSG 307
 #define NR_EXECVE 59
-#define NR_PRCTL 157
 #define NR_EXECVEAT 322
+#define NR_EXIT 60
+#define NR_EXIT_GROUP 231
 #elif defined(__TARGET_ARCH_arm64)
 #define NR_READ 63
 #define NR_WRITE 64
@@ -80,8 +90,9 @@
 #define NR_RECVMMSG 243
 #define NR_SENDMMSG 269
 #define NR_EXECVE 221
-#define NR_PRCTL 167
 #define NR_EXECVEAT 281
+#define NR_EXIT 93
+#define NR_EXIT_GROUP 94
 #else
 #error "latop: syscall numbers for this architecture are missing"
 #endif
@@ -324,6 +335,17 @@ static __always_inline bool is_fd_syscall(__u32 nr)
 	}
 }
 
+/*
+ * Return true when t's call is an exec that gave its thread the id of the
+ * process's first thread (pid_tgid is the thread's now): an exec from any
+ * other thread ends with it taking that id, so its slot still names the old.
+ */
+static __always_inline bool exec_took_id(const struct sys_task *t, __u64 pid_tgid)
+{
+	return (t->nr == NR_EXECVE || t->nr == NR_EXECVEAT) &&
+	       t->pid_tgid >> 32 == pid_tgid >> 32 && (__u32)pid_tgid == pid_tgid >> 32;
+}
+
 /* Decide why prev left the CPU. */
 static __always_inline __u8 offcpu_state(struct sys_task *t, struct task_struct *prev,
 					 bool preempt, unsigned int prev_state)
@@ -340,45 +362,6 @@ static __always_inline __u8 offcpu_state(struct sys_task *t, struct task_struct 
 	    (is_fd_syscall(t->nr) && arg0_is_socket(prev)))
 		return ST_NET;
 	return ST_SLEEP;
-}
-
-SEC("tp_btf/sys_enter")
-int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
-{
-	__u64 pid_tgid = bpf_get_current_pid_tgid();
-	const struct filter_prog *f = filter_cur();
-	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
-	struct sys_task *t = cpu_slot();
-	bool sampled = false;
-
-	if (!t || tgid == self_tgid)
-		return 0;
-	if (f->sample_n > 1) {
-		if (bpf_get_prandom_u32() % f->sample_n)
-			goto drop;
-		sampled = true;
-	}
-	if (f->n && !f->needs_lat && !filter_task(f, tgid, tid, id, 0))
-		goto drop;
-	__builtin_memset(t->comp, 0, sizeof(t->comp));
-	__builtin_memset(t->ctr_acc, 0, sizeof(t->ctr_acc));
-	t->pid_tgid = pid_tgid;
-	t->nr = id;
-	t->offcpu = 0;
-	t->faults = 0;
-	t->cswitch = 0;
-	t->sampled = sampled;
-	t->state = ST_OTHER;
-	t->lock_depth = t->mm_depth = t->net_depth = 0;
-	/* Counters read inside the clock window, so they never exceed it. */
-	t->enter_ns = t->state_ns = bpf_ktime_get_ns();
-	ctr_start(t);
-	t->active = 1;
-	return 0;
-drop:
-	t->active = 0;
-	health_inc(H_DROPPED);
-	return 0;
 }
 
 /* Send one call to the ring buffer, within the per-tick budget. */
@@ -414,7 +397,8 @@ static __always_inline struct sys_stats *slot_of(__u32 idx, const struct sys_key
 
 	idx &= SYS_MAX_KEYS - 1;
 	v = bpf_map_lookup_elem(&stats_arr, &idx);
-	if (!v || v->key.tid != key->tid || v->key.nr != key->nr || v->key.tgid != key->tgid)
+	if (!v || v->key.tid != key->tid || v->key.nr != key->nr || v->key.tgid != key->tgid ||
+	    v->key.comm[0] != key->comm[0] || v->key.comm[1] != key->comm[1])
 		return NULL;
 	return v;
 }
@@ -439,7 +423,6 @@ static __always_inline struct sys_stats *slot_new(const struct sys_key *key, __u
 	v = bpf_map_lookup_elem(&stats_arr, &idx);
 	if (!v)
 		return NULL;
-	bpf_get_current_comm(v->comm, sizeof(v->comm));
 	/* The key last: a reader never sees it over the slot's old totals. */
 	v->key = *key;
 	*idxp = idx;
@@ -448,11 +431,9 @@ static __always_inline struct sys_stats *slot_new(const struct sys_key *key, __u
 
 /*
  * Return key's stats slot: through t's cache, else through stats_idx (taking
- * a new slot for a new key) and remember it in the cache.  *fresh is set for
- * a new slot.
+ * a new slot for a new key) and remember it in the cache.
  */
-static __always_inline struct sys_stats *slot_get(struct sys_task *t, const struct sys_key *key,
-						  bool *fresh)
+static __always_inline struct sys_stats *slot_get(struct sys_task *t, const struct sys_key *key)
 {
 	__u32 i, idx, way = SYS_CACHE;
 	struct sys_stats *v;
@@ -478,7 +459,6 @@ static __always_inline struct sys_stats *slot_get(struct sys_task *t, const stru
 		v = slot_of(idx, key);
 	} else {
 		v = slot_new(key, &idx);
-		*fresh = true;
 	}
 	if (!v)
 		return NULL;
@@ -490,21 +470,32 @@ static __always_inline struct sys_stats *slot_get(struct sys_task *t, const stru
 	return v;
 }
 
-/* Add one finished call to its key's totals, taking a slot if the key is new. */
-static __always_inline void account_call(struct sys_task *t, __u64 lat, long ret)
+/*
+ * Return the stats slot of t's call under the current name of its thread
+ * (the current task), taking a slot if the key is new.  The kernel pads a
+ * name with zeros, so two loads read it whole.
+ */
+static __always_inline struct sys_stats *call_slot(struct sys_task *t)
 {
+	struct task_struct *task = bpf_get_current_task_btf();
+	const __u64 *comm = (const __u64 *)task->comm;
 	struct sys_key key = {
 		.tgid = t->pid_tgid >> 32, .tid = (__u32)t->pid_tgid, .nr = t->nr,
 	};
-	bool fresh = false;
-	struct sys_stats *v;
+
+	key.comm[0] = comm[0];
+	key.comm[1] = comm[1];
+	return slot_get(t, &key);
+}
+
+/* Add one finished call to its key's totals. */
+static __always_inline void account_call(struct sys_task *t, __u64 lat, long ret)
+{
+	struct sys_stats *v = call_slot(t);
 	__u32 k, i;
 
-	v = slot_get(t, &key, &fresh);
 	if (!v)
 		return;
-	if (!fresh && (t->nr == NR_EXECVE || t->nr == NR_EXECVEAT || t->nr == NR_PRCTL))
-		bpf_get_current_comm(v->comm, sizeof(v->comm));
 	/* One thread owns a key, so plain adds cannot race. */
 	if (v->count == 0 || lat < v->lat_min)
 		v->lat_min = lat;
@@ -524,19 +515,82 @@ static __always_inline void account_call(struct sys_task *t, __u64 lat, long ret
 	lh_add(v->hist, lat);
 }
 
+/* Count a call that never returns (exit, exit_group): no latency, no time. */
+static __always_inline void account_exit(struct sys_task *t)
+{
+	struct sys_stats *v = call_slot(t);
+
+	if (v)
+		v->count++;
+}
+
+SEC("tp_btf/sys_enter")
+int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
+{
+	__u64 pid_tgid = bpf_get_current_pid_tgid();
+	const struct filter_prog *f = filter_cur();
+	__u32 tgid = pid_tgid >> 32, tid = (__u32)pid_tgid;
+	struct sys_task *t = cpu_slot();
+	bool sampled = false;
+
+	if (!t || tgid == self_tgid)
+		return 0;
+	if (f->sample_n > 1) {
+		if (bpf_get_prandom_u32() % f->sample_n)
+			goto drop;
+		sampled = true;
+	}
+	if (f->n && !f->needs_lat && !filter_task(f, tgid, tid, id, 0))
+		goto drop;
+	if (id == NR_EXIT || id == NR_EXIT_GROUP) {
+		/* No exit to count it at: count it now.  It has no latency,
+		 * so a test of lat drops it, as it does in user space. */
+		t->active = 0;
+		if (f->n && f->needs_lat)
+			goto drop;
+		t->pid_tgid = pid_tgid;
+		t->nr = id;
+		account_exit(t);
+		return 0;
+	}
+	__builtin_memset(t->comp, 0, sizeof(t->comp));
+	__builtin_memset(t->ctr_acc, 0, sizeof(t->ctr_acc));
+	t->pid_tgid = pid_tgid;
+	t->nr = id;
+	t->offcpu = 0;
+	t->faults = 0;
+	t->cswitch = 0;
+	t->sampled = sampled;
+	t->state = ST_OTHER;
+	t->lock_depth = t->mm_depth = t->net_depth = 0;
+	/* Counters read inside the clock window, so they never exceed it. */
+	t->enter_ns = t->state_ns = bpf_ktime_get_ns();
+	ctr_start(t);
+	t->active = 1;
+	return 0;
+drop:
+	t->active = 0;
+	health_inc(H_DROPPED);
+	return 0;
+}
+
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
 	struct sys_task *t = cpu_call();
 	const struct filter_prog *f;
-	__u64 now, lat;
+	__u64 pid_tgid, now, lat;
 
 	if (!t)
 		return 0;
 	t->active = 0;
-	/* A slot left by a call whose exit was never seen is not this call. */
-	if (t->pid_tgid != bpf_get_current_pid_tgid())
-		return 0;
+	pid_tgid = bpf_get_current_pid_tgid();
+	if (t->pid_tgid != pid_tgid) {
+		/* A slot left by a call whose exit was never seen is not this call. */
+		if (!exec_took_id(t, pid_tgid))
+			return 0;
+		t->pid_tgid = pid_tgid;
+	}
 	ctr_stop(t);
 	now = bpf_ktime_get_ns();
 	charge(t, now);
@@ -602,7 +656,8 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
 		return 0;
 	if (t->active) {
 		t->active = 0;
-		if ((__u32)t->pid_tgid == prev->pid) {
+		if ((__u32)t->pid_tgid == prev->pid ||
+		    exec_took_id(t, (__u64)prev->tgid << 32 | (__u32)prev->pid)) {
 			ctr_stop(t);
 			now = bpf_ktime_get_ns();
 			charge(t, now);

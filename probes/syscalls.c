@@ -242,10 +242,11 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Return true when a and b name the same (tgid, tid, nr). */
+/* Return true when a and b name the same (tgid, tid, nr, comm). */
 static bool key_eq(const struct sys_key *a, const struct sys_key *b)
 {
-	return a->tgid == b->tgid && a->tid == b->tid && a->nr == b->nr;
+	return a->tgid == b->tgid && a->tid == b->tid && a->nr == b->nr &&
+	       a->comm[0] == b->comm[0] && a->comm[1] == b->comm[1];
 }
 
 /* Read the key of stats slot s; tid 0 means the slot is free. */
@@ -255,6 +256,8 @@ static void slot_key(const struct sys_stats *s, struct sys_key *k)
 	k->tid = __atomic_load_n(&s->key.tid, __ATOMIC_ACQUIRE);
 	k->nr = __atomic_load_n(&s->key.nr, __ATOMIC_ACQUIRE);
 	k->pad = 0;
+	k->comm[0] = __atomic_load_n(&s->key.comm[0], __ATOMIC_ACQUIRE);
+	k->comm[1] = __atomic_load_n(&s->key.comm[1], __ATOMIC_ACQUIRE);
 }
 
 /*
@@ -354,7 +357,7 @@ static uint64_t add_row(struct syscalls_priv *sp, struct frame *f, const struct 
 
 	r[SC_PID].u = k->tgid;
 	r[SC_TID].u = k->tid;
-	memcpy(comm, cur->comm, SYS_COMM_LEN);
+	memcpy(comm, k->comm, SYS_COMM_LEN);
 	comm[SYS_COMM_LEN] = 0;
 	cell_set_str(&r[SC_COMM], comm);
 	cell_set_str(&r[SC_SYSCALL], syscall_label(k->nr, buf, sizeof(buf)));

@@ -10,7 +10,7 @@
 #include "../core/lhist.h"
 
 #define SYS_COMM_LEN 16
-#define SYS_MAX_KEYS 8192	/* (tgid, tid, nr) keys the stats array holds (a power of 2) */
+#define SYS_MAX_KEYS 8192	/* (tgid, tid, nr, comm) keys the stats array holds (a power of 2) */
 #define SYS_RINGBUF_BYTES (1 << 20)
 #define SYS_DEAD_MAX 16384	/* exited threads a tick can name for early slot eviction */
 #define SYS_RELEASE_MAX 1024	/* slots one run of release_slots hands back */
@@ -54,11 +54,18 @@ enum sys_health {
 #define FILTER_NEED_COMM 1
 #define FILTER_NEED_UID 2
 
+/*
+ * A row: one thread's calls of one syscall under one name.  comm is the
+ * thread's name as the kernel keeps it (NUL-padded, so equal names are equal
+ * words): a thread renamed (exec, prctl, pthread_setname_np) makes its next
+ * calls in new rows under the new name.
+ */
 struct sys_key {
 	__u32 tgid;
 	__u32 tid;
 	__u32 nr;
 	__u32 pad;
+	__u64 comm[SYS_COMM_LEN / 8];
 };
 
 /*
@@ -78,7 +85,6 @@ struct sys_stats {
 	__u64 faults;
 	__u64 cswitch;
 	__u64 ctr[CTR_N];
-	char comm[SYS_COMM_LEN];
 	__u32 hist[LH_NBUCKETS];
 };
 

@@ -11,9 +11,10 @@
 static const struct field syscalls_fields[SC_NCOLS] = {
 	[SC_PID]     = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id (tgid)"},
 	[SC_TID]     = {"tid", FT_U64, FF_KEY | FF_PUSH | FF_HIDDEN, "", "thread id"},
-	[SC_COMM]    = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name"},
+	[SC_COMM]    = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name when it made the calls"},
 	[SC_SYSCALL] = {"syscall", FT_STR, FF_KEY | FF_PUSH, "", "system call name"},
-	[SC_COUNT]   = {"count", FT_U64, FF_SUM, "", "calls completed"},
+	[SC_COUNT]   = {"count", FT_U64, FF_SUM, "", "calls completed (exit, exit_group: entered, "
+			"with no lat)"},
 	[SC_ERRORS]  = {"errors", FT_U64, FF_SUM, "", "calls that returned an error"},
 	[SC_LAT]     = {"lat", FT_HIST, FF_PUSH, "ns", "latency of each call, entry to exit"},
 	[SC_TIME]    = {"time", FT_DUR, FF_SUM | FF_TOTAL, "ns", "total time in calls (sum of lat)"},

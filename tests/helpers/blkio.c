@@ -9,6 +9,8 @@
  *   blkio fsync DEV 0 COUNT 1           COUNT fsyncs: one flush each
  *   blkio randread DEV SIZE SECONDS DEPTH   random reads for SECONDS, prints IOPS
  *   blkio randwrite DEV SIZE SECONDS DEPTH  random writes for SECONDS, prints IOPS
+ *   blkio read-rename DEV SIZE COUNT DEPTH  COUNT preads, then the process renames
+ *                                           itself blkio-renamed and makes COUNT more
  */
 #include <errno.h>
 #include <stdbool.h>
@@ -20,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <linux/fs.h>
 #include "helper.h"
 
@@ -74,17 +77,30 @@ static void *worker(void *arg)
 	return NULL;
 }
 
+/* Run depth workers and wait for them. */
+static void run_workers(void)
+{
+	pthread_t th[256];
+	long t;
+
+	for (t = 0; t < depth; t++)
+		if (pthread_create(&th[t], NULL, worker, (void *)t))
+			die("pthread_create");
+	for (t = 0; t < depth; t++)
+		pthread_join(th[t], NULL);
+}
+
 int main(int argc, char **argv)
 {
 	const char *m;
-	pthread_t th[256];
 	bool hs = true;
 	char c = 'r';
 	long t;
 	double t0;
 
 	if (argc != 6) {
-		fprintf(stderr, "usage: blkio read|write|fsync|randread|randwrite[-now] DEV SIZE COUNT DEPTH\n");
+		fprintf(stderr, "usage: blkio read|write|fsync|randread|randwrite|read-rename[-now] "
+			"DEV SIZE COUNT DEPTH\n");
 		return 2;
 	}
 	m = argv[1];
@@ -116,11 +132,12 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	t0 = now_s();
-	for (t = 0; t < depth; t++)
-		if (pthread_create(&th[t], NULL, worker, (void *)t))
-			die("pthread_create");
-	for (t = 0; t < depth; t++)
-		pthread_join(th[t], NULL);
+	run_workers();
+	if (strstr(m, "-rename")) {
+		if (prctl(PR_SET_NAME, "blkio-renamed", 0, 0, 0))
+			die("prctl PR_SET_NAME");
+		run_workers();
+	}
 	if (mode == 2 || mode == 4)
 		printf("%.0f\n", done_total / (now_s() - t0));
 	return 0;

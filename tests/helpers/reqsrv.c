@@ -11,14 +11,15 @@
  *       returning to the send() of its response starting.
  *
  *   reqsrv client ADDR PORT N [-P pipeline] [-s req_bytes] [-r resp_bytes]
- *                 [-d delay_us] [-x unanswered_index] [-w wait_ms] [-g gap_us]
- *                 [-b bind_addr]
+ *                 [-d delay_us] [-x unanswered_index] [-n rename_index]
+ *                 [-w wait_ms] [-g gap_us] [-b bind_addr]
  *       Opens one connection, sends N requests and reads their responses,
  *       P at a time (each request its own send(), gap_us apart), then
  *       closes.  The server waits delay_us before each response.  Request
- *       number X (0-based) asks the server not to answer; the client then
- *       waits wait_ms before going on; -b binds the client's end to an
- *       address first.  Prints "client LPORT" at the end.
+ *       number X (0-based) asks the server not to answer, request number
+ *       R to rename its serving thread reqsrv-renamed once it has answered;
+ *       the client then waits wait_ms before going on; -b binds the
+ *       client's end to an address first.  Prints "client LPORT" at the end.
  *
  * A request is a 16-byte header {u32 req_bytes, resp_bytes, delay_us,
  * flags} and padding up to req_bytes; a response is resp_bytes bytes.
@@ -35,10 +36,12 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include "helper.h"
 
 #define F_NOANSWER 1
+#define F_RENAME 2
 #define MAX_REQ (1 << 20)
 #define MAX_LOG 100000
 
@@ -184,6 +187,8 @@ static void serve(int fd)
 				e.truth_ns = t_send - t_recv;
 				send_all(fd, resp, h.resp_bytes);
 			}
+			if ((h.flags & F_RENAME) && prctl(PR_SET_NAME, "reqsrv-renamed", 0, 0, 0))
+				die("prctl PR_SET_NAME");
 			memmove(buf, buf + h.req_bytes, have - h.req_bytes);
 			have -= h.req_bytes;
 			pthread_mutex_lock(&mu);
@@ -260,7 +265,8 @@ static int run_client(int argc, char **argv)
 {
 	struct sockaddr_storage sa;
 	socklen_t len;
-	long n, pipe = 1, req = 64, resp = 64, delay = 0, skip = -1, wait_ms = 0, gap = 0, i, j;
+	long n, pipe = 1, req = 64, resp = 64, delay = 0, skip = -1, rename = -1, wait_ms = 0;
+	long gap = 0, i, j;
 	char *buf, *rbuf;
 	const char *bind_addr = NULL;
 	int fd, one = 1, opt;
@@ -270,7 +276,7 @@ static int run_client(int argc, char **argv)
 	len = make_addr(argv[0], atoi(argv[1]), &sa);
 	n = atol(argv[2]);
 	optind = 3;
-	while ((opt = getopt(argc, argv, "P:s:r:d:x:w:g:b:")) != -1) {
+	while ((opt = getopt(argc, argv, "P:s:r:d:x:n:w:g:b:")) != -1) {
 		long v = atol(optarg);
 
 		switch (opt) {
@@ -279,6 +285,7 @@ static int run_client(int argc, char **argv)
 		case 'r': resp = v; break;
 		case 'd': delay = v; break;
 		case 'x': skip = v; break;
+		case 'n': rename = v; break;
 		case 'w': wait_ms = v; break;
 		case 'g': gap = v; break;
 		case 'b': bind_addr = optarg; break;
@@ -307,18 +314,20 @@ static int run_client(int argc, char **argv)
 		long batch = n - i < pipe ? n - i : pipe, answered = 0;
 
 		for (j = 0; j < batch; j++) {
-			struct hdr h = {req, resp, delay, i + j == skip ? F_NOANSWER : 0};
+			struct hdr h = {req, resp, delay, (i + j == skip ? F_NOANSWER : 0) |
+						      (i + j == rename ? F_RENAME : 0)};
 
 			memcpy(buf, &h, sizeof(h));
 			send_all(fd, buf, req);
-			answered += !h.flags;
+			answered += !(h.flags & F_NOANSWER);
 			if (gap && j + 1 < batch)
 				sleep_us(gap);
 		}
 		for (j = 0; j < answered; j++)
 			if (!recv_all(fd, rbuf, resp))
 				die("early EOF");
-		if (skip >= i && skip < i + batch && wait_ms)
+		if (((skip >= i && skip < i + batch) || (rename >= i && rename < i + batch)) &&
+		    wait_ms)
 			sleep_us(wait_ms * 1000);
 	}
 	printf("client %u\n", sock_port(fd, 0));
@@ -337,7 +346,7 @@ int main(int argc, char **argv)
 	if (rc == 2)
 		fprintf(stderr, "usage: reqsrv server ADDR PORT CONNS [WORKERS]\n"
 				"       reqsrv client ADDR PORT N [-P pipeline] [-s req_bytes] "
-				"[-r resp_bytes] [-d delay_us] [-x unanswered] [-w wait_ms] "
+				"[-r resp_bytes] [-d delay_us] [-x unanswered] [-n rename] [-w wait_ms] "
 				"[-g gap_us] [-b bind_addr]\n");
 	return rc;
 }

@@ -195,6 +195,20 @@ rows = [json.loads(l) for l in sys.stdin]
 assert [(r["pid"], r["op"], r["size"], r["count"]) for r in rows] == [(int(os.environ["P"]), "read", 4096, 700)], rows
 '; ok $? "pushdown on pid: only the 700 reads of pid $want_pid are in the recording ($out)"
 
+# A process renamed between two batches of reads (prctl(PR_SET_NAME), its
+# worker threads made anew): each read counts under the name of the thread
+# that queued it.
+"$L" record -o "$tmp/name.snap" -d 4s --quiet -q "from block where dev == '$D'" & rec_pid=$!
+wait_recording "$tmp/name.snap"
+echo g | "$B" read-rename "$loop" 4096 300 2 >/dev/null
+wait $rec_pid; rec_pid=
+out=$(json "$tmp/name.snap" "from block where comm ~ 'blkio*' group by comm, op show count")
+echo "$out" | python3 -c '
+import json, sys
+rows = sorted((r["comm"], r["op"], r["count"]) for r in map(json.loads, sys.stdin))
+assert rows == [("blkio", "read", 300), ("blkio-renamed", "read", 300)], rows
+'; ok $? "a renamed process: 300 reads under blkio, the next 300 under blkio-renamed ($out)"
+
 # Errors: a loop device over a file in a 1 MiB tmpfs; 128K writes fill it,
 # and the first that cannot be stored completes with BLK_STS_NOSPC (3).
 mkdir "$tmp/small"

@@ -142,4 +142,22 @@ out=$(check slow 2>&1); ok $? "threshold 20ms: every 25 ms request crossed as a 
 out=$(check sample 2>&1); ok $? "sample 1/10: about a tenth of the other requests crossed, all still counted ($out)"
 out=$(check owner 2>&1); ok $? "flows belong to the serving process ($out)"
 out=$(check pushdown 2>&1); ok $? "lport pushdown: the kernel counted nothing on the other port ($out)"
+
+# The serving thread renames itself (prctl(PR_SET_NAME)) once it has answered
+# request 99 of one connection; the client pauses there for three ticks.
+# The flow's requests are shown under the name they were read by.
+PR=$((base + 3))
+"$L" record -o "$tmp/name.snap" -i 250ms --quiet -q "from flows where lport == $PR" & rec_pid=$!
+wait_recording "$tmp/name.snap"
+"$R" server 127.0.0.1 $PR 1 1 > "$tmp/srvn" & sn=$!
+wait_ready "$tmp/srvn"
+"$R" client 127.0.0.1 $PR 200 -n 99 -w 800 >/dev/null
+wait $sn; sleep 1
+kill -TERM $rec_pid; wait $rec_pid; rec_pid=
+out=$("$L" report "$tmp/name.snap" --json -q "from flows group by comm show count")
+echo "$out" | python3 -c '
+import json, sys
+rows = sorted((r["comm"], r["count"]) for r in map(json.loads, sys.stdin))
+assert rows == [("reqsrv", 100), ("reqsrv-renamed", 100)], rows
+'; ok $? "a reader renamed mid-connection: 100 requests under reqsrv, the next 100 under reqsrv-renamed ($out)"
 done_testing
