@@ -25,12 +25,13 @@ import struct, sys
 d = open(sys.argv[1], 'rb').read()
 off = 20 + struct.unpack_from('<I', d, 12)[0] if len(d) >= 20 else len(d) + 1
 n = 0
-while off + 12 <= len(d):
-    kind, length = struct.unpack_from('<II', d, off)
-    if off + 12 + length > len(d):
+# Chunk heads: sync word, type, length, payload CRC, head CRC.
+while off + 20 <= len(d):
+    sync, kind, length = struct.unpack_from('<III', d, off)
+    if sync != 0x4b48434c or off + 20 + length > len(d):
         break
     n += kind == 2
-    off += 12 + length
+    off += 20 + length
 print(n if off == len(d) else 'torn')
 EOF
 }
@@ -117,7 +118,7 @@ stop HUP; rc=$?
 ok $? "without nohup, SIGHUP finishes the file (exit $rc)"
 
 # A full disk: record says what it kept and where, and exits 1; the file
-# ends on its last whole tick and reads back without a warning.
+# ends on its last whole tick and reads back whole, said to be cut short.
 mkdir "$tmp/full"
 if mount -t tmpfs -o size=256k tmpfs "$tmp/full" 2>"$tmp/mount.err"; then
 	"$L" record -o "$tmp/full/x.snap" -i 10ms -d 60s -q "from syscalls" --quiet 2>"$tmp/full.err"; rc=$?
@@ -128,8 +129,9 @@ if mount -t tmpfs -o size=256k tmpfs "$tmp/full" 2>"$tmp/mount.err"; then
 	ok $? "a full disk: exit 1, the write error, and how many ticks were kept where ($err)"
 	n=$(ticks "$tmp/full/x.snap.tmp")
 	"$L" report "$tmp/full/x.snap.tmp" -q "from syscalls show count" >/dev/null 2>"$tmp/rep.err"; rc=$?
-	[ $rc -eq 0 ] && [ ! -s "$tmp/rep.err" ] && [ "$n" = "$kept" ]
-	ok $? "the partial file holds exactly those $kept ticks and reports without a warning (ticks $n, exit $rc $(head -c 200 "$tmp/rep.err"))"
+	[ $rc -eq 0 ] && [ "$n" = "$kept" ] && grep -q "the recording was cut short" "$tmp/rep.err" &&
+		grep -q "kept $kept of $kept ticks" "$tmp/rep.err" && ! grep -q truncated "$tmp/rep.err"
+	ok $? "the partial file holds exactly those $kept ticks, whole: report says only that it was cut short (ticks $n, exit $rc $(head -c 300 "$tmp/rep.err"))"
 	umount "$tmp/full"
 else
 	skip "mounting a small tmpfs is not permitted here: $(head -c 200 "$tmp/mount.err")"

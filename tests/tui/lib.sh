@@ -41,3 +41,22 @@ check() {
 }
 keys() { tmux send-keys -t "$S" "$@"; }
 type_text() { tmux send-keys -t "$S" -l "$1"; }
+# start ARGS...: run $BIN in a 160x48 tmux session $S from $tmp, with
+# XDG_CONFIG_HOME=$tmp/config, its stderr in $tmp/stderr and its exit status
+# in $tmp/exit.
+start() {
+	tmux kill-session -t "$S" 2>/dev/null
+	rm -f "$tmp/exit"
+	tmux new-session -d -s "$S" -x 160 -y 48 -c "$tmp" \
+		"env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color XDG_CONFIG_HOME=$tmp/config \
+		 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} $BIN $* 2>$tmp/stderr; echo \$? >$tmp/exit; sleep 600"
+}
+# exit_status: wait up to 10 s for what start ran to exit; print its status.
+exit_status() {
+	local i
+	for ((i = 0; i < 100; i++)); do
+		[ -s "$tmp/exit" ] && { cat "$tmp/exit"; return; }
+		sleep 0.1
+	done
+	echo timeout
+}

@@ -22,21 +22,6 @@ trap cleanup EXIT
 rc=$tmp/config/latop/latoprc
 mkdir -p "$tmp/config/latop"
 
-start() { # start ARGS...: run latop in a 160x48 tmux session, stderr to $tmp/stderr
-	tmux kill-session -t "$S" 2>/dev/null
-	rm -f "$tmp/exit"
-	tmux new-session -d -s "$S" -x 160 -y 48 -c "$tmp" \
-		"env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color XDG_CONFIG_HOME=$tmp/config \
-		 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} $BIN $* 2>$tmp/stderr; echo \$? >$tmp/exit; sleep 600"
-}
-exit_status() { # wait for latop to exit; print its status
-	local i
-	for ((i = 0; i < 100; i++)); do
-		[ -s "$tmp/exit" ] && { cat "$tmp/exit"; return; }
-		sleep 0.1
-	done
-	echo timeout
-}
 count() { grep -c -- "$1" "$2"; } # count ERE FILE: lines of FILE matching
 
 # ---- latop record with a bad rc file ----------------------------------------
