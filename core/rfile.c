@@ -9,7 +9,7 @@
 #include "xalloc.h"
 
 /* What a non-regular file is, for "is a FIFO, not a regular file". */
-static const char *rfile_kind(mode_t mode)
+const char *rfile_kind(mode_t mode)
 {
 	if (S_ISFIFO(mode))
 		return "a FIFO";
@@ -21,6 +21,8 @@ static const char *rfile_kind(mode_t mode)
 		return "a directory";
 	if (S_ISSOCK(mode))
 		return "a socket";
+	if (S_ISLNK(mode))
+		return "a symbolic link";
 	return "of an unknown kind";
 }
 

@@ -12,6 +12,8 @@
 /* The cap on rc and theme files. */
 #define RFILE_SETTINGS_MAX_BYTES (1u << 20)
 
+/* What a file of mode is, other than regular: "a FIFO", "a directory", ... */
+const char *rfile_kind(mode_t mode);
 /* Open the regular file at path for reading and fstat it into *st: an fd,
  * or -errno with *cause as rfile_read's (-EINVAL: not a regular file). */
 int rfile_open(const char *path, struct stat *st, char **cause);

@@ -267,24 +267,6 @@ static int snap_put_header(struct snap_writer *w, const struct wbuf *body, char 
 	return rc;
 }
 
-/* Name the kind of file mode m is, for messages. */
-static const char *snap_kind(mode_t m)
-{
-	if (S_ISDIR(m))
-		return "a directory";
-	if (S_ISCHR(m))
-		return "a character device";
-	if (S_ISBLK(m))
-		return "a block device";
-	if (S_ISFIFO(m))
-		return "a FIFO";
-	if (S_ISSOCK(m))
-		return "a socket";
-	if (S_ISLNK(m))
-		return "a symbolic link";
-	return "not a regular file";
-}
-
 /*
  * Check that path can take a recording: nothing there, or a regular file
  * (never a device, FIFO, socket, directory or symbolic link), in a
@@ -308,7 +290,7 @@ int snap_check_target(const char *path, char **cause)
 	if (lstat(path, &st) == 0) {
 		if (!S_ISREG(st.st_mode)) {
 			*cause = xasprintf("%s: is %s; a recording replaces only a regular file%s",
-					   path, snap_kind(st.st_mode), S_ISLNK(st.st_mode) ?
+					   path, rfile_kind(st.st_mode), S_ISLNK(st.st_mode) ?
 					   " (links are not followed)" : "");
 			return -1;
 		}
@@ -656,7 +638,7 @@ static int snap_check_rename(struct snap_writer *w, char **cause)
 	}
 	if (lstat(w->path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		*cause = xasprintf("%s: is %s now; a recording replaces only a regular file",
-				   w->path, snap_kind(st.st_mode));
+				   w->path, rfile_kind(st.st_mode));
 		return -1;
 	}
 	return 0;
