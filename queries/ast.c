@@ -28,6 +28,8 @@ struct query *ast_query_new(void)
 	q->plan.count_field = -1;
 	q->plan.hist_field = -1;
 	q->plan.part_key = -1;
+	q->plan.bytes_field = -1;
+	q->plan.size_field = -1;
 	return q;
 }
 
@@ -146,6 +148,8 @@ void ast_plan_done(struct plan *pl)
 	pl->count_field = -1;
 	pl->hist_field = -1;
 	pl->part_key = -1;
+	pl->bytes_field = -1;
+	pl->size_field = -1;
 }
 
 /* Free a query. */

@@ -88,6 +88,9 @@ struct pcol {
 #define PART_KEY "subsystem"
 /* Another name for it, for tables whose parts are stages (block, nvme). */
 #define PART_KEY_ALIAS "stage"
+/* The pseudo-field a table with a key size and no field of this name gets:
+ * the bytes a row's events moved (size times events), summable. */
+#define BYTES_FIELD "bytes"
 
 /* What query_bind derives: grouping keys, columns, order. */
 struct plan {
@@ -100,10 +103,12 @@ struct plan {
 	int count_field;	/* the FF_SUM field named "count", or -1 */
 	int hist_field;		/* the histogram field WHERE tests, or -1 */
 	int part_key;		/* schema index of the PART_KEY pseudo-field, or -1 */
+	int bytes_field;	/* schema index of the BYTES_FIELD pseudo-field, or -1 */
+	int size_field;		/* the key size it is computed from (when bytes_field >= 0) */
 	bool expand;		/* the query names it: each row unpivots into its parts */
 	size_t nparts;
 	int *parts;		/* schema indexes of the FF_PART fields, in schema order */
-	struct schema xs;	/* the table's schema plus PART_KEY (when part_key >= 0) */
+	struct schema xs;	/* the table's schema plus its pseudo-fields (when any) */
 	struct field *xfields;
 };
 
@@ -173,6 +178,8 @@ void baseline_reset(struct baseline *b);
 /* bind.c */
 /* Return PART_KEY if schema s has FF_PART fields and no field of that name, else NULL. */
 const char *bind_part_key(const struct schema *s);
+/* Return whether schema s gets the BYTES_FIELD pseudo-field. */
+bool bind_has_bytes(const struct schema *s);
 
 /* regex.c */
 /* Measure regex re (the text between the slashes): its pieces once its

@@ -15,6 +15,11 @@
  *  - A table whose schema has FF_PART fields gets the hidden key PART_KEY
  *    ("subsystem"), appended after its fields; a query that names it anywhere
  *    has its rows unpivoted by query_exec (one row per part, see exec.c).
+ *  - A key field is no quantity: of it only count, min and max are
+ *    accepted (sum(pid), rate(size) are refused, saying so).
+ *  - A table with a key size and no bytes field gets the hidden pseudo-field
+ *    BYTES_FIELD after its fields (size times the row's events, computed by
+ *    query_exec), so rate(bytes) is a throughput in every recording.
  *  - With BASELINE, every visible number that is not a key (not dist(),
  *    not text) is followed by its ratio column "C/base" (baseline.c).
  *  - ORDER BY matches a column by its name or text ("p99(lat)", or
@@ -65,6 +70,7 @@ static bool bind_numeric(const struct field *f)
 
 static const char part_key_help[] =
 	"the part of the time breakdown a row's time went to (one row per part)";
+static const char bytes_help[] = "bytes moved: size times the row's events (count)";
 
 /* Return whether name is PART_KEY or its alias. */
 static bool bind_part_name(const char *name)
@@ -340,6 +346,15 @@ static int bind_unique(const struct plan *pl, const struct item *it, const char 
 	return 0;
 }
 
+/* The hint after a refused aggregate of key f: where s has a bytes field,
+ * the aggregate a size key was likely meant for. */
+static const char *bind_bytes_hint(const struct schema *s, const struct field *f)
+{
+	if (strcmp(f->name, "size") || schema_field(s, "bytes") < 0)
+		return "";
+	return "; sum(bytes) and rate(bytes) are the bytes moved";
+}
+
 /* Add the column an item asks for (resolving its field first); a hidden
  * column (ORDER BY only) may repeat a visible name. */
 static int bind_item(const struct schema *s, struct query *q, struct item *it,
@@ -394,6 +409,14 @@ static int bind_item(const struct schema *s, struct query *q, struct item *it,
 	if (f && a != AGG_COUNT && !bind_numeric(f)) {
 		error_set(err, it->f.pos, it->f.len, "%s() needs a numeric field; '%s' is %s",
 			  it->func ? it->func : "sum", f->name, bind_kind(f));
+		return -1;
+	}
+	if (f && (f->flags & FF_KEY) && a != AGG_COUNT && a != AGG_MIN && a != AGG_MAX &&
+	    a != AGG_DIST) {
+		error_set(err, it->f.pos, it->f.len,
+			  "%s(%s): '%s' is a key (it identifies a row), not a quantity; count, min or max of it make sense%s",
+			  it->func ? it->func : "sum", f->name, f->name,
+			  bind_bytes_hint(s, f));
 		return -1;
 	}
 	if (f && a == AGG_DIST && f->type != FT_HIST) {
@@ -657,32 +680,52 @@ static bool bind_names(const struct query *q, const char *name)
 	return bind_pred_names(q->where, name);
 }
 
-/* Return the schema q binds against: s, or s plus the PART_KEY pseudo-field,
- * named as q names it (PART_KEY or PART_KEY_ALIAS). */
-static const struct schema *bind_parts(struct query *q, const struct schema *s)
+/* Return whether s gets the BYTES_FIELD pseudo-field: it has a key size and
+ * no field of that name. */
+bool bind_has_bytes(const struct schema *s)
+{
+	int i = schema_field(s, "size");
+
+	return i >= 0 && (s->fields[i].flags & FF_KEY) && s->fields[i].type == FT_SIZE &&
+	       schema_field(s, BYTES_FIELD) < 0;
+}
+
+/* Return the schema q binds against: s, or s plus the pseudo-fields it
+ * lacks: BYTES_FIELD (size times the row's events, see exec.c), then
+ * PART_KEY, named as q names it (PART_KEY or PART_KEY_ALIAS). */
+static const struct schema *bind_extend(struct query *q, const struct schema *s)
 {
 	struct plan *pl = &q->plan;
+	bool bytes = bind_has_bytes(s), part = bind_part_key(s) != NULL;
 	struct field *pk;
-	size_t i;
+	size_t i, n = s->nfields;
 
-	if (!bind_part_key(s))
+	if (!bytes && !part)
 		return s;
-	pl->parts = xcalloc(s->nfields, sizeof(*pl->parts));
-	for (i = 0; i < s->nfields; i++)
-		if ((s->fields[i].flags & FF_PART) && s->fields[i].type == FT_DUR)
-			pl->parts[pl->nparts++] = (int)i;
-	pl->xfields = xcalloc(s->nfields + 1, sizeof(*pl->xfields));
+	pl->xfields = xcalloc(s->nfields + 2, sizeof(*pl->xfields));
 	memcpy(pl->xfields, s->fields, s->nfields * sizeof(*pl->xfields));
-	pk = &pl->xfields[s->nfields];
-	pk->name = schema_field(s, PART_KEY_ALIAS) < 0 && bind_names(q, PART_KEY_ALIAS) ?
-		   PART_KEY_ALIAS : PART_KEY;
-	pk->type = FT_STR;
-	pk->flags = FF_KEY | FF_HIDDEN;
-	pk->unit = "";
-	pk->help = part_key_help;
-	pl->part_key = (int)s->nfields;
+	if (bytes) {
+		pl->xfields[n] = (struct field){BYTES_FIELD, FT_SIZE, FF_SUM | FF_HIDDEN, "B",
+						bytes_help};
+		pl->size_field = schema_field(s, "size");
+		pl->bytes_field = (int)n++;
+	}
+	if (part) {
+		pl->parts = xcalloc(s->nfields, sizeof(*pl->parts));
+		for (i = 0; i < s->nfields; i++)
+			if ((s->fields[i].flags & FF_PART) && s->fields[i].type == FT_DUR)
+				pl->parts[pl->nparts++] = (int)i;
+		pk = &pl->xfields[n];
+		pk->name = schema_field(s, PART_KEY_ALIAS) < 0 && bind_names(q, PART_KEY_ALIAS) ?
+			   PART_KEY_ALIAS : PART_KEY;
+		pk->type = FT_STR;
+		pk->flags = FF_KEY | FF_HIDDEN;
+		pk->unit = "";
+		pk->help = part_key_help;
+		pl->part_key = (int)n++;
+	}
 	pl->xs = *s;
-	pl->xs.nfields = s->nfields + 1;
+	pl->xs.nfields = n;
 	pl->xs.fields = pl->xfields;
 	return &pl->xs;
 }
@@ -723,7 +766,7 @@ int query_bind(struct query *q, const struct schema *s, struct query_error *err)
 		baseline_reset(q->base);
 	if (bind_table(q, s, err))
 		return -1;
-	s = bind_parts(q, s);
+	s = bind_extend(q, s);
 	q->plan.count_field = schema_field(s, "count");
 	if (q->plan.count_field >= 0 && (s->fields[q->plan.count_field].type == FT_HIST ||
 					 !(s->fields[q->plan.count_field].flags & FF_SUM)))

@@ -104,6 +104,8 @@ size_t query_complete(const char *text, size_t pos, const struct schema *const *
 
 		for (j = 0; j < s->nfields; j++)
 			complete_add(&c, s->fields[j].name, "");
+		if (bind_has_bytes(s))
+			complete_add(&c, BYTES_FIELD, "");
 		if (bind_part_key(s)) {
 			complete_add(&c, bind_part_key(s), "");
 			complete_add(&c, PART_KEY_ALIAS, "");

@@ -31,6 +31,11 @@
  *             seconds are the dt of every tick holding the table
  * min, max, avg, stddev and pNN of nothing are null.
  *
+ * BYTES_FIELD, in a table with a key size and no bytes field (nvme, its
+ * events, recordings made before it had one), reads size times the row's
+ * count (1 per row without a count field) and is then an FF_SUM field like
+ * the others: clipped and split the same way.
+ *
  * With BASELINE, the ratio columns take no rows: once the final values are
  * known, baseline.c fills them from the baseline's rows before ordering.
  *
@@ -78,6 +83,7 @@ struct rowview {
 	int part;		/* unpivoted: index into plan.parts; -1 = the row as recorded */
 	const struct hist *clipped;	/* hist_field's kept part, or NULL */
 	double fcount, fdur;	/* kept share of events and of time */
+	union cell bytes;	/* plan.bytes_field's value in the row as recorded */
 };
 
 /* An execution in progress: the groups so far and what the result reports. */
@@ -105,6 +111,8 @@ static const union cell *exec_cell(const struct query_run *x, const struct rowvi
 
 	if (idx == x->q->plan.part_key)
 		return rv->part >= 0 ? &x->pnames[rv->part] : &x->zero;
+	if (idx == x->q->plan.bytes_field)
+		return &rv->bytes;
 	fi = rv->map[idx];
 	return fi < 0 ? &x->zero : &rv->cells[fi];
 }
@@ -714,6 +722,18 @@ static void exec_row(struct query_run *x, struct rowview *rv)
 			exec_add(x, &pl->cols[j], &g->acc[j], rv);
 }
 
+/* Compute the row's BYTES_FIELD: its size times the events it stands for
+ * (its count, or 1 in a table without one). */
+static void exec_bytes(const struct query_run *x, struct rowview *rv)
+{
+	const struct plan *pl = &x->q->plan;
+
+	if (pl->bytes_field < 0)
+		return;
+	rv->bytes.u = exec_cell(x, rv, pl->size_field)->u *
+		      (pl->count_field >= 0 ? exec_cell(x, rv, pl->count_field)->u : 1);
+}
+
 /* Add one frame's rows, each unpivoted into its parts when the plan says so. */
 static void exec_frame(struct query_run *x, const struct frame *f)
 {
@@ -724,6 +744,7 @@ static void exec_frame(struct query_run *x, const struct frame *f)
 	exec_map(x->s, f->schema, x->map);
 	for (r = 0; r < f->nrows; r++) {
 		rv.cells = frame_row(f, r);
+		exec_bytes(x, &rv);
 		if (!pl->expand) {
 			exec_row(x, &rv);
 			continue;
