@@ -501,7 +501,8 @@ static __always_inline __u32 release_during(const struct lkstate *st, __u32 self
 
 		if (!r->tid || r->tid == self || r->end_ns < start || r->end_ns > end)
 			continue;
-		a = r->since_ns > start ? r->since_ns : start;
+		a = lk_rel_since(st->rels, i, start);
+		a = a > start ? a : start;
 		b = r->end_ns;
 		if (b - a >= best_ns) {
 			best_ns = b - a;
@@ -537,7 +538,7 @@ static __always_inline void futex_wait_end(struct task_struct *task, __u32 tgid,
 		best = release_during(st, tid, w.start_ns, now);
 		if (best < LK_RELS) {
 			key.holder = st->rels[best].tid;
-			hold_start = st->rels[best].since_ns;
+			hold_start = lk_rel_since(st->rels, best, w.start_ns);
 			hold_end = st->rels[best].end_ns;
 			holder_comm = st->comms[best];
 		} else if (w.owner) {

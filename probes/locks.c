@@ -921,10 +921,11 @@ static void add_spans(struct locks_priv *sp, struct frame *f, const struct waite
 	add_span(sp, f, we->id, row, w->start_ns, w->end_ns, "wait", we->sym ? we->sym : "");
 	for (i = 0; i < LK_RELS; i++) {
 		const struct lk_rel *r = &w->rels[i];
-		uint64_t a = r->since_ns > lo ? r->since_ns : lo;
+		uint64_t a = lk_rel_since(w->rels, i, lo);
 
 		if (!r->tid || r->tid == w->tid || r->end_ns < lo || r->end_ns > hi)
 			continue;
+		a = a > lo ? a : lo;
 		comm_copy(comm, w->rel_comms[i]);
 		if (!comm[0])
 			thread_comm(w->tgid, r->tid, comm, sizeof(comm));

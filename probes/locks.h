@@ -101,6 +101,34 @@ struct lk_rel {
 	__u64 end_ns;
 };
 
+/*
+ * When the contended hold of release i of rels began, for a wait that began
+ * at start.  A holder whose taking of the lock no wait saw (it took the lock
+ * without waiting: since_ns == end_ns) is known to have held it from start
+ * when no other release came between start and its own and the release
+ * before it is older than start (an empty slot, or one ending before start:
+ * the slots hold the newest releases): the waiter slept on a held lock and
+ * nobody let go of it until this holder did.  Otherwise since_ns.
+ */
+static __always_inline __u64 lk_rel_since(const struct lk_rel *rels, __u32 i, __u64 start)
+{
+	__u64 end = rels[i].end_ns;
+	int older = 0;
+	__u32 j;
+
+	if (rels[i].since_ns < end || end < start)
+		return rels[i].since_ns;
+	for (j = 0; j < LK_RELS; j++) {
+		if (j == i)
+			continue;
+		if (!rels[j].tid || rels[j].end_ns < start)
+			older = 1;
+		else if (rels[j].end_ns < end)
+			return rels[i].since_ns;
+	}
+	return older ? start : rels[i].since_ns;
+}
+
 struct lk_wait_rec {
 	__u32 type;
 	__u32 tgid;

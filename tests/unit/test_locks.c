@@ -8,7 +8,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/types.h>
 #include "core/symbols.h"
+#include "probes/locks.h"
 #include "probes/locks_schema.h"
 #include "queries/query.h"
 #include "tap.h"
@@ -148,8 +150,40 @@ static void test_symbols(void)
 	symbols_free(s);
 }
 
+/* rels from (tid, since, end) triples; tid 0 leaves a slot empty. */
+static void set_rels(struct lk_rel *rels, const uint64_t (*v)[3])
+{
+	for (int i = 0; i < LK_RELS; i++)
+		rels[i] = (struct lk_rel){.tid = (__u32)v[i][0], .since_ns = v[i][1], .end_ns = v[i][2]};
+}
+
+/*
+ * When a holder's contended hold began, for a wait from 100 to 1000: its own
+ * taking of the lock when seen; from the wait's start when it took the lock
+ * unseen but nobody else let go of it since; unknown (empty) otherwise.
+ */
+static void test_rel_since(void)
+{
+	struct lk_rel r[LK_RELS];
+
+	set_rels(r, (const uint64_t[][3]){{7, 50, 900}, {0}, {0}, {0}});
+	ok(lk_rel_since(r, 0, 100) == 50, "a seen taking of the lock is the hold's start");
+	set_rels(r, (const uint64_t[][3]){{7, 900, 900}, {0}, {0}, {0}});
+	ok(lk_rel_since(r, 0, 100) == 100, "taken unseen, the only release: held from the wait's start");
+	set_rels(r, (const uint64_t[][3]){{7, 900, 900}, {8, 20, 60}, {9, 60, 80}, {5, 80, 95}});
+	ok(lk_rel_since(r, 0, 100) == 100, "taken unseen, every other release before the wait: from its start");
+	set_rels(r, (const uint64_t[][3]){{7, 900, 900}, {8, 20, 300}, {0}, {0}});
+	ok(lk_rel_since(r, 0, 100) == 900, "taken unseen after another release in the wait: unknown");
+	set_rels(r, (const uint64_t[][3]){{7, 900, 900}, {8, 200, 950}, {9, 950, 960}, {5, 960, 970}});
+	ok(lk_rel_since(r, 0, 100) == 900,
+	   "taken unseen, the oldest of four full slots: an older release may be in the wait, unknown");
+	set_rels(r, (const uint64_t[][3]){{7, 40, 40}, {0}, {0}, {0}});
+	ok(lk_rel_since(r, 0, 100) == 40, "a release before the wait is left as it is");
+}
+
 int main(void)
 {
+	test_rel_since();
 	test_pushdown();
 	test_schemas();
 	test_symbols();
