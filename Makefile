@@ -36,14 +36,24 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-BPF_SRCS := $(wildcard probes/*.bpf.c)
-SKELS := $(patsubst probes/%.bpf.c,$(OUTPUT)/%.skel.h,$(BPF_SRCS))
-PROBE_NAMES := $(sort $(patsubst probes/%.bpf.c,%,$(BPF_SRCS)))
-LIB_SRCS := $(wildcard core/*.c) $(filter-out %.bpf.c,$(wildcard probes/*.c)) \
+# One folder a view: probes/VIEW/ holds VIEW.bpf.c (its BPF programs), VIEW.h
+# (what they share with user space), VIEW.c (the probe: the only file there
+# that uses libbpf and the skeleton) and its libbpf-free parts (VIEW_schema.c,
+# joins, decoding).  The libbpf-free parts are NOBPF_SRCS: with core/ and
+# queries/ they are what the fuzzers build; tests/unit/test_layers.c checks
+# that none of them includes libbpf or a skeleton.
+VIEWS := $(sort $(notdir $(patsubst %/,%,$(dir $(wildcard probes/*/*.bpf.c)))))
+BPF_SRCS := $(foreach v,$(VIEWS),probes/$(v)/$(v).bpf.c)
+SKELS := $(patsubst %,$(OUTPUT)/%.skel.h,$(VIEWS))
+PROBE_NAMES := $(VIEWS)
+VIEW_PROBE_SRCS := $(foreach v,$(VIEWS),probes/$(v)/$(v).c)
+NOBPF_SRCS := $(wildcard core/*.c queries/*.c) probes/views.c \
+	$(filter-out %.bpf.c $(VIEW_PROBE_SRCS),$(wildcard probes/*/*.c))
+LIB_SRCS := $(wildcard core/*.c) $(filter-out %.bpf.c,$(wildcard probes/*.c probes/*/*.c)) \
 	$(wildcard queries/*.c) $(wildcard tui/*.c)
 LIB_OBJS := $(patsubst %.c,$(OUTPUT)/obj/%.o,$(LIB_SRCS))
 SAN_OBJS := $(patsubst %.c,$(OUTPUT)/san/%.o,$(LIB_SRCS))
-HDRS := $(wildcard core/*.h probes/*.h queries/*.h tui/*.h)
+HDRS := $(wildcard core/*.h probes/*.h probes/*/*.h queries/*.h tui/*.h)
 
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
@@ -73,7 +83,9 @@ $(OUTPUT)/vmlinux.h: $(VMLINUX_H) | $(OUTPUT)
 	$(Q)cp $< $@
 endif
 
-$(OUTPUT)/%.bpf.o: probes/%.bpf.c $(OUTPUT)/vmlinux.h $(wildcard probes/*.h probes/*.bpf.h core/lhist.h) | $(OUTPUT)
+# probes/VIEW/VIEW.bpf.c: the stem twice, so the prerequisite is expanded again.
+.SECONDEXPANSION:
+$(OUTPUT)/%.bpf.o: probes/$$*/$$*.bpf.c $(OUTPUT)/vmlinux.h $(wildcard probes/*.h probes/*/*.h core/lhist.h) | $(OUTPUT)
 	$(call msg,BPF,$@)
 	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -I$(OUTPUT) -Iprobes -Icore \
 		-Wall -Wno-unused-function -c $< -o $@
@@ -83,7 +95,7 @@ $(OUTPUT)/%.skel.h: $(OUTPUT)/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@
 
-# The probe registry's list: one PROBE(name) per probes/NAME.bpf.c.  Rewritten
+# The probe registry's list: one PROBE(name) per probes/NAME/NAME.bpf.c.  Rewritten
 # only when the list changes, so adding a probe rebuilds just what includes it.
 $(OUTPUT)/probe_list.h: FORCE | $(OUTPUT)
 	$(Q)printf 'PROBE(%s)\n' $(PROBE_NAMES) > $@.new; \
@@ -143,7 +155,7 @@ $(OUTPUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(HDRS) $(SKELS)
 	$(Q)$(CLANG) -std=gnu11 -g -O1 -fsanitize=fuzzer,address,undefined \
 		-fno-sanitize-recover=undefined -D_GNU_SOURCE \
 		-I$(OUTPUT) -I. $(shell pkg-config --cflags ncursesw 2>/dev/null) $< \
-		$(filter core/%.c queries/%.c probes/%_schema.c,$(LIB_SRCS)) \
+		$(NOBPF_SRCS) \
 		$(LIBS) -o $@
 
 $(OUTPUT):
@@ -292,7 +304,7 @@ $(OUTPUT)/bench/netfloor: bench/netfloor.c $(OUTPUT)/bench/netfloor.bpf
 	$(call msg,CC,$@)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE $< -lbpf -lelf -lz -o $@
 
-$(OUTPUT)/bench/pcapmatch: bench/pcapmatch.c probes/flowq.h core/lhist.h
+$(OUTPUT)/bench/pcapmatch: bench/pcapmatch.c probes/flows/flowq.h core/lhist.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I. $< -lpcap -o $@

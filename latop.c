@@ -19,6 +19,7 @@
 #include "core/table.h"
 #include "core/xalloc.h"
 #include "probes/probe.h"
+#include "probes/views.h"
 #include "queries/query.h"
 #include "tui/tui.h"
 
@@ -779,7 +780,7 @@ static int cmd_report(int argc, char **argv)
 	{
 		char *cause = NULL;
 
-		src = merge_open(srcs, (size_t)nsrc, query_table(q), &cause);
+		src = merge_open(srcs, (size_t)nsrc, view_joiners, view_joiners_len, query_table(q), &cause);
 		if (!src) {
 			fprintf(stderr, "latop report: %s\n", cause);
 			free(cause);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The floor: empty programs on exactly the hooks probes/syscalls.bpf.c
+ * The floor: empty programs on exactly the hooks probes/syscalls/syscalls.bpf.c
  * attaches, with the same program types.  What a tracer costs on top of this
  * is its own work; this much is the price of the hooks being enabled at all.
- * Keep the list in step with the SEC() lines of probes/syscalls.bpf.c.
+ * Keep the list in step with the SEC() lines of probes/syscalls/syscalls.bpf.c.
  */
 #include "floor.bpf.h"
 

@@ -21,7 +21,7 @@
 #include "core/snapshot.h"
 #include "core/source.h"
 #include "core/table.h"
-#include "probes/syscalls_schema.h"
+#include "probes/syscalls/syscalls_schema.h"
 
 #define TICK_NS 1000000000ull
 #define LAT_VALUES 8	/* distinct latencies per row's histogram */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The flows floor: empty programs on the hooks probes/flows.bpf.c uses on
+ * The flows floor: empty programs on the hooks probes/flows/flows.bpf.c uses on
  * this kind of host (the tp_btf ones; its fentry alternatives load only
  * where fentry is permitted).  What the flows probe costs on top of this is
  * its own work.  Keep in step with the tp_btf SEC() lines of flows.bpf.c.

@@ -2,7 +2,7 @@
  * pcapmatch: what a tcpdump-style tool pays to do the flows probe's work:
  * capture every packet of a TCP port with libpcap (each copied to user
  * space), and match responses to requests per flow with the same code the
- * BPF programs run (probes/flowq.h), counting latencies in log-linear
+ * BPF programs run (probes/flows/flowq.h), counting latencies in log-linear
  * histograms (core/lhist.h).
  *
  *   pcapmatch [-i IFACE] [-p PORT] [-r READY_FILE] [-t MAX_SECONDS]
@@ -21,7 +21,7 @@
 #include <linux/types.h>
 #include <pcap/pcap.h>
 #include "core/lhist.h"
-#include "probes/flowq.h"
+#include "probes/flows/flowq.h"
 
 #define NFLOWS 1024		/* flows tracked (a power of 2) */
 #define TIMEOUT_NS 1000000000ULL

@@ -160,11 +160,11 @@ prepare_syscount() {
 # Warn when the floor's hooks are not the syscalls probe's any more.
 check_floor_hooks() {
 	local diff
-	diff=$(diff <(sed -nE 's/^SEC\("([a-z_]+\/[a-z_0-9]+)"\).*/\1/p' probes/syscalls.bpf.c | sort) \
+	diff=$(diff <(sed -nE 's/^SEC\("([a-z_]+\/[a-z_0-9]+)"\).*/\1/p' probes/syscalls/syscalls.bpf.c | sort) \
 		<(sed -nE 's/^EMPTY\("([a-z_]+\/[a-z_0-9]+)".*/\1/p' bench/floor.bpf.c | sort) |
 		grep '^[<>]')
 	[ -z "$diff" ] && return 0
-	echo "bench: warning: bench/floor.bpf.c does not attach what probes/syscalls.bpf.c does" \
+	echo "bench: warning: bench/floor.bpf.c does not attach what probes/syscalls/syscalls.bpf.c does" \
 		"(< probe only, > floor only):"
 	echo "$diff" | sed 's/^/    /'
 }

@@ -5,16 +5,6 @@
 #include "merge.h"
 #include "xalloc.h"
 
-/* Every joiner: one declaration and one list line each. */
-extern const struct joiner paths_joiner;
-extern const struct joiner nvme_joiner;	/* core/nvme_join.c */
-
-const struct joiner *const joiners[] = {
-	&nvme_joiner,
-	&paths_joiner,
-};
-const size_t joiners_len = sizeof(joiners) / sizeof(joiners[0]);
-
 struct merge {
 	struct source **srcs;
 	size_t n, cur;
@@ -39,12 +29,6 @@ static const struct joiner *joiner_in(const struct joiner *const *list, size_t n
 			if (!strcmp(list[i]->tables[k]->table, table))
 				return list[i];
 	return NULL;
-}
-
-/* The joiner that derives table, or NULL. */
-const struct joiner *joiner_for_table(const char *table)
-{
-	return joiner_in(joiners, joiners_len, table);
 }
 
 /* Every tick of every recording in turn, then the joined tick, then 2. */
@@ -137,15 +121,9 @@ static void merge_schema(struct merge *m, const struct schema *s, size_t *cap)
 	m->schemas[m->info.nschemas++] = s;
 }
 
-/* Wrap srcs[0..n) as one source; the joiners for table (NULL: all) run. */
-struct source *merge_open(struct source **srcs, size_t n, const char *table, char **cause)
-{
-	return merge_open_with(srcs, n, joiners, joiners_len, table, cause);
-}
-
-/* The same over the joiners list[0..nlist). */
-struct source *merge_open_with(struct source **srcs, size_t n, const struct joiner *const *list,
-			       size_t nlist, const char *table, char **cause)
+/* Wrap srcs[0..n) as one source; the joiners of list[0..nlist) for table (NULL: all) run. */
+struct source *merge_open(struct source **srcs, size_t n, const struct joiner *const *list,
+			  size_t nlist, const char *table, char **cause)
 {
 	const struct source_info **infos;
 	struct source *s;

@@ -34,24 +34,17 @@ struct joiner {
 	void (*free)(void *st);
 };
 
-/* Every joiner (core/merge.c holds the list). */
-extern const struct joiner *const joiners[];
-extern const size_t joiners_len;
-
-/* The joiner that derives table, or NULL. */
-const struct joiner *joiner_for_table(const char *table);
-
 /*
  * One source over recordings srcs[0..n) (taken over: closing it closes
  * them): their ticks in order, then the joined tick, when some joiner found
- * something to join.  Only the joiner deriving table runs (NULL: every
- * joiner), so a report on a recorded table pays nothing for joins.  Its info
+ * something to join.  The joiners are list[0..nlist) (latop passes every
+ * view's: view_joiners in probes/views.h).  Only the joiner deriving table
+ * runs (NULL: every joiner), so a report on a recorded table pays nothing
+ * for joins.  Its info
  * lists every recording's tables (the first recording's schema of a table
  * that several hold) and the derived ones.  NULL and *cause on error.
  */
-struct source *merge_open(struct source **srcs, size_t n, const char *table, char **cause);
-/* The same with a given list of joiners (tests). */
-struct source *merge_open_with(struct source **srcs, size_t n, const struct joiner *const *list,
-			       size_t nlist, const char *table, char **cause);
+struct source *merge_open(struct source **srcs, size_t n, const struct joiner *const *list,
+			  size_t nlist, const char *table, char **cause);
 
 #endif

@@ -3,7 +3,7 @@
 #ifndef LATOP_BITS_BPF_H
 #define LATOP_BITS_BPF_H
 
-#include "lhist.h"
+#include "../core/lhist.h"
 
 /*
  * Count v in a LH_NBUCKETS histogram of u32 buckets.  The empty asm hides the

@@ -30,7 +30,7 @@ enum filter_term {
 	FTERM_DEV,		/* block, nvme: device number (dev_t as the kernel keeps it,
 				 * major << 20 | minor; the planner resolves 'loop0') */
 	FTERM_OP,		/* block, nvme: the block layer's REQ_OP_* code (read 0,
-				 * write 1, flush 2, discard 3; core/blkdev.c names them) */
+				 * write 1, flush 2, discard 3; probes/block/blkdev.c names them) */
 	FTERM_SIZE,		/* block, nvme: bytes */
 	FTERM_LADDR,		/* flows, paths: local address in a prefix (FILTER_ADDR_VALUE) */
 	FTERM_RADDR,		/* remote address in a prefix */

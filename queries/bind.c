@@ -30,7 +30,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "../core/systbl.h"
+#include "../probes/syscalls/systbl.h"
 #include "../core/xalloc.h"
 #include "ast.h"
 

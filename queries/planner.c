@@ -9,8 +9,8 @@
  * entry or string tables is left to the residual.
  */
 #include <string.h>
-#include "../core/systbl.h"
-#include "../core/blkdev.h"
+#include "../probes/syscalls/systbl.h"
+#include "../probes/block/blkdev.h"
 #include "ast.h"
 
 enum term_kind { TV_NUM, TV_COMM, TV_SYSNAME, TV_ADDR, TV_DEVNAME, TV_OPNAME };

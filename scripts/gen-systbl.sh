@@ -1,6 +1,6 @@
 #!/bin/sh
-# Generate core/systbl.c, the x86_64 syscall table, from the kernel UAPI header.
-#   scripts/gen-systbl.sh [/usr/include/x86_64-linux-gnu/asm/unistd_64.h] > core/systbl.c
+# Generate probes/syscalls/systbl.c, the x86_64 syscall table, from the kernel UAPI header.
+#   scripts/gen-systbl.sh [/usr/include/x86_64-linux-gnu/asm/unistd_64.h] > probes/syscalls/systbl.c
 set -eu
 hdr=${1:-/usr/include/x86_64-linux-gnu/asm/unistd_64.h}
 list=$(sed -n 's/^#define __NR_\([a-z0-9_]*\)[[:space:]]\+\([0-9]\+\)$/\1 \2/p' "$hdr")

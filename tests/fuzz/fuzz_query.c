@@ -7,8 +7,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "probes/syscalls_schema.h"
-#include "probes/block_schema.h"
+#include "probes/syscalls/syscalls_schema.h"
+#include "probes/block/block_schema.h"
 #include "queries/query.h"
 #include "tests/unit/fixture.h"
 

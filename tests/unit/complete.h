@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "queries/query.h"
-#include "probes/syscalls_schema.h"
+#include "probes/syscalls/syscalls_schema.h"
 
 /* Complete text at its end against both syscalls tables; return the words. */
 static char *complete(const char *text)

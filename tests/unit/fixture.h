@@ -9,7 +9,7 @@
 
 #include <string.h>
 #include "core/table.h"
-#include "probes/syscalls_schema.h"
+#include "probes/syscalls/syscalls_schema.h"
 
 #define FIXTURE_T0 1700000000000000000ULL
 #define FIXTURE_TICKS 3

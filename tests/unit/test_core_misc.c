@@ -4,7 +4,7 @@
 #include <string.h>
 #include <time.h>
 #include "core/fmt.h"
-#include "core/systbl.h"
+#include "probes/syscalls/systbl.h"
 #include "tap.h"
 
 typedef char *(*fmt_fn)(uint64_t, char *, size_t);

@@ -1,5 +1,5 @@
 /*
- * The flows probe's pure logic: request/response matching (probes/flowq.h,
+ * The flows probe's pure logic: request/response matching (probes/flows/flowq.h,
  * the code the BPF programs run) and the address prefixes the planner
  * pushes into the kernel filter, checked against query_exec's residual.
  */
@@ -8,8 +8,8 @@
 #include <arpa/inet.h>
 #include <linux/types.h>
 #include "probes/filter.h"
-#include "probes/flowq.h"
-#include "probes/flows_schema.h"
+#include "probes/flows/flowq.h"
+#include "probes/flows/flows_schema.h"
 #include "queries/query.h"
 #include "tap.h"
 

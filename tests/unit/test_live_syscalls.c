@@ -18,7 +18,7 @@
 #include "probes/probe.h"
 #include "probes/filter.h"
 #include "probes/perf_event.h"
-#include "probes/syscalls_schema.h"
+#include "probes/syscalls/syscalls_schema.h"
 #include "tap.h"
 
 #define INTERVAL_NS 200000000ULL

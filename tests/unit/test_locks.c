@@ -10,8 +10,8 @@
 #include <unistd.h>
 #include <linux/types.h>
 #include "core/symbols.h"
-#include "probes/locks.h"
-#include "probes/locks_schema.h"
+#include "probes/locks/locks.h"
+#include "probes/locks/locks_schema.h"
 #include "queries/query.h"
 #include "tap.h"
 

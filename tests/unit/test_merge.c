@@ -122,7 +122,7 @@ static struct source *open2(const char *a, const char *b, const struct joiner *c
 		printf("# %s\n", cause);
 		exit(1);
 	}
-	return merge_open_with(s, 2, list, nlist, table, &cause);
+	return merge_open(s, 2, list, nlist, table, &cause);
 }
 
 int main(void)
@@ -199,7 +199,7 @@ int main(void)
 	   "the same host twice is named once; the joiner's frame comes (%d)", nticks);
 	source_close(m);
 
-	ok(merge_open(NULL, 0, NULL, &cause) == NULL && cause && strstr(cause, "no recordings"),
+	ok(merge_open(NULL, 0, NULL, 0, NULL, &cause) == NULL && cause && strstr(cause, "no recordings"),
 	   "no recordings is an error (%s)", cause ? cause : "");
 	free(cause);
 	unlink(a);

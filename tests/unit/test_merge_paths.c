@@ -1,5 +1,5 @@
 /*
- * The paths joiner (core/merge_paths.c) over two synthetic recordings whose
+ * The paths joiner (probes/paths/paths_join.c) over two synthetic recordings whose
  * clocks disagree: calls joined to the requests they served by connection
  * and TCP sequence number, the end-to-end path, and what stays unjoined.
  */
@@ -8,8 +8,9 @@
 #include <unistd.h>
 #include <arpa/inet.h>
 #include "core/merge.h"
+#include "probes/views.h"
 #include "core/snapshot.h"
-#include "probes/paths_schema.h"
+#include "probes/paths/paths_schema.h"
 #include "tap.h"
 
 #define MS 1000000ULL
@@ -130,7 +131,7 @@ int main(void)
 
 	s[0] = replay_open(a, &cause);
 	s[1] = replay_open(b, &cause);
-	m = s[0] && s[1] ? merge_open(s, 2, "path_joins", &cause) : NULL;
+	m = s[0] && s[1] ? merge_open(s, 2, view_joiners, view_joiners_len, "path_joins", &cause) : NULL;
 	ok(m && source_schema(m->ops->info(m), "path_joins"), "path_joins is offered over the two");
 	while (m && source_read(m, &t, 0, &cause) == 1) {
 		if (tick_frame(&t, "path_joins")) {

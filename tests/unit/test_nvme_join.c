@@ -3,7 +3,7 @@
 #include <string.h>
 #include "core/merge.h"
 #include "core/source.h"
-#include "probes/nvme_schema.h"
+#include "probes/nvme/nvme_schema.h"
 #include "tap.h"
 
 extern const struct joiner nvme_joiner;

@@ -1,5 +1,5 @@
 /*
- * The paths reconstruction (probes/paths_recon.c) on synthetic send/receive
+ * The paths reconstruction (probes/paths/paths_recon.c) on synthetic send/receive
  * records: messages, request/reply pairing, calls, fan-out, pipelining,
  * interleaved threads, work handed to another thread, and what is counted
  * when pairing fails.
@@ -7,7 +7,7 @@
 #include <string.h>
 #include <arpa/inet.h>
 #include "tap.h"
-#include "../../probes/paths_recon.h"
+#include "../../probes/paths/paths_recon.h"
 
 #define MAXDONE 64
 

@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "core/hist.h"
-#include "probes/block_schema.h"
+#include "probes/block/block_schema.h"
 #include "queries/query.h"
 #include "tap.h"
 

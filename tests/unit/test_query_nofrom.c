@@ -8,8 +8,9 @@
 #include <string.h>
 #include <unistd.h>
 #include "core/merge.h"
+#include "probes/views.h"
 #include "core/snapshot.h"
-#include "probes/paths_schema.h"
+#include "probes/paths/paths_schema.h"
 #include "queries/query.h"
 #include "tap.h"
 
@@ -63,7 +64,7 @@ static long joined_rows(const char *path, const char *text)
 
 	src = q ? replay_open(path, &cause) : NULL;
 	if (src)
-		m = merge_open(&src, 1, query_table(q), &cause);
+		m = merge_open(&src, 1, view_joiners, view_joiners_len, query_table(q), &cause);
 	while (m && source_read(m, &t, 0, &cause) == 1) {
 		if ((f = tick_frame(&t, "path_joins")))
 			rows = (long)f->nrows;

@@ -1,7 +1,7 @@
 /* The query language's syntax: examples, canonical text, errors, refine, completion. */
 #include <stdlib.h>
 #include <string.h>
-#include "probes/syscalls_schema.h"
+#include "probes/syscalls/syscalls_schema.h"
 #include "queries/query.h"
 #include "tap.h"
 #include "complete.h"

@@ -8,7 +8,7 @@
 #include <unistd.h>
 #include "core/snapshot.h"
 #include "core/source.h"
-#include "probes/syscalls_schema.h"
+#include "probes/syscalls/syscalls_schema.h"
 #include "queries/query.h"
 #include "tap.h"
 #include "complete.h"

@@ -5,8 +5,8 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "core/systbl.h"
-#include "probes/syscalls_schema.h"
+#include "probes/syscalls/systbl.h"
+#include "probes/syscalls/syscalls_schema.h"
 #include "queries/query.h"
 #include "tap.h"
 

@@ -2,7 +2,7 @@
 #ifndef LATOP_NVME_SCHEMA_H
 #define LATOP_NVME_SCHEMA_H
 
-#include "../core/table.h"
+#include "../../core/table.h"
 
 #define NVME_NSTAGES 10		/* stage columns, in enum nvme_stage order */
 

@@ -6,7 +6,7 @@
 #ifndef LATOP_FLOWS_H
 #define LATOP_FLOWS_H
 
-#include "../core/lhist.h"
+#include "../../core/lhist.h"
 #include "flowq.h"
 
 #define FLOW_COMM_LEN 16

@@ -20,8 +20,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "merge.h"
-#include "xalloc.h"
+#include "../../core/merge.h"
+#include "../../core/xalloc.h"
 
 #define MAX_DEPTH 16
 

@@ -2,7 +2,7 @@
 #ifndef LATOP_PATHS_SCHEMA_H
 #define LATOP_PATHS_SCHEMA_H
 
-#include "../core/table.h"
+#include "../../core/table.h"
 
 /* Column indexes of paths_schema (per path shape x process, per tick). */
 enum paths_col {

@@ -23,8 +23,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "merge.h"
-#include "xalloc.h"
+#include "../../core/merge.h"
+#include "../../core/xalloc.h"
 
 #define NSTAGES 10
 #define NJ_OP_LEN 16

@@ -7,7 +7,7 @@
 #ifndef LATOP_SYSCALLS_H
 #define LATOP_SYSCALLS_H
 
-#include "../core/lhist.h"
+#include "../../core/lhist.h"
 
 #define SYS_COMM_LEN 16
 #define SYS_MAX_KEYS 8192	/* (tgid, tid, nr, comm) keys the stats array holds (a power of 2) */

@@ -2,7 +2,7 @@
 #ifndef LATOP_FLOWS_SCHEMA_H
 #define LATOP_FLOWS_SCHEMA_H
 
-#include "../core/table.h"
+#include "../../core/table.h"
 
 /* Column indexes of flows_schema, in order. */
 enum flows_col {

@@ -5,7 +5,7 @@
  *
  * The kernel side sends one compact record per TCP send or receive a thread
  * makes (which socket, its 4-tuple, when, how many bytes, where in the TCP
- * byte stream); user space (probes/paths_recon.c) merges them into messages
+ * byte stream); user space (probes/paths/paths_recon.c) merges them into messages
  * and messages into requests and downstream calls.
  */
 #ifndef LATOP_PATHS_H

@@ -23,7 +23,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "paths.h"
-#include "filter.bpf.h"
+#include "../filter.bpf.h"
 
 #define AF_INET 2
 #define AF_INET6 10
@@ -35,7 +35,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u32 self_tgid = 0;
 
 #define PROBE_HEALTH_N PH_N
-#include "probe.bpf.h"
+#include "../probe.bpf.h"
 
 __u32 filter_need_comm[2] = {};
 

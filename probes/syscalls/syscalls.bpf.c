@@ -34,8 +34,8 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "syscalls.h"
-#include "filter.bpf.h"
-#include "bits.bpf.h"
+#include "../filter.bpf.h"
+#include "../bits.bpf.h"
 
 #define S_IFMT 00170000
 #define S_IFSOCK 0140000
@@ -108,7 +108,7 @@ const volatile bool ctr_enabled[CTR_N] = {};
 #define PROBE_HEALTH_N H_N
 #define PROBE_HEALTH_BUDGET H_BUDGET
 #define PROBE_MAX_EVENTS SYS_DEFAULT_MAX_EVENTS
-#include "probe.bpf.h"
+#include "../probe.bpf.h"
 
 __u32 filter_need[2] = {};	/* FILTER_NEED_* of each slot */
 static const struct sys_stats zero_stats;

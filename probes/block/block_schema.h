@@ -2,7 +2,7 @@
 #ifndef LATOP_BLOCK_SCHEMA_H
 #define LATOP_BLOCK_SCHEMA_H
 
-#include "../core/table.h"
+#include "../../core/table.h"
 
 /* Column indexes of block_schema, in order. */
 enum block_col {

@@ -2,7 +2,7 @@
 /*
  * The flows probe: per TCP flow, the time from a request entering the host
  * to the response leaving it (Torp's host latency), matched per flow by
- * sequence and ack numbers (probes/flowq.h), every request counted in the
+ * sequence and ack numbers (probes/flows/flowq.h), every request counted in the
  * flow's log-linear histogram.
  *
  * A flow is keyed by the socket that serves it, seen from that socket:
@@ -30,8 +30,8 @@
 #include <bpf/bpf_core_read.h>
 #include <bpf/bpf_endian.h>
 #include "flows.h"
-#include "filter.bpf.h"
-#include "bits.bpf.h"
+#include "../filter.bpf.h"
+#include "../bits.bpf.h"
 
 #define AF_INET 2
 #define AF_INET6 10
@@ -51,7 +51,7 @@ volatile __u64 flows_born = 0;		/* flows set_state made: ingress rechecks on a c
 #define PROBE_HEALTH_N FH_N
 #define PROBE_HEALTH_BUDGET FH_BUDGET
 #define PROBE_MAX_EVENTS FLOW_DEFAULT_MAX_EVENTS
-#include "probe.bpf.h"
+#include "../probe.bpf.h"
 
 volatile __u64 next_id = 0;
 

@@ -6,7 +6,7 @@
 #ifndef LATOP_LOCKS_H
 #define LATOP_LOCKS_H
 
-#include "../core/lhist.h"
+#include "../../core/lhist.h"
 
 #define LK_COMM_LEN 16
 #define LK_MAX_KEYS 8192	/* (lock, process, holder, kind) keys the stats hash holds */

@@ -25,7 +25,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "block.h"
-#include "filter.bpf.h"
+#include "../filter.bpf.h"
 
 #define REQ_OP_MASK 0xff
 #define OP_WRITE 1
@@ -38,7 +38,7 @@ const volatile __u32 self_tgid = 0;
 #define PROBE_HEALTH_N BH_N
 #define PROBE_HEALTH_BUDGET BH_BUDGET
 #define PROBE_MAX_EVENTS BLK_DEFAULT_MAX_EVENTS
-#include "probe.bpf.h"
+#include "../probe.bpf.h"
 
 __u32 filter_need[2] = {};
 static const struct blk_stats zero_stats;

@@ -30,8 +30,8 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "nvme.h"
-#include "filter.bpf.h"
-#include "bits.bpf.h"
+#include "../filter.bpf.h"
+#include "../bits.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -107,7 +107,7 @@ const volatile __u32 have = 0;
 #define PROBE_HEALTH_N H_N
 #define PROBE_HEALTH_BUDGET H_BUDGET
 #define PROBE_MAX_EVENTS NVME_DEFAULT_MAX_EVENTS
-#include "probe.bpf.h"
+#include "../probe.bpf.h"
 
 volatile __u64 next_id = 0;
 

@@ -6,7 +6,7 @@
 #ifndef LATOP_BLOCK_H
 #define LATOP_BLOCK_H
 
-#include "../core/lhist.h"
+#include "../../core/lhist.h"
 
 #define BLK_COMM_LEN 16
 #define BLK_MAX_KEYS 1024	/* (dev, op, size, pid, comm) keys the stats map holds */

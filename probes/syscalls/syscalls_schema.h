@@ -2,7 +2,7 @@
 #ifndef LATOP_SYSCALLS_SCHEMA_H
 #define LATOP_SYSCALLS_SCHEMA_H
 
-#include "../core/table.h"
+#include "../../core/table.h"
 
 /* Column indexes of syscalls_schema, in order. */
 enum syscalls_col {

@@ -34,7 +34,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "locks.h"
-#include "filter.bpf.h"
+#include "../filter.bpf.h"
 
 /* futex(2) commands (include/uapi/linux/futex.h). */
 #define FUTEX_WAIT 0
@@ -71,7 +71,7 @@ const volatile bool futex_by_sched = false;
 #define PROBE_HEALTH_N LH_N
 #define PROBE_HEALTH_BUDGET LH_BUDGET
 #define PROBE_MAX_EVENTS LK_DEFAULT_MAX_EVENTS
-#include "probe.bpf.h"
+#include "../probe.bpf.h"
 
 __u32 filter_need[2] = {};
 static const struct lk_stats zero_stats;

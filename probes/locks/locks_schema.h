@@ -2,7 +2,7 @@
 #ifndef LATOP_LOCKS_SCHEMA_H
 #define LATOP_LOCKS_SCHEMA_H
 
-#include "../core/table.h"
+#include "../../core/table.h"
 
 /* Column indexes of locks_schema, in order. */
 enum locks_col {

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
-#include "../core/xalloc.h"
+#include "../../core/xalloc.h"
 #include "paths_recon.h"
 
 #define NBUCKETS 4096

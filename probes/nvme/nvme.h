@@ -7,7 +7,7 @@
 #ifndef LATOP_NVME_H
 #define LATOP_NVME_H
 
-#include "../core/lhist.h"
+#include "../../core/lhist.h"
 
 #define NVME_MAX_KEYS 512		/* (side, session, op, size) keys of the stats map */
 #define NVME_MAX_INFLIGHT 16384		/* I/Os tracked at once, per side */
