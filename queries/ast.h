@@ -183,9 +183,11 @@ bool bind_has_bytes(const struct schema *s);
 
 /* regex.c */
 /* Measure regex re (the text between the slashes): its pieces once its
- * repetitions are written out, and how deep its groups nest (counting
- * stops at QUERY_MAX_DEPTH + 1). */
-void regex_measure(const char *re, uint64_t *pieces, int *depth);
+ * repetitions are written out, how deep its groups nest (counting stops at
+ * QUERY_MAX_DEPTH + 1), and in nullrep the first repetition of a piece that
+ * can match nothing (queries/regex.c says why it is refused): the offsets of
+ * the piece and of the repetition operator, plus one ({0, 0}: none). */
+void regex_measure(const char *re, uint64_t *pieces, int *depth, size_t nullrep[2]);
 
 /* error.c */
 void error_set(struct query_error *err, int pos, int len, const char *fmt, ...)

@@ -320,9 +320,20 @@ static int parse_regex(struct parser *p, const struct value *v)
 	size_t n = strlen(v->s);
 	char *body = xstrndup(v->s + 1, n - 1 - (n > 1 && v->s[n - 1] == '/'));
 	uint64_t pieces;
+	size_t nullrep[2];
 	int depth;
 
-	regex_measure(body, &pieces, &depth);
+	regex_measure(body, &pieces, &depth, nullrep);
+	if (nullrep[0] && depth <= QUERY_MAX_DEPTH) {
+		size_t len = nullrep[1] - nullrep[0];
+
+		error_set(p->err, v->pos, v->len,
+			  "regex '%.60s': '%c' repeats '%.*s%s', which can match nothing; "
+			  "write it without that repetition", v->s, body[nullrep[1] - 1],
+			  (int)(len > 40 ? 40 : len), body + nullrep[0] - 1, len > 40 ? "..." : "");
+		free(body);
+		return -1;
+	}
 	free(body);
 	if (depth > QUERY_MAX_DEPTH) {
 		error_set(p->err, v->pos, v->len, "regex '%.60s' nests groups more than %d deep",

@@ -15,8 +15,16 @@
  * and '?' 1, never fewer than 1; stacked repetitions multiply again.
  * Whatever regcomp would reject counts as plain characters: regcomp then
  * says what is wrong with it.
+ *
+ * A repetition of a piece that can match nothing (an anchor, a group with an
+ * empty or nullable branch, a piece already under *, ? or {0,n}) is refused
+ * whatever its size: glibc computes epsilon closures over it in time that
+ * grows with a high power of the nesting, ((((($())+)+)+)+)+ alone (19
+ * characters) runs for minutes.  Such a repetition adds nothing the
+ * pattern without it does not match.
  */
 #include <ctype.h>
+#include <stdlib.h>
 #include <string.h>
 #include "ast.h"
 
@@ -92,18 +100,23 @@ static size_t regex_bracket(const char *s)
 	return s[i] ? i + 1 : i;
 }
 
-/* Measure regex re (the text between the slashes): its pieces once its
- * repetitions are written out, and how deep its groups nest (counting
- * stops at QUERY_MAX_DEPTH + 1). */
-void regex_measure(const char *re, uint64_t *pieces, int *depth)
+/* queries/ast.h has the contract. */
+void regex_measure(const char *re, uint64_t *pieces, int *depth, size_t nullrep[2])
 {
-	struct { uint64_t done, branch, last; } st[QUERY_MAX_DEPTH + 1];
+	struct {
+		uint64_t done, branch, last;
+		bool done_null, last_null;	/* can match nothing */
+		size_t nonnull;		/* pieces of the branch that cannot */
+		size_t last_at, open_at;	/* where the last piece and the group start */
+	} st[QUERY_MAX_DEPTH + 1];
 	uint64_t copies, piece;
-	size_t i = 0, n;
+	size_t i = 0, n, at;
 	int d = 0;
+	bool null;
 
 	memset(st, 0, sizeof(st));
 	*depth = 0;
+	nullrep[0] = nullrep[1] = 0;
 	while (re[i]) {
 		char c = re[i];
 
@@ -113,17 +126,25 @@ void regex_measure(const char *re, uint64_t *pieces, int *depth)
 				break;
 			}
 			memset(&st[++d], 0, sizeof(st[0]));
+			st[d].open_at = i;
 			*depth = d > *depth ? d : *depth;
 			i++;
 		} else if (c == '|') {
 			st[d].done = regex_add(st[d].done, st[d].branch);
+			st[d].done_null |= !st[d].nonnull;
 			st[d].branch = st[d].last = 0;
+			st[d].nonnull = 0;
 			i++;
 		} else if (c == ')' && d) {
 			piece = regex_add(1, regex_add(st[d].done, st[d].branch));
+			null = st[d].done_null || !st[d].nonnull;
+			at = st[d].open_at;
 			d--;
 			st[d].branch = regex_add(st[d].branch, piece);
+			st[d].nonnull += !null;
 			st[d].last = piece;
+			st[d].last_null = null;
+			st[d].last_at = at;
 			i++;
 		} else if (c == '*' || c == '?' || c == '+' ||
 			   (c == '{' && (n = regex_interval(re + i, &copies)))) {
@@ -131,13 +152,27 @@ void regex_measure(const char *re, uint64_t *pieces, int *depth)
 				copies = c == '+' ? 2 : 1;
 				n = 1;
 			}
+			if (st[d].last && st[d].last_null && !nullrep[0]) {
+				nullrep[0] = st[d].last_at + 1;
+				nullrep[1] = i + 1;
+			}
+			null = c == '*' || c == '?' || (c == '{' && !strtoull(re + i + 1, NULL, 10)) ||
+			       st[d].last_null;
+			if (st[d].last)
+				st[d].nonnull += (size_t)!null - !st[d].last_null;
 			piece = regex_mul(st[d].last, copies);
 			st[d].branch = regex_add(st[d].branch - st[d].last, piece);
 			st[d].last = piece;
+			st[d].last_null = null;
 			i += n;
 		} else {
+			/* Anchors and back-references can match nothing. */
+			null = c == '^' || c == '$' || (c == '\\' && isdigit((unsigned char)re[i + 1]));
 			st[d].branch = regex_add(st[d].branch, 1);
+			st[d].nonnull += !null;
 			st[d].last = 1;
+			st[d].last_null = null;
+			st[d].last_at = i;
 			i += c == '[' ? regex_bracket(re + i) : c == '\\' && re[i + 1] ? 2 : 1;
 		}
 	}

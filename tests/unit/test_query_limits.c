@@ -170,5 +170,27 @@ int main(void)
 	s = rep("column 14: regex '/", "(", 59, "' nests groups more than 64 deep");
 	check(rep("where comm ~ '/", "(", 30000, "a/'"), s, "a regex nesting 30,000 groups is refused");
 	free(s);
+
+	/* Repeating what can match nothing: glibc's regcomp took over 20 s on the
+	 * first, 19 characters, and minutes on the fuzzer's. */
+	check(strdup("where comm ~ '/((((($())+)+)+)+)+/'"), "column 14: regex "
+	      "'/((((($())+)+)+)+)+/': '+' repeats '($())', which can match nothing; write it "
+	      "without that repetition", "nested repetitions of an empty group are refused");
+	check(strdup("where comm ~ '/($()******************************\x85***************+)))\\))))))/'"),
+	      "column 14: regex '/($()******************************\x85***************+)))\\))))'"
+	      ": '*' repeats '()', which can match nothing; write it without that repetition",
+	      "the fuzzer's stacked stars are refused");
+	check(strdup("where comm ~ '/a**/'"), "column 14: regex '/a**/': '*' repeats 'a*', which "
+	      "can match nothing; write it without that repetition", "a star of a star is refused");
+	check(strdup("where comm ~ '/(x|)+/'"), "column 14: regex '/(x|)+/': '+' repeats '(x|)', "
+	      "which can match nothing; write it without that repetition",
+	      "a repetition of a group with an empty branch is refused");
+	check(strdup("where comm ~ '/x{0,3}{2}/'"), "column 14: regex '/x{0,3}{2}/': '{' repeats "
+	      "'x{0,3}', which can match nothing; write it without that repetition",
+	      "an interval of an optional piece is refused");
+	check(strdup("where comm ~ '/^(n|x)[a-z]*(-[0-9]+)*(\\.d)?$/' group by comm"), "rows 1",
+	      "repetitions of what always matches something run");
+	check(strdup("where comm ~ '/(a*b)+x{1,3}/' group by comm"), "rows 0",
+	      "a repetition of a group with a nullable part but not nullable itself runs");
 	tap_done();
 }
