@@ -1,5 +1,5 @@
 /*
- * Snapshot files: an append-only chunk stream (see snapshot.h).
+ * Snapshot files: an append-only chunk stream (snapshot.h has the API).
  *
  *   0   "LATOPSNP"
  *   8   u16 major, u16 minor

@@ -1,21 +1,16 @@
 /*
- * Snapshot files (DESIGN.md section 5).
- *
- *   header  : "LATOPSNP" magic, u16 major, u16 minor, host, kernel,
- *             boot offset, clock id, start time
- *   chunks  : u32 type, u32 payload length, u32 crc32(payload), payload
- *             SCHEMA  one table's schema (name, fields with type/flags/unit/help)
- *             FRAMES  one tick: t_ns + frames, zstd-compressed
- *             INDEX   (t_ns, file offset) per FRAMES chunk, written at close
- *   trailer : the INDEX chunk is last; a reader without it rebuilds it by scanning.
+ * Snapshot files: what `latop record` writes and report, replay and BASELINE
+ * read.  The byte layout (version 2: a header and its copy, then chunks with a
+ * sync word and CRCs over every byte that changes meaning) is described at the
+ * top of core/snapshot.c; what users are told of it, in latop(1), SNAPSHOT FILES.
  *
  * The writer writes PATH.tmp (mode 0600; PATH.XXXXXX.tmp when PATH.tmp
  * exists, which it never follows nor truncates) and renames it on close
  * onto nothing or a regular file; a killed recorder leaves that file, whose
  * complete chunks are all readable, and a failed write cuts it back to its
- * last complete chunk.  Readers reject unknown major versions, bad CRCs and
- * truncation with a message that names the byte offset, and keep every
- * complete chunk before the damage.
+ * last complete chunk.  Readers reject unknown major versions, pass damaged
+ * chunks with a warning that names the byte offset, and keep every intact
+ * chunk before and after the damage.
  */
 #ifndef LATOP_SNAPSHOT_H
 #define LATOP_SNAPSHOT_H

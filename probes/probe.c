@@ -11,9 +11,9 @@
 #define MAX_HOOKS 32
 
 /*
- * Every probes/NAME.bpf.c is a probe whose user side defines NAME_probe_ops;
- * the Makefile lists them in probe_list.h (PROBE(NAME) lines, sorted), so
- * adding a probe touches no shared file.
+ * Every probes/NAME/NAME.bpf.c is a probe whose user side (probes/NAME/NAME.c)
+ * defines NAME_probe_ops; the Makefile lists them in probe_list.h (PROBE(NAME)
+ * lines, sorted), so adding a probe touches no shared file.
  */
 #define PROBE(name) extern const struct probe_ops name##_probe_ops;
 #include "probe_list.h"

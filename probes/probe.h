@@ -1,6 +1,7 @@
 /*
- * The probe registry.  A probe is one triple (x.bpf.c, x.h, x.c) plus one line
- * in probe_registry[] (probes/probe.c).  It owns one or more tables.
+ * The probe registry.  A probe is a view's folder probes/NAME/ (NAME.bpf.c,
+ * NAME.h, NAME.c defining NAME_probe_ops); the Makefile registers every one
+ * (probes/probe.c).  It owns one or more tables.
  */
 #ifndef LATOP_PROBE_H
 #define LATOP_PROBE_H

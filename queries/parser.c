@@ -1,4 +1,4 @@
-/* Parse query text into the AST by recursive descent (DESIGN.md section 4). */
+/* Parse query text into the AST by recursive descent (the grammar: latop-query(7)). */
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <stdlib.h>

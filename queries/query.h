@@ -1,5 +1,5 @@
 /*
- * The query language (DESIGN.md section 4): parse, bind to a schema, split a
+ * The query language (latop-query(7)): parse, bind to a schema, split a
  * kernel pushdown from a residual, and execute over a window of ticks.
  */
 #ifndef LATOP_QUERY_H
