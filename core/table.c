@@ -15,6 +15,55 @@ int schema_field(const struct schema *s, const char *name)
 	return -1;
 }
 
+/* Return whether s is a valid value of domain d. */
+bool domain_valid(const struct field_domain *d, const char *s)
+{
+	const char *n;
+	size_t i;
+
+	if (d->valid)
+		return d->valid(s);
+	for (i = 0; (n = d->name(i)); i++)
+		if (!strcmp(n, s))
+			return true;
+	return false;
+}
+
+/* See table.h. */
+const struct field *schema_known(const struct schema *s, size_t idx,
+				 const struct schema *const *known, size_t nknown)
+{
+	const struct field *f = &s->fields[idx];
+	size_t i;
+	int k;
+
+	for (i = 0; i < nknown; i++) {
+		if (strcmp(known[i]->table, s->table))
+			continue;
+		k = schema_field(known[i], f->name);
+		if (k >= 0 && known[i]->fields[k].type == f->type)
+			return &known[i]->fields[k];
+	}
+	return NULL;
+}
+
+/* See table.h; fields is s->fields, writable. */
+void schema_attach(struct schema *s, struct field *fields,
+		   const struct schema *const *known, size_t nknown)
+{
+	const struct field *k;
+	size_t i;
+
+	for (i = 0; i < s->nfields; i++) {
+		if (fields[i].pushdown || fields[i].domain)
+			continue;
+		if ((k = schema_known(s, i, known, nknown))) {
+			fields[i].pushdown = k->pushdown;
+			fields[i].domain = k->domain;
+		}
+	}
+}
+
 /* Make an empty frame of table s. */
 struct frame *frame_new(const struct schema *s, uint64_t t_ns, uint64_t dt_ns)
 {

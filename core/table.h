@@ -25,12 +25,33 @@ enum fflag {
 	FF_TOTAL = 1 << 5,	/* what the FF_PART fields split (at most one per schema) */
 };
 
+/*
+ * The values an FT_STR field can take, when they are a known set (syscall
+ * names, block operations, devices...): queries refuse other values with a
+ * suggestion and completion offers the names.
+ */
+struct field_domain {
+	/* Return the i-th valid name, NULL past the end. */
+	const char *(*name)(size_t i);
+	/* Return whether s is a valid value; NULL: s is one of the names. */
+	bool (*valid)(const char *s);
+	/* Return the kernel's value of valid s for a pushdown filter, or -1 when
+	 * the kernel cannot test it; NULL: the kernel tests the text itself. */
+	int64_t (*value)(const char *s);
+};
+
+/* Return whether s is a valid value of domain d. */
+bool domain_valid(const struct field_domain *d, const char *s);
+
 struct field {
 	const char *name;	/* lower case, [a-z0-9_] */
 	enum ftype type;
 	unsigned flags;		/* enum fflag */
 	const char *unit;	/* "ns", "B", "" */
 	const char *help;	/* one line, for completion and the man page */
+	unsigned pushdown;	/* with FF_PUSH: the filter term testing it in the
+				 * kernel (enum filter_term, probes/filter.h); 0 none */
+	const struct field_domain *domain;	/* its valid values, or NULL: any */
 };
 
 /* A schema is owned by whoever made it (a probe's static table, or a snapshot). */
@@ -43,6 +64,19 @@ struct schema {
 
 /* Return the index of field name in s, or -1. */
 int schema_field(const struct schema *s, const char *name);
+
+/*
+ * A schema read back from a recording carries no pointers: its fields have
+ * no pushdown term or domain.  schema_known returns field idx of s as the
+ * compiled-in schema of the same table among known[] has it (same name and
+ * type), or NULL.  schema_attach gives every field of s without a term or
+ * domain those of its known twin; s's fields must be writable (a copy the
+ * caller made).  Both are for any schema, compiled-in ones included.
+ */
+const struct field *schema_known(const struct schema *s, size_t idx,
+				 const struct schema *const *known, size_t nknown);
+void schema_attach(struct schema *s, struct field *fields,
+		   const struct schema *const *known, size_t nknown);
 
 struct ipaddr {
 	uint8_t a[16];		/* IPv4 as ::ffff:a.b.c.d */

@@ -12,4 +12,12 @@
 extern const struct joiner *const view_joiners[];
 extern const size_t view_joiners_len;
 
+/*
+ * Every compiled-in schema, for schema_known()/schema_attach() (core/table.h):
+ * a schema read from a recording gets its fields' pushdown terms and
+ * domains from these.
+ */
+extern const struct schema *const view_schemas[];
+extern const size_t view_schemas_len;
+
 #endif

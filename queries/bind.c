@@ -30,7 +30,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
-#include "../probes/syscalls/systbl.h"
+#include "../probes/views.h"
 #include "../core/xalloc.h"
 #include "ast.h"
 
@@ -110,20 +110,21 @@ static int bind_field(const struct schema *s, struct fref *f, struct query_error
 	return -1;
 }
 
-/* Check that a syscall name exists, suggesting a close one. */
-static int bind_syscall(const struct value *v, struct query_error *err)
+/* Check that a value is in field f's domain, suggesting a close name. */
+static int bind_domain(const struct field *f, const struct value *v, struct query_error *err)
 {
-	size_t i, n = syscall_count();
-	const char **names;
-	const char *sug;
+	const char **names = NULL;
+	const char *sug, *n;
+	size_t i;
 
-	if (syscall_nr(v->s) >= 0)
+	if (domain_valid(f->domain, v->s))
 		return 0;
-	names = xcalloc(n + 1, sizeof(*names));
-	for (i = 0; i < n; i++)
-		names[i] = syscall_at(i)->name;
-	sug = error_suggest(v->s, names, n);
-	error_set(err, v->pos, v->len, "unknown syscall '%.60s'%s%s%s", v->s,
+	for (i = 0; (n = f->domain->name(i)); i++) {
+		names = xreallocarray(names, i + 1, sizeof(*names));
+		names[i] = n;
+	}
+	sug = i ? error_suggest(v->s, names, i) : NULL;
+	error_set(err, v->pos, v->len, "unknown %s '%.60s'%s%s%s", f->name, v->s,
 		  sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
 	free(names);
 	return -1;
@@ -167,7 +168,7 @@ static int bind_value(const struct query *q, const struct schema *s, int idx,
 		}
 		if (idx == q->plan.part_key)
 			return bind_part(q, s, v, err);
-		return !strcmp(f->name, "syscall") ? bind_syscall(v, err) : 0;
+		return f->domain ? bind_domain(f, v, err) : 0;
 	}
 	if (f->type == FT_IP) {
 		if (v->kind != V_IP) {
@@ -690,20 +691,42 @@ bool bind_has_bytes(const struct schema *s)
 	       schema_field(s, BYTES_FIELD) < 0;
 }
 
-/* Return the schema q binds against: s, or s plus the pseudo-fields it
- * lacks: BYTES_FIELD (size times the row's events, see exec.c), then
- * PART_KEY, named as q names it (PART_KEY or PART_KEY_ALIAS). */
+/* Return whether some field of s lacks the pushdown term or domain its
+ * compiled-in twin has (s was read from a recording). */
+static bool bind_needs_attach(const struct schema *s)
+{
+	const struct field *k;
+	size_t i;
+
+	for (i = 0; i < s->nfields; i++)
+		if (!s->fields[i].pushdown && !s->fields[i].domain &&
+		    (k = schema_known(s, i, view_schemas, view_schemas_len)) &&
+		    (k->pushdown || k->domain))
+			return true;
+	return false;
+}
+
+/* Return the schema q binds against: s, or a copy of s whose fields have
+ * the pushdown terms and domains of the compiled-in schema (for a schema
+ * read from a recording), plus the pseudo-fields it lacks: BYTES_FIELD
+ * (size times the row's events, see exec.c), then PART_KEY, named as q
+ * names it (PART_KEY or PART_KEY_ALIAS). */
 static const struct schema *bind_extend(struct query *q, const struct schema *s)
 {
 	struct plan *pl = &q->plan;
 	bool bytes = bind_has_bytes(s), part = bind_part_key(s) != NULL;
+	bool attach = bind_needs_attach(s);
 	struct field *pk;
 	size_t i, n = s->nfields;
 
-	if (!bytes && !part)
+	if (!bytes && !part && !attach)
 		return s;
 	pl->xfields = xcalloc(s->nfields + 2, sizeof(*pl->xfields));
 	memcpy(pl->xfields, s->fields, s->nfields * sizeof(*pl->xfields));
+	pl->xs = *s;
+	pl->xs.fields = pl->xfields;
+	if (attach)
+		schema_attach(&pl->xs, pl->xfields, view_schemas, view_schemas_len);
 	if (bytes) {
 		pl->xfields[n] = (struct field){BYTES_FIELD, FT_SIZE, FF_SUM | FF_HIDDEN, "B",
 						bytes_help};
@@ -724,9 +747,7 @@ static const struct schema *bind_extend(struct query *q, const struct schema *s)
 		pk->help = part_key_help;
 		pl->part_key = (int)n++;
 	}
-	pl->xs = *s;
 	pl->xs.nfields = n;
-	pl->xs.fields = pl->xfields;
 	return &pl->xs;
 }
 

@@ -3,13 +3,16 @@
  * cursor.  After FROM: table names.  Elsewhere: fields of the FROM table
  * (of every table without FROM, with PART_KEY for tables that have parts),
  * then functions (with their "("), then
- * keywords, each matching the typed prefix case-insensitively.
+ * keywords, each matching the typed prefix case-insensitively.  A value
+ * compared with a field that has a domain (after ==, != or in ( ... ,):
+ * the domain's names only.
  */
 #include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 #include "../core/xalloc.h"
+#include "../probes/views.h"
 #include "ast.h"
 #include "lexer.h"
 
@@ -76,6 +79,72 @@ static const struct schema *complete_from(const char *text, const struct schema 
 	return s;
 }
 
+/* Return the field name (in lx) a value at the end of lx is compared with,
+ * or NULL: "f ==", "f !=", "f in (", "f not in ('a', 'b',". */
+static const char *complete_cmp_field(const struct lexer *lx)
+{
+	const struct token *t = lx->tok;
+	long k = (long)lx->ntok - 2;	/* the last token before TK_EOF */
+
+	if (k < 1)
+		return NULL;
+	if (t[k].kind == TK_OP && (!strcmp(t[k].text, "==") || !strcmp(t[k].text, "!=") ||
+				   !strcmp(t[k].text, "=")))
+		return t[k - 1].kind == TK_WORD ? t[k - 1].text : NULL;
+	while (k >= 2 && t[k].kind == TK_COMMA &&
+	       (t[k - 1].kind == TK_STRING || t[k - 1].kind == TK_WORD))
+		k -= 2;
+	if (k < 2 || t[k].kind != TK_LPAREN || !lexer_is(&t[k - 1], "in"))
+		return NULL;
+	k -= 2;
+	if (k >= 1 && lexer_is(&t[k], "not"))
+		k--;
+	return t[k].kind == TK_WORD ? t[k].text : NULL;
+}
+
+/* Add the domain names of the field a value at start is compared with;
+ * return whether the word is such a value. */
+static bool complete_value(struct cands *c, const char *text, size_t start,
+			   const struct schema *from, const struct schema *const *schemas,
+			   size_t nschemas)
+{
+	const struct field_domain *d = NULL;
+	const struct field *k;
+	struct query_error err;
+	struct lexer lx;
+	const char *fname, *n;
+	char *head;
+	size_t i, j, end = start;
+	int idx;
+
+	if (end && text[end - 1] == '\'')
+		end--;
+	head = xstrndup(text, end);
+	if (lexer_run(&lx, head, &err)) {
+		free(head);
+		return false;
+	}
+	fname = complete_cmp_field(&lx);
+	for (i = 0; fname && !d && i < nschemas; i++) {
+		const struct schema *s = from ? from : schemas[i];
+
+		if ((idx = schema_field(s, fname)) >= 0) {
+			d = s->fields[idx].domain;
+			if (!d && (k = schema_known(s, (size_t)idx, view_schemas, view_schemas_len)))
+				d = k->domain;
+		}
+		if (from)
+			break;
+	}
+	lexer_done(&lx);
+	free(head);
+	if (!d)
+		return false;
+	for (j = 0; (n = d->name(j)); j++)
+		complete_add(c, n, "");
+	return true;
+}
+
 /* Fill out with up to max candidates (malloc'd) for the word ending at pos. */
 size_t query_complete(const char *text, size_t pos, const struct schema *const *schemas,
 		      size_t nschemas, char **out, size_t max)
@@ -96,9 +165,12 @@ size_t query_complete(const char *text, size_t pos, const struct schema *const *
 			complete_add(&c, schemas[i]->table, "");
 		return c.n;
 	}
-	head = xstrndup(text, start);
+	/* an opening quote right before the word is no part of FROM's text */
+	head = xstrndup(text, start && text[start - 1] == '\'' ? start - 1 : start);
 	from = complete_from(head, schemas, nschemas);
 	free(head);
+	if (complete_value(&c, text, start, from, schemas, nschemas))
+		return c.n;
 	for (i = 0; i < nschemas; i++) {
 		const struct schema *s = from ? from : schemas[i];
 

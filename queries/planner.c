@@ -9,35 +9,7 @@
  * entry or string tables is left to the residual.
  */
 #include <string.h>
-#include "../probes/syscalls/systbl.h"
-#include "../probes/block/blkdev.h"
 #include "ast.h"
-
-enum term_kind { TV_NUM, TV_COMM, TV_SYSNAME, TV_ADDR, TV_DEVNAME, TV_OPNAME };
-
-/* Field name -> filter term; later tables reuse the names. */
-static const struct {
-	const char *field;
-	enum filter_term term;
-	enum term_kind kind;
-} planner_terms[] = {
-	{"pid", FTERM_PID, TV_NUM},
-	{"tid", FTERM_TID, TV_NUM},
-	{"uid", FTERM_UID, TV_NUM},
-	{"comm", FTERM_COMM, TV_COMM},
-	{"syscall", FTERM_SYSCALL, TV_SYSNAME},
-	{"lat", FTERM_LAT, TV_NUM},
-	{"lport", FTERM_LPORT, TV_NUM},
-	{"rport", FTERM_RPORT, TV_NUM},
-	{"dev", FTERM_DEV, TV_DEVNAME},	/* 'loop0' -> dev_t (major << 20 | minor) */
-	{"op", FTERM_OP, TV_OPNAME},	/* 'read' -> REQ_OP_READ */
-	{"size", FTERM_SIZE, TV_NUM},
-	{"laddr", FTERM_LADDR, TV_ADDR},
-	{"raddr", FTERM_RADDR, TV_ADDR},
-	{"qid", FTERM_QID, TV_NUM},
-	{"side", FTERM_SIDE, TV_COMM},
-	{"wait", FTERM_LAT, TV_NUM},		/* locks: a wait's length, known at its end */
-};
 
 /* Append one entry; false when the table is full. */
 static bool planner_emit(struct filter_prog *f, enum filter_opcode op, enum filter_term term,
@@ -116,30 +88,28 @@ static bool planner_addr(struct filter_prog *f, int *naddrs, enum filter_term te
 	return planner_emit(f, op, term, FILTER_ADDR_VALUE(idx, bits));
 }
 
-/* Emit one value test for a leaf (nstrs: strs[], addrs[] used); false if it cannot be pushed. */
-static bool planner_test(struct filter_prog *f, int *nstrs, enum filter_term term,
-			 enum term_kind kind, enum filter_opcode op, const struct value *v)
+/*
+ * Emit one value test of field fd (its term: fd->pushdown) for a leaf
+ * (nstrs: strs[], addrs[] used); false if it cannot be pushed.  Numbers go
+ * as they are, addresses as prefixes; text goes as the kernel value its
+ * domain gives, or as text in strs[].
+ */
+static bool planner_test(struct filter_prog *f, int *nstrs, const struct field *fd,
+			 enum filter_opcode op, const struct value *v)
 {
+	enum filter_term term = (enum filter_term)fd->pushdown;
+	int64_t kv;
 	int idx;
 
-	if (kind == TV_NUM)
-		return v->kind == V_NUM && planner_emit(f, op, term, v->u);
-	if (kind == TV_ADDR)
+	if (fd->type == FT_IP)
 		return v->kind == V_IP && planner_addr(f, nstrs + 1, term, op, &v->ip);
+	if (fd->type != FT_STR)
+		return v->kind == V_NUM && planner_emit(f, op, term, v->u);
 	if (v->kind != V_STR || (op != FOP_EQ && op != FOP_NE))
 		return false;
-	if (kind == TV_SYSNAME) {
-		idx = syscall_nr(v->s);
-		return idx >= 0 && planner_emit(f, op, term, (uint64_t)idx);
-	}
-	if (kind == TV_DEVNAME) {
-		uint32_t dev;
-
-		return !blkdev_lookup(v->s, &dev) && planner_emit(f, op, term, dev);
-	}
-	if (kind == TV_OPNAME) {
-		idx = blkdev_op_code(v->s);
-		return idx >= 0 && planner_emit(f, op, term, (uint64_t)idx);
+	if (fd->domain && fd->domain->value) {
+		kv = domain_valid(fd->domain, v->s) ? fd->domain->value(v->s) : -1;
+		return kv >= 0 && planner_emit(f, op, term, (uint64_t)kv);
 	}
 	if (strlen(v->s) >= FILTER_STR_LEN || (idx = planner_str(f, v->s, nstrs)) < 0)
 		return false;
@@ -151,36 +121,27 @@ static bool planner_leaf(const struct schema *s, const struct pred *p, struct fi
 			 int *nstrs)
 {
 	const struct field *fd = &s->fields[p->f.idx];
-	size_t i, t;
+	size_t i;
 	int idx;
 
-	if (!(fd->flags & FF_PUSH))
+	if (!(fd->flags & FF_PUSH) || !fd->pushdown || fd->pushdown >= FTERM_MAX)
 		return false;
-	for (t = 0; t < sizeof(planner_terms) / sizeof(planner_terms[0]); t++)
-		if (!strcmp(planner_terms[t].field, fd->name))
-			break;
-	if (t == sizeof(planner_terms) / sizeof(planner_terms[0]))
-		return false;
-	if ((planner_terms[t].kind == TV_NUM) != (fd->type != FT_STR && fd->type != FT_IP) ||
-	    (planner_terms[t].kind == TV_ADDR) != (fd->type == FT_IP))
-		return false;
-	if (planner_terms[t].term == FTERM_LAT)
+	if (fd->pushdown == FTERM_LAT)
 		f->needs_lat = 1;
 	switch (p->kind) {
 	case P_CMP:
-		return planner_test(f, nstrs, planner_terms[t].term, planner_terms[t].kind,
-				    (enum filter_opcode)(FOP_EQ + p->op), &p->vals[0]);
+		return planner_test(f, nstrs, fd, (enum filter_opcode)(FOP_EQ + p->op),
+				    &p->vals[0]);
 	case P_IN:
 		for (i = 0; i < p->nvals; i++) {
-			if (!planner_test(f, nstrs, planner_terms[t].term, planner_terms[t].kind,
-					  FOP_EQ, &p->vals[i]))
+			if (!planner_test(f, nstrs, fd, FOP_EQ, &p->vals[i]))
 				return false;
 			if (i && !planner_emit(f, FOP_OR, FTERM_NONE, 0))
 				return false;
 		}
 		return true;
 	default:
-		if (planner_terms[t].kind != TV_COMM || p->regex ||
+		if (fd->pushdown != FTERM_COMM || p->regex ||
 		    !planner_prefix(p->vals[0].s))
 			return false;
 		{

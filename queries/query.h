@@ -137,7 +137,8 @@ void query_error_format(const char *text, const struct query_error *err,
 			char *buf, size_t n);
 
 /* Completion for the query line: candidates for the word ending at pos
- * (keywords, table names, fields of the FROM table, functions). */
+ * (keywords, table names, fields of the FROM table, functions; for a value
+ * compared with a field that has a domain, the domain's names). */
 size_t query_complete(const char *text, size_t pos, const struct schema *const *schemas,
 		      size_t nschemas, char **out, size_t max);
 

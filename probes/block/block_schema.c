@@ -1,5 +1,78 @@
 /* The block tables: per (dev, op, size, pid) aggregates, single requests, their spans. */
+#include <dirent.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/types.h>
+#include "../filter.h"
+#include "../../core/xalloc.h"
+#include "blkdev.h"
 #include "block_schema.h"
+
+static const char *blkop_domain_name(size_t i)
+{
+	size_t n;
+
+	for (n = 0; blkdev_op_names[n]; n++)
+		;
+	return i < n ? blkdev_op_names[i] : NULL;
+}
+
+static int64_t blkop_domain_value(const char *s)
+{
+	return blkdev_op_code(s);
+}
+
+/* Block operations; the kernel tests their REQ_OP_* codes. */
+static const struct field_domain blkop_domain = {blkop_domain_name, NULL, blkop_domain_value};
+
+static int blkdev_name_cmp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The devices in /sys/class/block, read once, sorted. */
+static const char *blkdev_domain_name(size_t i)
+{
+	static char **names;
+	static size_t n;
+	static bool read;
+	struct dirent *e;
+	DIR *d;
+
+	if (!read) {
+		read = true;
+		if ((d = opendir("/sys/class/block"))) {
+			while ((e = readdir(d))) {
+				if (e->d_name[0] == '.')
+					continue;
+				names = xreallocarray(names, n + 1, sizeof(*names));
+				names[n++] = xstrdup(e->d_name);
+			}
+			closedir(d);
+		}
+		qsort(names, n, sizeof(*names), blkdev_name_cmp);
+	}
+	return i < n ? names[i] : NULL;
+}
+
+static bool blkdev_domain_valid(const char *s)
+{
+	uint32_t dev;
+
+	return !blkdev_lookup(s, &dev);
+}
+
+static int64_t blkdev_domain_value(const char *s)
+{
+	uint32_t dev;
+
+	return blkdev_lookup(s, &dev) ? -1 : (int64_t)dev;
+}
+
+/* Block devices by name ("loop0") or number ("7:0"); the kernel tests their dev_t. */
+static const struct field_domain blkdev_domain = {
+	blkdev_domain_name, blkdev_domain_valid, blkdev_domain_value,
+};
 
 /*
  * A request's latency (lat, summed in time) splits into the stages
@@ -9,18 +82,18 @@
  * pNN(<stage>), avg, min, max, stddev and dist read.
  */
 static const struct field block_fields[BC_NCOLS] = {
-	[BC_DEV]      = {"dev", FT_STR, FF_KEY | FF_PUSH, "", "block device (loop0, sda, nvme0n1)"},
-	[BC_OP]       = {"op", FT_STR, FF_KEY | FF_PUSH, "", "operation: read, write, flush, discard, write_zeroes..."},
-	[BC_SIZE]     = {"size", FT_SIZE, FF_KEY | FF_PUSH, "B", "request size in bytes, exact (as issued)"},
-	[BC_PID]      = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process that queued the I/O (tgid)"},
+	[BC_DEV]      = {"dev", FT_STR, FF_KEY | FF_PUSH, "", "block device (loop0, sda, nvme0n1)", FTERM_DEV, &blkdev_domain},
+	[BC_OP]       = {"op", FT_STR, FF_KEY | FF_PUSH, "", "operation: read, write, flush, discard, write_zeroes...", FTERM_OP, &blkop_domain},
+	[BC_SIZE]     = {"size", FT_SIZE, FF_KEY | FF_PUSH, "B", "request size in bytes, exact (as issued)", FTERM_SIZE},
+	[BC_PID]      = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process that queued the I/O (tgid)", FTERM_PID},
 	[BC_COMM]     = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "name of the thread that queued the I/O, "
-			 "as it was then"},
+			 "as it was then", FTERM_COMM},
 	[BC_COUNT]    = {"count", FT_U64, FF_SUM, "", "requests completed"},
 	[BC_ERRORS]   = {"errors", FT_U64, FF_SUM, "", "requests completed with an error"},
 	[BC_REQUEUES] = {"requeues", FT_U64, FF_SUM, "", "times requests went back from the driver to be issued again"},
 	[BC_MERGES]   = {"merges", FT_U64, FF_SUM, "", "bios merged into another request"},
 	[BC_BYTES]    = {"bytes", FT_SIZE, FF_SUM, "B", "bytes completed"},
-	[BC_LAT]      = {"lat", FT_HIST, FF_PUSH, "ns", "latency of each request, bio queued to completion"},
+	[BC_LAT]      = {"lat", FT_HIST, FF_PUSH, "ns", "latency of each request, bio queued to completion", FTERM_LAT},
 	[BC_TIME]     = {"time", FT_DUR, FF_SUM | FF_TOTAL, "ns", "total time of requests (sum of lat)"},
 	[BC_ALLOC]    = {"alloc", FT_DUR, FF_SUM | FF_PART, "ns", "bio queued to request allocated: waiting for a tag"},
 	[BC_PLUG]     = {"plug", FT_DUR, FF_SUM | FF_PART, "ns", "allocated to inserted (or issued directly): plug and submit path"},
@@ -44,14 +117,14 @@ const struct schema block_schema = {
 static const struct field block_events_fields[BE_NCOLS] = {
 	[BE_TS]       = {"ts", FT_U64, FF_KEY, "ns", "completion, CLOCK_REALTIME ns (a key: one row per request)"},
 	[BE_ID]       = {"id", FT_U64, FF_KEY | FF_HIDDEN, "", "the request (its first bio's kernel address)"},
-	[BE_DEV]      = {"dev", FT_STR, FF_KEY | FF_PUSH, "", "block device"},
-	[BE_OP]       = {"op", FT_STR, FF_KEY | FF_PUSH, "", "operation"},
-	[BE_SIZE]     = {"size", FT_SIZE, FF_KEY | FF_PUSH, "B", "request size in bytes"},
-	[BE_PID]      = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process that queued the I/O (tgid)"},
-	[BE_TID]      = {"tid", FT_U64, FF_KEY | FF_PUSH | FF_HIDDEN, "", "thread that queued the I/O"},
-	[BE_COMM]     = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name"},
+	[BE_DEV]      = {"dev", FT_STR, FF_KEY | FF_PUSH, "", "block device", FTERM_DEV, &blkdev_domain},
+	[BE_OP]       = {"op", FT_STR, FF_KEY | FF_PUSH, "", "operation", FTERM_OP, &blkop_domain},
+	[BE_SIZE]     = {"size", FT_SIZE, FF_KEY | FF_PUSH, "B", "request size in bytes", FTERM_SIZE},
+	[BE_PID]      = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process that queued the I/O (tgid)", FTERM_PID},
+	[BE_TID]      = {"tid", FT_U64, FF_KEY | FF_PUSH | FF_HIDDEN, "", "thread that queued the I/O", FTERM_TID},
+	[BE_COMM]     = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name", FTERM_COMM},
 	[BE_SECTOR]   = {"sector", FT_U64, FF_HIDDEN, "", "first sector (512 bytes)"},
-	[BE_LAT]      = {"lat", FT_DUR, FF_PUSH | FF_TOTAL, "ns", "latency of this request"},
+	[BE_LAT]      = {"lat", FT_DUR, FF_PUSH | FF_TOTAL, "ns", "latency of this request", FTERM_LAT},
 	[BE_ALLOC]    = {"alloc", FT_DUR, FF_SUM | FF_PART, "ns", "bio queued to request allocated"},
 	[BE_PLUG]     = {"plug", FT_DUR, FF_SUM | FF_PART, "ns", "allocated to inserted or issued"},
 	[BE_SCHED]    = {"sched", FT_DUR, FF_SUM | FF_PART, "ns", "inserted or requeued to issued"},

@@ -44,13 +44,6 @@
 #define STR_(x) #x
 #define LATOP_STR(x) STR_(x)
 
-static const char *const kind_names[LK_NKINDS] = {
-	[LK_FUTEX] = "futex", [LK_MUTEX] = "mutex", [LK_LLL] = "lll", [LK_PI] = "pi",
-	[LK_KSPIN] = "spinlock", [LK_KRWLOCK_R] = "rwlock-r", [LK_KRWLOCK_W] = "rwlock-w",
-	[LK_KMUTEX] = "kmutex", [LK_KRWSEM_R] = "rwsem-r", [LK_KRWSEM_W] = "rwsem-w",
-	[LK_KRTMUTEX] = "rtmutex", [LK_KPERCPU] = "percpu-rwsem", [LK_KOTHER] = "klock",
-};
-
 /* Kernel functions that are the locking itself, skipped to find the caller. */
 static const char *const lock_fn_parts[] = {
 	"mutex_lock", "down_read", "down_write", "rwsem", "_raw_spin", "_raw_read", "_raw_write",
@@ -177,7 +170,7 @@ struct locks_priv {
 
 static const char *kind_name(uint32_t kind)
 {
-	return kind < LK_NKINDS ? kind_names[kind] : "?";
+	return kind < LK_NKINDS ? lock_kind_names[kind] : "?";
 }
 
 /* Remember that (tgid, addr) is a pthread mutex when a wait saw its owner. */
@@ -205,7 +198,7 @@ static const char *kind_label(const struct locks_priv *sp, uint32_t tgid, uint64
 	if (kind == LK_LLL)
 		for (i = 0; i < sp->mutexes.n; i++)
 			if (sp->mutexes.v[i].addr == addr && sp->mutexes.v[i].tgid == tgid)
-				return kind_names[LK_MUTEX];
+				return lock_kind_names[LK_MUTEX];
 	return kind_name(kind);
 }
 

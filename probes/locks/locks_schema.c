@@ -1,16 +1,35 @@
 /* The locks tables: per lock x holder aggregates, single waits, their timelines. */
+#include <linux/types.h>
+#include "../filter.h"
 #include "locks_schema.h"
+
+const char *const lock_kind_names[] = {
+	"futex", "mutex", "lll", "pi", "spinlock", "rwlock-r", "rwlock-w", "kmutex",
+	"rwsem-r", "rwsem-w", "rtmutex", "percpu-rwsem", "klock", NULL,
+};
+
+static const char *lock_kind_domain_name(size_t i)
+{
+	size_t n;
+
+	for (n = 0; lock_kind_names[n]; n++)
+		;
+	return i < n ? lock_kind_names[i] : NULL;
+}
+
+/* Lock kinds; the kernel does not test them. */
+static const struct field_domain lock_kind_domain = {lock_kind_domain_name, NULL, NULL};
 
 static const struct field locks_fields[LC_NCOLS] = {
 	[LC_LOCK]     = {"lock", FT_STR, FF_KEY, "", "lock address (futex word, or kernel lock)"},
 	[LC_KIND]     = {"kind", FT_STR, FF_KEY, "", "mutex, lll, pi, futex; kernel: spinlock, "
-			 "rwlock-r/w, kmutex, rwsem-r/w, rtmutex, percpu-rwsem"},
+			 "rwlock-r/w, kmutex, rwsem-r/w, rtmutex, percpu-rwsem", 0, &lock_kind_domain},
 	[LC_SYM]      = {"sym", FT_STR, FF_KEY, "", "symbol of the lock, or the kernel function "
 			 "that waited for it"},
-	[LC_PID]      = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "the waiters' process id (tgid)"},
+	[LC_PID]      = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "the waiters' process id (tgid)", FTERM_PID},
 	[LC_PROCESS]  = {"process", FT_STR, FF_KEY, "", "the waiters' process name"},
 	[LC_COMM]     = {"comm", FT_STR, FF_KEY | FF_PUSH | FF_HIDDEN, "", "the last waiting thread's "
-			 "name (pushed down: tests each waiter)"},
+			 "name (pushed down: tests each waiter)", FTERM_COMM},
 	[LC_HOLDER]   = {"holder", FT_U64, FF_KEY | FF_HIDDEN, "", "thread id of the holder that "
 			 "kept the lock longest during a wait (0: unknown)"},
 	[LC_HOLDER_COMM] = {"holder_comm", FT_STR, FF_KEY, "", "the holder's thread name"},
@@ -23,7 +42,7 @@ static const struct field locks_fields[LC_NCOLS] = {
 	[LC_WAITERS]  = {"waiters", FT_U64, FF_HIDDEN, "", "distinct waiting threads in a tick "
 			 "(among waits sent as events)"},
 	[LC_WAIT]     = {"wait", FT_HIST, FF_PUSH, "ns", "time from a wait's start until the lock "
-			 "was got (or the wait gave up)"},
+			 "was got (or the wait gave up)", FTERM_LAT},
 	[LC_HOLD]     = {"hold", FT_HIST, 0, "ns", "that holder's contended hold: from the "
 			 "first waiter's arrival to its release"},
 	[LC_TIME]     = {"time", FT_DUR, FF_SUM, "ns", "total time waited (sum of wait)"},
@@ -44,12 +63,12 @@ static const struct field lock_events_fields[LE_NCOLS] = {
 	[LE_TS]       = {"ts", FT_U64, FF_KEY, "ns", "end of the wait, CLOCK_REALTIME ns"},
 	[LE_ID]       = {"id", FT_U64, FF_KEY, "", "the wait, for lock_spans"},
 	[LE_LOCK]     = {"lock", FT_STR, FF_KEY, "", "lock address"},
-	[LE_KIND]     = {"kind", FT_STR, FF_KEY, "", "lock kind (as in locks)"},
+	[LE_KIND]     = {"kind", FT_STR, FF_KEY, "", "lock kind (as in locks)", 0, &lock_kind_domain},
 	[LE_SYM]      = {"sym", FT_STR, FF_KEY, "", "symbol of the lock or its kernel caller"},
-	[LE_PID]      = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "the waiter's process id"},
+	[LE_PID]      = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "the waiter's process id", FTERM_PID},
 	[LE_PROCESS]  = {"process", FT_STR, FF_KEY, "", "the waiter's process name"},
-	[LE_TID]      = {"tid", FT_U64, FF_KEY | FF_PUSH, "", "the waiting thread"},
-	[LE_COMM]     = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "the waiting thread's name"},
+	[LE_TID]      = {"tid", FT_U64, FF_KEY | FF_PUSH, "", "the waiting thread", FTERM_TID},
+	[LE_COMM]     = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "the waiting thread's name", FTERM_COMM},
 	[LE_HOLDER]   = {"holder", FT_U64, FF_KEY, "", "the thread that held the lock longest "
 			 "during the wait (0: unknown)"},
 	[LE_HOLDER_COMM] = {"holder_comm", FT_STR, FF_KEY, "", "the holder's thread name"},
@@ -57,7 +76,7 @@ static const struct field lock_events_fields[LE_NCOLS] = {
 			  "during this wait"},
 	[LE_HOLDER_STACK] = {"holder_stack", FT_STR, FF_KEY | FF_HIDDEN, "", "the holder's most "
 			     "sampled stack during this wait, innermost first"},
-	[LE_WAIT]     = {"wait", FT_DUR, FF_PUSH | FF_TOTAL, "ns", "this wait"},
+	[LE_WAIT]     = {"wait", FT_DUR, FF_PUSH | FF_TOTAL, "ns", "this wait", FTERM_LAT},
 	[LE_HOLD]     = {"hold", FT_DUR, 0, "ns", "that holder's contended hold"},
 	[LE_HOLDER_OFFCPU] = {"holder_offcpu", FT_DUR, FF_SUM, "ns", "the holder off CPU while "
 			      "holding the lock during the wait"},

@@ -31,4 +31,7 @@ extern const struct schema locks_schema;
 extern const struct schema lock_events_schema;
 extern const struct schema lock_spans_schema;
 
+/* Lock kind names in enum lk_kind order (locks.h), NULL-terminated. */
+extern const char *const lock_kind_names[];
+
 #endif

@@ -1,6 +1,51 @@
 /* The nvme tables: per (side, session, op, size) aggregates, and single I/Os. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/types.h>
+#include "../filter.h"
+#include "../block/blkdev.h"
 #include "nvme_schema.h"
+
+static const char *nvme_side_domain_name(size_t i)
+{
+	static const char *const sides[] = {"initiator", "target"};
+
+	return i < 2 ? sides[i] : NULL;
+}
+
+/* The sides; the kernel tests the text (the probe maps it). */
+static const struct field_domain nvme_side_domain = {nvme_side_domain_name, NULL, NULL};
+
+static const char *nvme_op_domain_name(size_t i)
+{
+	static const char *const ops[] = {"flush", "read", "write"};
+
+	return i < 3 ? ops[i] : NULL;
+}
+
+/* Return whether s is a name nvme_op_name gives: read, write, flush, op<N>. */
+static bool nvme_op_domain_valid(const char *s)
+{
+	char *end;
+
+	if (!strcmp(s, "flush") || !strcmp(s, "read") || !strcmp(s, "write"))
+		return true;
+	if (strncmp(s, "op", 2) || s[2] < '0' || s[2] > '9')
+		return false;
+	strtoul(s + 2, &end, 10);
+	return !*end;
+}
+
+static int64_t nvme_op_domain_value(const char *s)
+{
+	return blkdev_op_code(s);
+}
+
+/* NVMe commands; the kernel tests the block layer's REQ_OP_* code. */
+static const struct field_domain nvme_op_domain = {
+	nvme_op_domain_name, nvme_op_domain_valid, nvme_op_domain_value,
+};
 
 const char *const nvme_stage_names[NVME_NSTAGES] = {
 	"queue", "submit", "r2t", "data_out", "remote", "rx", "complete",
@@ -38,15 +83,15 @@ const char *nvme_op_name(unsigned op, char *buf, size_t len)
  * (FF_TOTAL): `group by stage` unpivots them.
  */
 static const struct field nvme_fields[NC_NCOLS] = {
-	[NC_SIDE]    = {"side", FT_STR, FF_KEY | FF_PUSH, "", "initiator (nvme_tcp) or target (nvmet_tcp)"},
+	[NC_SIDE]    = {"side", FT_STR, FF_KEY | FF_PUSH, "", "initiator (nvme_tcp) or target (nvmet_tcp)", FTERM_SIDE, &nvme_side_domain},
 	[NC_SESSION] = {"session", FT_STR, FF_KEY, "", "controller and queue: nvme0q1 (initiator), cntlid1q1 (target)"},
-	[NC_OP]      = {"op", FT_STR, FF_KEY | FF_PUSH, "", "NVMe command: read, write, flush, op<N>"},
-	[NC_SIZE]    = {"size", FT_SIZE, FF_KEY | FF_PUSH, "B", "bytes transferred by the command"},
-	[NC_QID]     = {"qid", FT_U64, FF_KEY | FF_PUSH | FF_HIDDEN, "", "NVMe queue id (1.. for I/O queues)"},
+	[NC_OP]      = {"op", FT_STR, FF_KEY | FF_PUSH, "", "NVMe command: read, write, flush, op<N>", FTERM_OP, &nvme_op_domain},
+	[NC_SIZE]    = {"size", FT_SIZE, FF_KEY | FF_PUSH, "B", "bytes transferred by the command", FTERM_SIZE},
+	[NC_QID]     = {"qid", FT_U64, FF_KEY | FF_PUSH | FF_HIDDEN, "", "NVMe queue id (1.. for I/O queues)", FTERM_QID},
 	[NC_CNTLID]  = {"cntlid", FT_U64, FF_KEY | FF_HIDDEN, "", "controller id (the same on initiator and target)"},
 	[NC_COUNT]   = {"count", FT_U64, FF_SUM, "", "I/Os completed whose stages fit their sequence"},
 	[NC_MISFIT]  = {"misfit", FT_U64, FF_SUM, "", "I/Os whose hooks fired out of their op's sequence (not split)"},
-	[NC_LAT]     = {"lat", FT_HIST, FF_PUSH, "ns", "end-to-end latency of each I/O"},
+	[NC_LAT]     = {"lat", FT_HIST, FF_PUSH, "ns", "end-to-end latency of each I/O", FTERM_LAT},
 	[NC_TIME]    = {"time", FT_DUR, FF_SUM | FF_TOTAL, "ns", "total latency (sum of lat)"},
 	[NC_STAGE0 + 0] = {"queue", FT_DUR, FF_SUM | FF_PART, "ns", STAGE_HELP_QUEUE},
 	[NC_STAGE0 + 1] = {"submit", FT_DUR, FF_SUM | FF_PART, "ns", STAGE_HELP_SUBMIT},
@@ -80,15 +125,15 @@ const struct schema nvme_schema = {
 static const struct field nvme_events_fields[NE_NCOLS] = {
 	[NE_TS]      = {"ts", FT_U64, FF_KEY, "ns", "end of the I/O, CLOCK_REALTIME ns"},
 	[NE_ID]      = {"id", FT_U64, FF_KEY, "", "I/O number on its side (a key: one row per I/O)"},
-	[NE_SIDE]    = {"side", FT_STR, FF_KEY | FF_PUSH, "", "initiator or target"},
+	[NE_SIDE]    = {"side", FT_STR, FF_KEY | FF_PUSH, "", "initiator or target", FTERM_SIDE, &nvme_side_domain},
 	[NE_SESSION] = {"session", FT_STR, FF_KEY, "", "controller and queue"},
-	[NE_OP]      = {"op", FT_STR, FF_KEY | FF_PUSH, "", "NVMe command"},
-	[NE_SIZE]    = {"size", FT_SIZE, FF_KEY | FF_PUSH, "B", "bytes transferred"},
-	[NE_QID]     = {"qid", FT_U64, FF_KEY | FF_PUSH, "", "NVMe queue id"},
+	[NE_OP]      = {"op", FT_STR, FF_KEY | FF_PUSH, "", "NVMe command", FTERM_OP, &nvme_op_domain},
+	[NE_SIZE]    = {"size", FT_SIZE, FF_KEY | FF_PUSH, "B", "bytes transferred", FTERM_SIZE},
+	[NE_QID]     = {"qid", FT_U64, FF_KEY | FF_PUSH, "", "NVMe queue id", FTERM_QID},
 	[NE_CNTLID]  = {"cntlid", FT_U64, FF_KEY, "", "controller id"},
 	[NE_CID]     = {"cid", FT_U64, FF_KEY, "", "NVMe command id"},
 	[NE_SEQ]     = {"seq", FT_STR, FF_KEY, "", "stage sequence: read, write_inline, write_r2t, target"},
-	[NE_LAT]     = {"lat", FT_DUR, FF_PUSH | FF_TOTAL, "ns", "end-to-end latency"},
+	[NE_LAT]     = {"lat", FT_DUR, FF_PUSH | FF_TOTAL, "ns", "end-to-end latency", FTERM_LAT},
 	[NE_STAGE0 + 0] = {"queue", FT_DUR, FF_SUM | FF_PART, "ns", STAGE_HELP_QUEUE},
 	[NE_STAGE0 + 1] = {"submit", FT_DUR, FF_SUM | FF_PART, "ns", STAGE_HELP_SUBMIT},
 	[NE_STAGE0 + 2] = {"r2t", FT_DUR, FF_SUM | FF_PART, "ns", STAGE_HELP_R2T},

@@ -1,4 +1,6 @@
 /* The paths tables: per path shape aggregates, single requests, their timelines. */
+#include <linux/types.h>
+#include "../filter.h"
 #include "paths_schema.h"
 
 /*
@@ -9,8 +11,8 @@
 static const struct field paths_fields[PC_NCOLS] = {
 	[PC_PATH]  = {"path", FT_STR, FF_KEY, "", "path shape: entry port → each downstream address ×calls"},
 	[PC_LPORT] = {"lport", FT_U64, FF_KEY, "", "local port the requests arrived on (0: made outside any request)"},
-	[PC_PID]   = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id (tgid) that received the requests"},
-	[PC_COMM]  = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name"},
+	[PC_PID]   = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id (tgid) that received the requests", FTERM_PID},
+	[PC_COMM]  = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name", FTERM_COMM},
 	[PC_COUNT] = {"count", FT_U64, FF_SUM, "", "requests completed"},
 	[PC_LAT]   = {"lat", FT_HIST, 0, "ns", "request latency: first byte received to last byte of the reply sent"},
 	[PC_TIME]  = {"time", FT_DUR, FF_SUM | FF_TOTAL, "ns", "total request time (sum of lat)"},
@@ -33,9 +35,9 @@ static const struct field path_events_fields[PE_NCOLS] = {
 	[PE_ID]    = {"id", FT_U64, FF_KEY, "", "the request (path_spans.id)"},
 	[PE_PATH]  = {"path", FT_STR, FF_KEY, "", "path shape"},
 	[PE_LPORT] = {"lport", FT_U64, FF_KEY, "", "local port it arrived on (0: made outside any request)"},
-	[PE_PID]   = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id (tgid)"},
+	[PE_PID]   = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id (tgid)", FTERM_PID},
 	[PE_TID]   = {"tid", FT_U64, FF_KEY, "", "thread that received it (not pushed: another thread may answer)"},
-	[PE_COMM]  = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name"},
+	[PE_COMM]  = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name", FTERM_COMM},
 	[PE_LADDR] = {"laddr", FT_IP, FF_HIDDEN, "", "local address of the entry connection"},
 	[PE_RADDR] = {"raddr", FT_IP, FF_HIDDEN, "", "client address of the entry connection"},
 	[PE_RPORT] = {"rport", FT_U64, FF_HIDDEN, "", "client port of the entry connection"},

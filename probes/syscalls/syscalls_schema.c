@@ -1,5 +1,30 @@
 /* The syscalls tables: per syscall x thread aggregates, and single events. */
+#include <linux/types.h>
+#include "../filter.h"
+#include "systbl.h"
 #include "syscalls_schema.h"
+
+static const char *syscall_domain_name(size_t i)
+{
+	const struct syscall_ent *e = syscall_at(i);
+
+	return e ? e->name : NULL;
+}
+
+static bool syscall_domain_valid(const char *s)
+{
+	return syscall_nr(s) >= 0;
+}
+
+static int64_t syscall_domain_value(const char *s)
+{
+	return syscall_nr(s);
+}
+
+/* Syscall names; the kernel tests their numbers. */
+static const struct field_domain syscall_domain = {
+	syscall_domain_name, syscall_domain_valid, syscall_domain_value,
+};
 
 /*
  * The time of a call (lat) splits two ways, each summing to it exactly:
@@ -9,14 +34,14 @@
  * unpivot it into one row per subsystem (man latop-query, SUBSYSTEMS).
  */
 static const struct field syscalls_fields[SC_NCOLS] = {
-	[SC_PID]     = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id (tgid)"},
-	[SC_TID]     = {"tid", FT_U64, FF_KEY | FF_PUSH | FF_HIDDEN, "", "thread id"},
-	[SC_COMM]    = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name when it made the calls"},
-	[SC_SYSCALL] = {"syscall", FT_STR, FF_KEY | FF_PUSH, "", "system call name"},
+	[SC_PID]     = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id (tgid)", FTERM_PID},
+	[SC_TID]     = {"tid", FT_U64, FF_KEY | FF_PUSH | FF_HIDDEN, "", "thread id", FTERM_TID},
+	[SC_COMM]    = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name when it made the calls", FTERM_COMM},
+	[SC_SYSCALL] = {"syscall", FT_STR, FF_KEY | FF_PUSH, "", "system call name", FTERM_SYSCALL, &syscall_domain},
 	[SC_COUNT]   = {"count", FT_U64, FF_SUM, "", "calls completed (exit, exit_group: entered, "
 			"with no lat)"},
 	[SC_ERRORS]  = {"errors", FT_U64, FF_SUM, "", "calls that returned an error"},
-	[SC_LAT]     = {"lat", FT_HIST, FF_PUSH, "ns", "latency of each call, entry to exit"},
+	[SC_LAT]     = {"lat", FT_HIST, FF_PUSH, "ns", "latency of each call, entry to exit", FTERM_LAT},
 	[SC_TIME]    = {"time", FT_DUR, FF_SUM | FF_TOTAL, "ns", "total time in calls (sum of lat)"},
 	[SC_ONCPU]   = {"oncpu", FT_DUR, FF_SUM, "ns", "time on a CPU during calls"},
 	[SC_OFFCPU]  = {"offcpu", FT_DUR, FF_SUM, "ns", "time off CPU during calls (blocked or runnable)"},
@@ -44,11 +69,11 @@ const struct schema syscalls_schema = {
 
 static const struct field syscall_events_fields[SE_NCOLS] = {
 	[SE_TS]      = {"ts", FT_U64, FF_KEY, "ns", "end of the call, CLOCK_REALTIME ns (a key: one row per call)"},
-	[SE_PID]     = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id (tgid)"},
-	[SE_TID]     = {"tid", FT_U64, FF_KEY | FF_PUSH, "", "thread id"},
-	[SE_COMM]    = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name"},
-	[SE_SYSCALL] = {"syscall", FT_STR, FF_KEY | FF_PUSH, "", "system call name"},
-	[SE_LAT]     = {"lat", FT_DUR, FF_PUSH | FF_TOTAL, "ns", "latency of this call"},
+	[SE_PID]     = {"pid", FT_U64, FF_KEY | FF_PUSH, "", "process id (tgid)", FTERM_PID},
+	[SE_TID]     = {"tid", FT_U64, FF_KEY | FF_PUSH, "", "thread id", FTERM_TID},
+	[SE_COMM]    = {"comm", FT_STR, FF_KEY | FF_PUSH, "", "thread name", FTERM_COMM},
+	[SE_SYSCALL] = {"syscall", FT_STR, FF_KEY | FF_PUSH, "", "system call name", FTERM_SYSCALL, &syscall_domain},
+	[SE_LAT]     = {"lat", FT_DUR, FF_PUSH | FF_TOTAL, "ns", "latency of this call", FTERM_LAT},
 	[SE_RET]     = {"ret", FT_U64, 0, "", "return value (negative errno as two's complement)"},
 	[SE_ONCPU]   = {"oncpu", FT_DUR, FF_SUM, "ns", "time on a CPU"},
 	[SE_OFFCPU]  = {"offcpu", FT_DUR, FF_SUM, "ns", "time off CPU"},
