@@ -55,11 +55,14 @@ static const char *blkdev_domain_name(size_t i)
 	return i < n ? names[i] : NULL;
 }
 
+/*
+ * Any name: a recording names the devices of the machine it was made on,
+ * which this one need not have.  A name this machine does not know is left
+ * to user space (value -1), so it matches the recorded rows of that name.
+ */
 static bool blkdev_domain_valid(const char *s)
 {
-	uint32_t dev;
-
-	return !blkdev_lookup(s, &dev);
+	return s[0] != 0;
 }
 
 static int64_t blkdev_domain_value(const char *s)
@@ -69,7 +72,8 @@ static int64_t blkdev_domain_value(const char *s)
 	return blkdev_lookup(s, &dev) ? -1 : (int64_t)dev;
 }
 
-/* Block devices by name ("loop0") or number ("7:0"); the kernel tests their dev_t. */
+/* Block devices by name ("loop0") or number ("7:0"): completion offers this
+ * machine's; the kernel tests the dev_t of those it knows. */
 static const struct field_domain blkdev_domain = {
 	blkdev_domain_name, blkdev_domain_valid, blkdev_domain_value,
 };
