@@ -60,6 +60,42 @@ static void on_stop_signal(int sig)
 	stop_requested = 1;
 }
 
+/* Append word to the paragraph being printed to out, whose line has *col
+ * columns: on a new line when it would pass 75 columns. */
+static void usage_word(FILE *out, const char *word, int *col)
+{
+	int n = (int)strlen(word);
+
+	if (*col && *col + 1 + n > 75) {
+		fputc('\n', out);
+		*col = 0;
+	}
+	*col += fprintf(out, "%s%s", *col ? " " : "", word);
+}
+
+/* Print, wrapped, what each view shows: "... per TCP flow (1 flows), ...". */
+static void views_usage(FILE *out)
+{
+	char text[1024], *word, *save;
+	size_t v, o;
+	int col = 0;
+
+	o = (size_t)snprintf(text, sizeof(text), "latop shows, live, where time goes:");
+	for (v = 0; v < views_len && o < sizeof(text); v++) {
+		if (views[v].help)
+			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s %s (", v ? ")," : "",
+					      views[v].help);
+		else
+			o += (size_t)snprintf(text + o, sizeof(text) - o, ", ");
+		o += (size_t)snprintf(text + o, sizeof(text) - o, "%c %s", views[v].key, views[v].name);
+	}
+	if (o < sizeof(text))
+		snprintf(text + o, sizeof(text) - o, ").");
+	for (word = strtok_r(text, " ", &save); word; word = strtok_r(NULL, " ", &save))
+		usage_word(out, word, &col);
+	fputc('\n', out);
+}
+
 /* Print the usage to out. */
 static void usage(FILE *out)
 {
@@ -67,11 +103,9 @@ static void usage(FILE *out)
 		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [--no-color] [--counters LIST]\n"
 		"             [--bpf-stats]\n"
 		"       latop COMMAND [ARGS]\n"
-		"\n"
-		"latop shows, live, where time goes: per TCP flow (1 flows), per request\n"
-		"path (2 paths), per NVMe/TCP and block I/O stage (3 nvme, 4 block), per\n"
-		"contended lock and its holder (5 locks), per syscall and kernel subsystem\n"
-		"(6 syscalls).\n"
+		"\n");
+	views_usage(out);
+	fprintf(out,
 		"\n"
 		"options (live TUI):\n"
 		"  -q, --query QUERY     open on this query (see latop-query(7))\n"
@@ -778,9 +812,12 @@ static int cmd_report(int argc, char **argv)
 	/* One source over every file: their ticks in turn, then the tables
 	 * joined across them (core/merge.h) when the query asks for one. */
 	{
+		const struct joiner *const *joiners;
 		char *cause = NULL;
+		size_t njoiners;
 
-		src = merge_open(srcs, (size_t)nsrc, view_joiners, view_joiners_len, query_table(q), &cause);
+		joiners = views_joiners(&njoiners);
+		src = merge_open(srcs, (size_t)nsrc, joiners, njoiners, query_table(q), &cause);
 		if (!src) {
 			fprintf(stderr, "latop report: %s\n", cause);
 			free(cause);

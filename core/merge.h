@@ -38,7 +38,7 @@ struct joiner {
  * One source over recordings srcs[0..n) (taken over: closing it closes
  * them): their ticks in order, then the joined tick, when some joiner found
  * something to join.  The joiners are list[0..nlist) (latop passes every
- * view's: view_joiners in probes/views.h).  Only the joiner deriving table
+ * view's: views_joiners() in probes/views.h).  Only the joiner deriving table
  * runs (NULL: every joiner), so a report on a recorded table pays nothing
  * for joins.  Its info
  * lists every recording's tables (the first recording's schema of a table

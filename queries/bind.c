@@ -34,11 +34,6 @@
 #include "../core/xalloc.h"
 #include "ast.h"
 
-/* Tables latop knows, for "did you mean" on FROM. */
-static const char *const bind_tables[] = {
-	"flows", "paths", "nvme", "block", "locks", "syscalls", "syscall_events", NULL,
-};
-
 /* Describe a field type for messages ("text", "a duration"...). */
 static const char *bind_kind(const struct field *f)
 {
@@ -618,22 +613,29 @@ static int bind_order(const struct schema *s, struct query *q, struct query_erro
 	return 0;
 }
 
-/* Check the FROM table against the schema's. */
+/* Check the FROM table against the schema's: a table of some view
+ * (probes/views.h) this source lacks, or one latop does not know. */
 static int bind_table(const struct query *q, const struct schema *s, struct query_error *err)
 {
-	const char *cands[sizeof(bind_tables) / sizeof(bind_tables[0]) + 1];
+	const char *cands[64];
 	const char *sug;
-	size_t i, n = 0;
+	const struct schema *t;
+	bool known = false;
+	size_t v, i, n = 0;
 
 	if (!q->table || !strcmp(q->table, s->table))
 		return 0;
 	cands[n++] = s->table;
-	for (i = 0; bind_tables[i]; i++)
-		cands[n++] = bind_tables[i];
+	for (v = 0; v < views_len; v++)
+		for (i = 0; i < views_ntables(&views[v]); i++) {
+			if (!(t = views_table(&views[v], i)))
+				continue;
+			known = known || !strcmp(t->table, q->table);
+			if (n < sizeof(cands) / sizeof(cands[0]))
+				cands[n++] = t->table;
+		}
 	sug = error_suggest(q->table, cands, n);
-	for (i = 0; bind_tables[i] && strcmp(bind_tables[i], q->table); i++)
-		;
-	if (bind_tables[i])
+	if (known)
 		error_set(err, q->tpos, q->tlen, "this source has no table '%s' (it has '%s')",
 			  q->table, s->table);
 	else
@@ -696,11 +698,12 @@ bool bind_has_bytes(const struct schema *s)
 static bool bind_needs_attach(const struct schema *s)
 {
 	const struct field *k;
-	size_t i;
+	size_t i, nknown;
+	const struct schema *const *known = views_schemas(&nknown);
 
 	for (i = 0; i < s->nfields; i++)
 		if (!s->fields[i].pushdown && !s->fields[i].domain &&
-		    (k = schema_known(s, i, view_schemas, view_schemas_len)) &&
+		    (k = schema_known(s, i, known, nknown)) &&
 		    (k->pushdown || k->domain))
 			return true;
 	return false;
@@ -725,8 +728,12 @@ static const struct schema *bind_extend(struct query *q, const struct schema *s)
 	memcpy(pl->xfields, s->fields, s->nfields * sizeof(*pl->xfields));
 	pl->xs = *s;
 	pl->xs.fields = pl->xfields;
-	if (attach)
-		schema_attach(&pl->xs, pl->xfields, view_schemas, view_schemas_len);
+	if (attach) {
+		size_t nknown;
+		const struct schema *const *known = views_schemas(&nknown);
+
+		schema_attach(&pl->xs, pl->xfields, known, nknown);
+	}
 	if (bytes) {
 		pl->xfields[n] = (struct field){BYTES_FIELD, FT_SIZE, FF_SUM | FF_HIDDEN, "B",
 						bytes_help};

@@ -130,7 +130,10 @@ static bool complete_value(struct cands *c, const char *text, size_t start,
 
 		if ((idx = schema_field(s, fname)) >= 0) {
 			d = s->fields[idx].domain;
-			if (!d && (k = schema_known(s, (size_t)idx, view_schemas, view_schemas_len)))
+			size_t nknown;
+			const struct schema *const *known = views_schemas(&nknown);
+
+			if (!d && (k = schema_known(s, (size_t)idx, known, nknown)))
 				d = k->domain;
 		}
 		if (from)

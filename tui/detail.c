@@ -1,7 +1,7 @@
 /*
  * The detail pane of one row, generic over tables: FT_HIST fields give the
  * latency histogram, FF_SUM FT_DUR fields the time breakdown, and the
- * "<table minus s>_events" table the recent single events.
+ * events table of the table's view (probes/views.h) the recent single events.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "detail.h"
 #include "draw.h"
 #include "table_view.h"
+#include "views.h"
 
 #define EVENTS_MAX 32
 #define GROUPS_MAX 4
@@ -183,16 +184,10 @@ static char *event_line(const struct schema *es, const union cell *cells)
 	return xstrdup(line);
 }
 
-/* A table read beside table: "syscalls", "_events" -> "syscall_events". */
-static const struct schema *side_schema(const struct source_info *info, const char *table,
-					const char *suffix)
+/* The schema info gives for t, a view's events or spans table; NULL for either NULL. */
+static const struct schema *side_schema(const struct source_info *info, const struct schema *t)
 {
-	size_t n = strlen(table);
-	char name[128];
-
-	snprintf(name, sizeof(name), "%.*s%s", (int)(n && table[n - 1] == 's' ? n - 1 : n), table,
-		 suffix);
-	return source_schema(info, name);
+	return t ? source_schema(info, t->table) : NULL;
 }
 
 /* The field of es holding an event's whole duration: the FF_TOTAL one, else
@@ -341,6 +336,7 @@ void detail_update(struct detail *d, const struct source_info *info, const struc
 {
 	struct query_error err;
 	const struct schema *es, *ss;
+	const struct view *v;
 	struct query *q;
 	char *text, buf[1024];
 
@@ -363,10 +359,11 @@ void detail_update(struct detail *d, const struct source_info *info, const struc
 	}
 	query_free(q);
 	free(text);
-	es = side_schema(info, s->table, "_events");
+	v = views_by_table(s->table);
+	es = side_schema(info, v ? v->events : NULL);
 	if (es)
 		events_collect(d, es, w, r, i);
-	ss = side_schema(info, s->table, "_spans");
+	ss = side_schema(info, v ? v->spans : NULL);
 	if (ss && d->nevents && d->sel_id)
 		spans_collect(d, ss, w, d->sel_id);
 }

@@ -1,8 +1,9 @@
 /*
  * The detail pane: histogram, time breakdown and slow calls of one row.
  *
- * Tables it reads besides the row's own, by name (T = the table name minus
- * a trailing 's': syscalls -> syscall, locks -> lock, block -> block):
+ * Tables it reads besides the row's own, when the row's table is a view's
+ * main table: the view's events and spans tables (probes/views.h), found in
+ * the source by name (syscalls -> syscall_events, locks -> lock_spans):
  *   T_events  single events (THRESHOLD / SAMPLE): rows whose key fields
  *             equal the selected row's are listed, newest first.  A field
  *             "id" (FT_U64) names the event for T_spans.
@@ -50,7 +51,7 @@ struct detail_span {
 void detail_init(struct detail *d);
 void detail_done(struct detail *d);
 /* Run the detail query for row i of r over w (table schema s; the single
- * events come from info's "<table minus s>_events" table). */
+ * events and spans come from info's tables of s's view, above). */
 void detail_update(struct detail *d, const struct source_info *info, const struct schema *s,
 		   const struct window *w, const struct result *r, size_t i);
 /* Forget the row (no selection). */

@@ -31,7 +31,8 @@ static const char *const cheat[] = {
 /* Whether entry i is the first of the entries sharing its action. */
 static bool first_of_action(size_t i)
 {
-	size_t j;
+	size_t j, keys_len;
+	const struct key_action *keys = keys_table(&keys_len);
 
 	for (j = 0; j < i; j++)
 		if (keys[j].act == keys[i].act)
@@ -42,7 +43,8 @@ static bool first_of_action(size_t i)
 /* The labels of every key bound to entry i's action: "F1 ? h". */
 static void labels(size_t i, char *buf, size_t n)
 {
-	size_t j, o = 0;
+	size_t j, o = 0, keys_len;
+	const struct key_action *keys = keys_table(&keys_len);
 
 	buf[0] = '\0';
 	for (j = i; j < keys_len && o < n; j++) {
@@ -55,7 +57,8 @@ static void labels(size_t i, char *buf, size_t n)
 /* Lines the help text has. */
 int help_lines(void)
 {
-	size_t i, n = 2;
+	size_t i, n = 2, keys_len;
+	const struct key_action *keys = keys_table(&keys_len);
 
 	for (i = 0; i < keys_len; i++)
 		n += first_of_action(i) && keys[i].help;
@@ -66,7 +69,8 @@ int help_lines(void)
 static void line_draw(int k, int y, int w)
 {
 	char lab[64];
-	size_t i;
+	size_t i, keys_len;
+	const struct key_action *keys = keys_table(&keys_len);
 
 	if (k == 0) {
 		draw_text(y, 1, w - 1, "latop: top for latency.  KEYS", theme_attr(ROLE_HELP_KEY));

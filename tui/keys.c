@@ -1,6 +1,9 @@
 /* The key table and its actions.  Actions change state and return reactions. */
 #include <curses.h>
+#include <stdio.h>
 #include <string.h>
+
+#include "../core/xalloc.h"
 
 #include "keys.h"
 #include "screen.h"
@@ -131,7 +134,7 @@ static int act_view(struct screen *s)
 	size_t v;
 
 	for (v = 0; v < views_len; v++)
-		if (views[v].key == s->key)
+		if ((unsigned char)views[v].key == s->key)
 			break;
 	if (v == views_len)
 		return R_NONE;
@@ -277,7 +280,8 @@ static int act_refresh(struct screen *s)
 	return R_REDRAW;
 }
 
-const struct key_action keys[] = {
+/* The keys before the views' (one row each, from probes/views.c), and after. */
+static const struct key_action keys_head[] = {
 	{KEY_F(1), "F1", act_help, "help (this screen)"},
 	{'?', "?", act_help, NULL},
 	{'h', "h", act_help, NULL},
@@ -304,12 +308,9 @@ const struct key_action keys[] = {
 	{'{', "{", act_event_prev, "detail pane: timeline of the newer single event"},
 	{'}', "}", act_event_next, "detail pane: timeline of the older single event"},
 	{'s', "s", act_save, "save the recent ticks as a snapshot (latop-DATE-TIME.snap)"},
-	{'1', "1", act_view, "views: 1 flows 2 paths 3 nvme 4 block 5 locks 6 syscalls"},
-	{'2', "2", act_view, NULL},
-	{'3', "3", act_view, NULL},
-	{'4', "4", act_view, NULL},
-	{'5', "5", act_view, NULL},
-	{'6', "6", act_view, NULL},
+};
+
+static const struct key_action keys_tail[] = {
 	{KEY_UP, "Up", act_up, "select the row above"},
 	{'k', "k", act_up, NULL},
 	{KEY_DOWN, "Down", act_down, "select the row below"},
@@ -336,12 +337,42 @@ const struct key_action keys[] = {
 	{KEY_F(10), "F10", act_quit, NULL},
 };
 
-const size_t keys_len = sizeof(keys) / sizeof(keys[0]);
+#define NHEAD (sizeof(keys_head) / sizeof(keys_head[0]))
+#define NTAIL (sizeof(keys_tail) / sizeof(keys_tail[0]))
+
+/* See keys.h. */
+const struct key_action *keys_table(size_t *n)
+{
+	static struct key_action *table;
+	static char labels[256], help[512];
+	size_t v, lo = 0, ho;
+
+	if (!table) {
+		table = xcalloc(NHEAD + views_len + NTAIL, sizeof(*table));
+		memcpy(table, keys_head, sizeof(keys_head));
+		ho = (size_t)snprintf(help, sizeof(help), "views:");
+		for (v = 0; v < views_len; v++) {
+			struct key_action *k = &table[NHEAD + v];
+
+			k->key = (unsigned char)views[v].key;
+			k->label = &labels[lo];
+			lo += (size_t)snprintf(&labels[lo], sizeof(labels) - lo, "%c", views[v].key) + 1;
+			k->act = act_view;
+			k->help = v ? NULL : help;
+			ho += (size_t)snprintf(help + ho, sizeof(help) - ho, " %c %s", views[v].key,
+					       views[v].name);
+		}
+		memcpy(table + NHEAD + views_len, keys_tail, sizeof(keys_tail));
+	}
+	*n = NHEAD + views_len + NTAIL;
+	return table;
+}
 
 /* Run the action bound to ch; return reaction flags. */
 int keys_handle(struct screen *s, int ch)
 {
-	size_t i;
+	size_t i, keys_len;
+	const struct key_action *keys = keys_table(&keys_len);
 
 	s->key = ch;
 	for (i = 0; i < keys_len; i++)

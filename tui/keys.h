@@ -21,8 +21,12 @@ struct key_action {
 	const char *help;	/* what it does (entries sharing act share a help line) */
 };
 
-extern const struct key_action keys[];
-extern const size_t keys_len;
+/*
+ * Every key, in help order: the fixed keys with one row per view (its key,
+ * from probes/views.h) among them.  *n gets how many.  Built on first use;
+ * stays valid.
+ */
+const struct key_action *keys_table(size_t *n);
 
 /* Run the action bound to ch; return reaction flags. */
 int keys_handle(struct screen *s, int ch);

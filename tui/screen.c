@@ -263,7 +263,7 @@ int screen_view(struct screen *s, size_t v)
 
 	if (!views_schema(s->info, v)) {
 		screen_status(s, ROLE_ERROR, "%s: no probe in this build/recording provides table '%s'",
-			      views[v].name, views[v].table);
+			      views[v].name, views[v].table->table);
 		return -1;
 	}
 	q = query_parse(text, &err);

@@ -1,20 +1,11 @@
-/* The views: one line each, a key, a name, a table and a default query. */
+/* The TUI's side of the views (the list itself: probes/views.h). */
 #ifndef LATOP_TUI_VIEWS_H
 #define LATOP_TUI_VIEWS_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include "../core/source.h"
-
-struct view {
-	int key;		/* '1'.. */
-	const char *name;	/* tab label */
-	const char *table;	/* the FROM table */
-	const char *query;	/* default query text */
-};
-
-extern const struct view views[];
-extern const size_t views_len;
+#include "../probes/views.h"
 
 /* The view showing table, or -1. */
 int views_find(const char *table);

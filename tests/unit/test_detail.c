@@ -16,19 +16,21 @@
 #define MS 1000000ULL
 #define T0 1700000000000000000ULL
 
+/* Small tables under the locks view's names: the pane finds a table's events
+ * and spans through its view (probes/views.h), by name in the source. */
 static const struct field demo_fields[] = {
 	{"lock", FT_STR, FF_KEY, "", "lock"},
 	{"count", FT_U64, FF_SUM, "", "waits"},
 	{"wait", FT_HIST, 0, "ns", "waits"},
 };
-static const struct schema demos = {"demos", "demo", 3, demo_fields};
+static const struct schema demos = {"locks", "demo", 3, demo_fields};
 static const struct field ev_fields[] = {
 	{"ts", FT_U64, FF_KEY, "ns", "time"},
 	{"id", FT_U64, FF_KEY, "", "event id"},
 	{"lock", FT_STR, FF_KEY, "", "lock"},
 	{"wait", FT_DUR, FF_TOTAL, "ns", "wait"},
 };
-static const struct schema demo_events = {"demo_events", "events", 4, ev_fields};
+static const struct schema demo_events = {"lock_events", "events", 4, ev_fields};
 static const struct field sp_fields[] = {
 	{"id", FT_U64, FF_KEY, "", "event"},
 	{"row", FT_STR, FF_KEY, "", "row"},
@@ -37,7 +39,7 @@ static const struct field sp_fields[] = {
 	{"kind", FT_STR, 0, "", "kind"},
 	{"label", FT_STR, 0, "", "label"},
 };
-static const struct schema demo_spans = {"demo_spans", "spans", 6, sp_fields};
+static const struct schema demo_spans = {"lock_spans", "spans", 6, sp_fields};
 
 static void event(struct frame *f, uint64_t id, const char *lock, uint64_t wait)
 {
@@ -126,7 +128,7 @@ int main(void)
 	tick_add(&t, sp);
 	window_push(&w, &t);
 
-	q = query_parse("from demos group by lock show count, p99(wait)", &err);
+	q = query_parse("from locks group by lock show count, p99(wait)", &err);
 	ok(q && query_bind(q, &demos, &err) == 0, "the row query binds");
 	res = query_exec(q, &w, &err);
 	ok(res && res->nrows == 1, "one row");

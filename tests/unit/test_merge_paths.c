@@ -102,6 +102,8 @@ int main(void)
 	struct source *s[2], *m;
 	char *cause = NULL;
 	struct tick t;
+	size_t nj;
+	const struct joiner *const *joiners = views_joiners(&nj);
 	const struct frame *pj = NULL;
 	struct tick joined = {0};
 	int ci[6];
@@ -131,7 +133,7 @@ int main(void)
 
 	s[0] = replay_open(a, &cause);
 	s[1] = replay_open(b, &cause);
-	m = s[0] && s[1] ? merge_open(s, 2, view_joiners, view_joiners_len, "path_joins", &cause) : NULL;
+	m = s[0] && s[1] ? merge_open(s, 2, joiners, nj, "path_joins", &cause) : NULL;
 	ok(m && source_schema(m->ops->info(m), "path_joins"), "path_joins is offered over the two");
 	while (m && source_read(m, &t, 0, &cause) == 1) {
 		if (tick_frame(&t, "path_joins")) {

@@ -60,11 +60,13 @@ static long joined_rows(const char *path, const char *text)
 	const struct frame *f;
 	char *cause = NULL;
 	struct tick t;
+	size_t nj;
+	const struct joiner *const *joiners = views_joiners(&nj);
 	long rows = -1;
 
 	src = q ? replay_open(path, &cause) : NULL;
 	if (src)
-		m = merge_open(&src, 1, view_joiners, view_joiners_len, query_table(q), &cause);
+		m = merge_open(&src, 1, joiners, nj, query_table(q), &cause);
 	while (m && source_read(m, &t, 0, &cause) == 1) {
 		if ((f = tick_frame(&t, "path_joins")))
 			rows = (long)f->nrows;
