@@ -19,7 +19,7 @@
 #define LK_RELS 4		/* releases of a lock remembered for the waits they end */
 #define LK_MAX_TID 4194304	/* PID_MAX_LIMIT: larger owner words are not thread ids */
 
-/* What kind of lock a wait was on.  Order matches lock_kind_names in locks.c. */
+/* What kind of lock a wait was on.  Order matches lock_kind_names in locks_schema.c. */
 enum lk_kind {
 	LK_FUTEX,	/* a futex wait that is not a known lock (condvar, semaphore, custom) */
 	LK_MUTEX,	/* glibc pthread mutex: word 2 and the owner's tid beside it */
