@@ -55,7 +55,7 @@ assert r["count"] >= 10 and r["max(wait)"] > 0, r
 out=$("$L" report "$tmp/k.snap" -q "from locks where not kind ~ 'rwsem*' and kind != 'futex' group by kind show count" --json)
 echo "$out" | python3 -c '
 import json, sys
-rows = [json.loads(l) for l in sys.stdin]
+rows = [json.loads(l) for l in sys.stdin if l.strip()]
 kinds = {r["kind"] for r in rows}
 assert kinds <= {"spinlock", "rwlock-r", "rwlock-w", "kmutex", "rtmutex", "percpu-rwsem", "klock", "mutex", "lll", "pi"}, kinds
 '; ok $? "every other kind is a known kernel or user kind ($out)"
