@@ -19,23 +19,18 @@
 #include "../core/xalloc.h"
 #include "draw.h"
 #include "help.h"
-#include "screen.h"
+#include "screen_priv.h"
 #include "views.h"
 
-#define HISTORY_TICKS 600		/* ticks kept for 's' and stepping back */
-#define HISTORY_BYTES (256ULL << 20)	/* ... unless they take more memory than this */
 #define STATUS_MS 8000			/* how long a status message stays */
 #define STATUS_LINES_MAX 4		/* rows a long status message may wrap onto */
 #define LIVE_POLL_MS 40			/* key latency while waiting for ticks */
 
-static const double speeds[] = {0.25, 0.5, 1, 2, 4, 8, 16, 64};
-#define SPEED_1X 2
-
 static volatile sig_atomic_t stop_requested;
 static struct sigaction old_fatal[NSIG];
 
-/* Now on the monotonic clock, in ms. */
-static uint64_t now_ms(void)
+/* See screen_priv.h. */
+uint64_t now_ms(void)
 {
 	return mono_ns() / 1000000;
 }
@@ -82,414 +77,6 @@ void screen_status(struct screen *s, enum role r, const char *fmt, ...)
 	va_end(ap);
 	s->status_role = r;
 	s->status_ms = now_ms();
-}
-
-/* Push q's kernel filter and tick interval into a live source. */
-static void source_configure(struct screen *s, const struct query *q)
-{
-	struct filter_prog f;
-	char *cause = NULL;
-
-	if (s->src->ops->set_filter) {
-		memset(&f, 0, sizeof(f));
-		query_pushdown(q, &f);
-		if (s->src->ops->set_filter(s->src, query_table(q), &f, sizeof(f), &cause) < 0) {
-			screen_status(s, ROLE_ERROR, "kernel filter not installed: %s", cause);
-			free(cause);
-			cause = NULL;
-		}
-	}
-	if (s->src->ops->set_interval && query_option_given(q, "every") &&
-	    s->src->ops->set_interval(s->src, query_options(q)->every_ns, &cause) < 0) {
-		screen_status(s, ROLE_ERROR, "tick interval not changed: %s", cause);
-		free(cause);
-	}
-}
-
-/* Bind q to its table and make it current (taking it); -1 with *err. */
-static int query_install(struct screen *s, struct query *q, struct query_error *err)
-{
-	const char *table = query_table(q);
-	const struct schema *sch = source_schema(s->info, table);
-	int v;
-
-	if (!sch) {
-		memset(err, 0, sizeof(*err));
-		if (table)
-			snprintf(err->msg, sizeof(err->msg),
-				 "%s: no probe in this build/recording provides table '%s'", table, table);
-		else
-			snprintf(err->msg, sizeof(err->msg), "the query needs a table: from TABLE ...");
-		return -1;
-	}
-	if (query_bind(q, sch, err) < 0)
-		return -1;
-	query_free(s->query);
-	free(s->query_text);
-	s->query = q;
-	s->query_text = query_text(q);
-	s->schema = sch;
-	s->win.window_ns = query_options(q)->window_ns;
-	source_configure(s, q);
-	v = views_find(table);
-	if (v >= 0) {
-		s->view = (size_t)v;
-		free(s->view_query[v]);
-		s->view_query[v] = xstrdup(s->query_text);
-	}
-	return 0;
-}
-
-/* Remember a query text (taking it) for Backspace. */
-static void stack_push(struct screen *s, char *text)
-{
-	if (s->depth == SCREEN_STACK_MAX) {
-		free(s->stack[0]);
-		memmove(s->stack, s->stack + 1, (SCREEN_STACK_MAX - 1) * sizeof(s->stack[0]));
-		s->depth--;
-	}
-	s->stack[s->depth++] = text;
-}
-
-/* Forget every query to go back to. */
-static void stack_clear(struct screen *s)
-{
-	while (s->depth)
-		free(s->stack[--s->depth]);
-}
-
-/* Refine the current query with text and apply it, pushing the old one. */
-int screen_refine(struct screen *s, const char *text, struct query_error *err,
-		  char **err_text)
-{
-	struct query *q = s->query ? query_refine(s->query, text, err) : query_parse(text, err);
-	char *old = s->query_text ? xstrdup(s->query_text) : NULL;
-
-	if (!q) {
-		*err_text = xstrdup(text);
-		free(old);
-		return -1;
-	}
-	if (query_install(s, q, err) < 0) {
-		*err_text = query_text(q);
-		query_free(q);
-		free(old);
-		return -1;
-	}
-	if (old && strcmp(old, s->query_text))
-		stack_push(s, old);
-	else
-		free(old);
-	return 0;
-}
-
-/* Apply text as a refinement, saying any error in the status line. */
-static int refine_or_say(struct screen *s, const char *text)
-{
-	struct query_error err;
-	char *err_text = NULL, buf[1024], *nl;
-
-	if (screen_refine(s, text, &err, &err_text) == 0)
-		return 0;
-	query_error_format(err_text, &err, buf, sizeof(buf));
-	if ((nl = strchr(buf, '\n')))
-		*nl = '\0';
-	screen_status(s, ROLE_ERROR, "%s", buf);
-	free(err_text);
-	return -1;
-}
-
-/* Drill into the selected row. */
-int screen_drill(struct screen *s)
-{
-	char *where, *group = NULL, *g, *text;
-	bool added = false;
-	size_t f, c;
-
-	if (!s->res || !s->res->nrows || !(where = table_view_where(s->res, s->tv.sel))) {
-		screen_status(s, ROLE_STATUS, "no row to drill into");
-		return -1;
-	}
-	for (f = 0; f < s->schema->nfields; f++) {
-		const struct field *fd = &s->schema->fields[f];
-		bool keyed = false;
-
-		for (c = 0; c < s->res->ncols; c++)
-			keyed |= s->res->cols[c].key && !strcmp(s->res->cols[c].name, fd->name);
-		if (!keyed && (added || (fd->flags & (FF_KEY | FF_HIDDEN)) != (FF_KEY | FF_HIDDEN)))
-			continue;
-		added |= !keyed;
-		g = group ? xasprintf("%s, %s", group, fd->name) : xstrdup(fd->name);
-		free(group);
-		group = g;
-	}
-	text = added ? xasprintf("where %s group by %s", where, group) : xasprintf("where %s", where);
-	free(where);
-	free(group);
-	if (refine_or_say(s, text) < 0) {
-		free(text);
-		return -1;
-	}
-	free(text);
-	return 0;
-}
-
-/* Go back to the query before the last drill or refine. */
-bool screen_back(struct screen *s)
-{
-	struct query_error err;
-	struct query *q;
-	char *text;
-
-	if (!s->depth)
-		return false;
-	text = s->stack[--s->depth];
-	q = query_parse(text, &err);
-	if (!q || query_install(s, q, &err) < 0) {
-		screen_status(s, ROLE_ERROR, "cannot go back to '%s': %s", text, err.msg);
-		query_free(q);
-	}
-	free(text);
-	return true;
-}
-
-/* Switch to view v. */
-int screen_view(struct screen *s, size_t v)
-{
-	const char *text = s->view_query[v] ? s->view_query[v] : views[v].query;
-	struct query_error err;
-	struct query *q;
-	char buf[1024], *nl;
-
-	if (!views_schema(s->info, v)) {
-		screen_status(s, ROLE_ERROR, "%s: no probe in this build/recording provides table '%s'",
-			      views[v].name, views[v].table->table);
-		return -1;
-	}
-	q = query_parse(text, &err);
-	if (!q || query_install(s, q, &err) < 0) {
-		query_error_format(text, &err, buf, sizeof(buf));
-		if ((nl = strchr(buf, '\n')))
-			*nl = '\0';
-		screen_status(s, ROLE_ERROR, "%s: %s", views[v].name, buf);
-		query_free(q);
-		return -1;
-	}
-	stack_clear(s);
-	free(s->tv.sel_key);
-	s->tv.sel_key = NULL;
-	s->tv.sel = s->tv.top = s->tv.hscroll = 0;
-	return 0;
-}
-
-/* Sort by result column col. */
-int screen_sort(struct screen *s, int col, bool flip)
-{
-	size_t depth;
-	bool desc;
-	char *text;
-	int rc;
-
-	if (!s->res || col < 0 || (size_t)col >= s->res->ncols)
-		return -1;
-	if (col == s->tv.sort_col)
-		desc = flip ? !s->tv.sort_desc : s->tv.sort_desc;
-	else
-		desc = !s->res->cols[col].key;
-	text = xasprintf("order by %s %s", s->res->cols[col].name, desc ? "desc" : "asc");
-	depth = s->depth;
-	rc = refine_or_say(s, text);
-	if (s->depth > depth)
-		free(s->stack[--s->depth]);
-	free(text);
-	return rc;
-}
-
-/* Estimate the memory one tick takes. */
-static uint64_t tick_bytes(const struct tick *t)
-{
-	uint64_t b = sizeof(*t);
-	size_t i, f;
-
-	for (i = 0; i < t->nframes; i++) {
-		const struct schema *sc = t->frames[i]->schema;
-		uint64_t row = sc->nfields * sizeof(union cell);
-
-		for (f = 0; f < sc->nfields; f++)
-			if (sc->fields[f].type == FT_HIST)
-				row += sizeof(struct hist);
-		b += row * t->frames[i]->nrows;
-	}
-	return b;
-}
-
-/* Add a tick to the history, dropping the oldest beyond its bounds. */
-static void history_push(struct screen *s, struct tick *t)
-{
-	uint64_t per = tick_bytes(t) + 1;
-	size_t max = HISTORY_TICKS;
-
-	if (per * max > HISTORY_BYTES)
-		max = (size_t)(HISTORY_BYTES / per) > 16 ? (size_t)(HISTORY_BYTES / per) : 16;
-	window_push(&s->history, t);
-	while (s->history.nticks > max) {
-		tick_done(&s->history.ticks[0]);
-		memmove(s->history.ticks, s->history.ticks + 1,
-			(s->history.nticks - 1) * sizeof(s->history.ticks[0]));
-		s->history.nticks--;
-	}
-}
-
-/* Point the query's window at the history's ticks ending at t_end. */
-static void window_view(struct screen *s)
-{
-	const struct window *h = &s->history;
-	size_t e = h->nticks, b;
-	uint64_t from;
-
-	while (e > 0 && h->ticks[e - 1].t_ns > s->t_end)
-		e--;
-	s->win.ticks = h->ticks;
-	s->win.nticks = 0;
-	if (!e)
-		return;
-	from = h->ticks[e - 1].t_ns >= s->win.window_ns ? h->ticks[e - 1].t_ns - s->win.window_ns : 0;
-	for (b = e - 1; b > 0 && h->ticks[b - 1].t_ns >= from; b--)
-		;
-	s->win.ticks = h->ticks + b;
-	s->win.nticks = e - b;
-}
-
-/* Rerun the detail query for the selected row. */
-static void detail_refresh(struct screen *s)
-{
-	if (!s->detail.open)
-		return;
-	if (s->res && s->res->nrows)
-		detail_update(&s->detail, s->info, s->schema, &s->win, s->res, s->tv.sel);
-	else
-		detail_clear(&s->detail);
-}
-
-/* Run the query over the window. */
-static void requery(struct screen *s)
-{
-	struct query_error err;
-	char buf[1024];
-
-	window_view(s);
-	result_free(s->res);
-	s->res = NULL;
-	free(s->exec_error);
-	s->exec_error = NULL;
-	if (!s->query)
-		return;
-	s->res = query_exec(s->query, &s->win, &err);
-	if (!s->res) {
-		query_error_format(s->query_text, &err, buf, sizeof(buf));
-		s->exec_error = xstrdup(buf);
-		return;
-	}
-	table_view_sync(&s->tv, s->res, s->query_text);
-	detail_refresh(s);
-}
-
-/* Replay: make tick idx the newest shown, the window rebuilt from the ticks before it. */
-static int replay_rebuild(struct screen *s, size_t idx)
-{
-	struct tick *got = xcalloc(HISTORY_TICKS, sizeof(*got));
-	size_t n = 0, i = idx + 1, bad = 0;
-	uint64_t newest = 0;
-	char *cause = NULL, *bad_cause = NULL;
-	int rc = 0;
-
-	while (i-- > 0 && n < HISTORY_TICKS) {
-		if (s->src->ops->seek(s->src, i, &cause) < 0) {
-			rc = -1;
-			break;
-		}
-		if (source_read(s->src, &got[n], 0, &cause) != 1) {
-			/* Unreadable: said, and left out of the window. */
-			bad++;
-			free(bad_cause);
-			bad_cause = cause;
-			cause = NULL;
-			continue;
-		}
-		if (!n)
-			newest = got[n].t_ns;
-		if (newest >= s->win.window_ns && got[n].t_ns < newest - s->win.window_ns) {
-			tick_done(&got[n]);
-			break;
-		}
-		n++;
-	}
-	window_clear(&s->history);
-	while (n-- > 0)
-		history_push(s, &got[n]);
-	free(got);
-	if (rc < 0) {
-		screen_status(s, ROLE_ERROR, "seek to tick %zu: %s", idx + 1, cause ? cause : "no tick");
-		free(cause);
-		free(bad_cause);
-		return -1;
-	}
-	if (bad)
-		screen_status(s, ROLE_ERROR, "%zu unreadable tick%s left out of the window: %s", bad,
-			      bad > 1 ? "s" : "", bad_cause);
-	free(bad_cause);
-	s->cursor = idx;
-	s->at_end = idx + 1 >= s->info->nticks;
-	if (!s->at_end && s->src->ops->seek(s->src, idx + 1, &cause) < 0) {
-		screen_status(s, ROLE_ERROR, "seek: %s", cause);
-		free(cause);
-		s->at_end = true;
-	}
-	return 0;
-}
-
-/* Show tick idx of the recording, or step through the paused live history. */
-int screen_seek(struct screen *s, long delta, bool absolute)
-{
-	long idx, last;
-	size_t e;
-
-	if (s->opts->replay) {
-		last = s->info->nticks ? (long)s->info->nticks - 1 : 0;
-		idx = absolute ? (delta < 0 ? last : delta) : (long)s->cursor + delta;
-		idx = idx < 0 ? 0 : idx > last ? last : idx;
-		s->playing = false;
-		return replay_rebuild(s, (size_t)idx);
-	}
-	if (!s->history.nticks)
-		return -1;
-	if (!s->paused) {
-		s->paused = true;
-		s->t_end = s->history.ticks[s->history.nticks - 1].t_ns;
-	}
-	for (e = s->history.nticks; e > 1 && s->history.ticks[e - 1].t_ns > s->t_end; e--)
-		;
-	last = (long)s->history.nticks - 1;
-	idx = absolute ? (delta < 0 ? last : delta) : (long)e - 1 + delta;
-	idx = idx < 0 ? 0 : idx > last ? last : idx;
-	s->t_end = s->history.ticks[idx].t_ns;
-	return 0;
-}
-
-/* Pause or resume. */
-void screen_pause(struct screen *s)
-{
-	if (s->opts->replay) {
-		if (!s->playing && s->at_end && replay_rebuild(s, 0) < 0)
-			return;
-		s->playing = !s->playing;
-		s->next_play_ms = now_ms();
-		return;
-	}
-	s->paused = !s->paused;
-	s->t_end = UINT64_MAX;
-	if (s->paused && s->history.nticks)
-		s->t_end = s->history.ticks[s->history.nticks - 1].t_ns;
 }
 
 /* Write the history to latop-YYYYMMDD-HHMMSS.snap. */
@@ -541,28 +128,6 @@ void screen_theme_next(struct screen *s)
 	else
 		screen_status(s, ROLE_STATUS, "theme %s", theme_name());
 	free(warning);
-}
-
-/* The replay speed factor. */
-double screen_speed(const struct screen *s)
-{
-	return speeds[s->speed];
-}
-
-/* Change the replay speed by delta steps. */
-void screen_speed_step(struct screen *s, int delta)
-{
-	int n = (int)(sizeof(speeds) / sizeof(speeds[0]));
-
-	s->speed += delta;
-	s->speed = s->speed < 0 ? 0 : s->speed >= n ? n - 1 : s->speed;
-	screen_status(s, ROLE_STATUS, "replay speed %gx", speeds[s->speed]);
-}
-
-/* Index of the newest shown tick in the recording. */
-size_t screen_cursor(const struct screen *s)
-{
-	return s->cursor;
 }
 
 /* Whether a status message is showing (until STATUS_MS after it was said). */
@@ -767,7 +332,7 @@ static int poll_source(struct screen *s, int wait_ms)
 		s->cursor = s->src->ops->tell(s->src) - 1;
 		s->at_end = s->cursor + 1 >= s->info->nticks;
 		s->playing = !s->at_end;
-		s->next_play_ms = now_ms() + (uint64_t)(1000 / speeds[s->speed]);
+		s->next_play_ms = now_ms() + (uint64_t)(1000 / screen_speed(s));
 		screen_status(s, ROLE_ERROR, "skipped a tick: %s", cause);
 		free(cause);
 		return R_REDRAW;
@@ -795,7 +360,7 @@ static int poll_source(struct screen *s, int wait_ms)
 		s->at_end = s->cursor + 1 >= s->info->nticks;
 		s->playing = !s->at_end;
 		gap = gap < 10 ? 10 : gap > 10000 ? 10000 : gap;
-		s->next_play_ms = now_ms() + (uint64_t)((double)gap / speeds[s->speed]);
+		s->next_play_ms = now_ms() + (uint64_t)((double)gap / screen_speed(s));
 	}
 	return s->paused ? R_REDRAW : R_REDRAW | R_REQUERY;
 }

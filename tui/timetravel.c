@@ -1,0 +1,224 @@
+/*
+ * Time travel over the tick history: the history kept of recent ticks, the
+ * query's window as a view of it, rerunning the query, and stepping, pausing
+ * and playing (a recording is reread from the file around the shown tick).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../core/xalloc.h"
+#include "screen_priv.h"
+
+#define HISTORY_TICKS 600		/* ticks kept for 's' and stepping back */
+#define HISTORY_BYTES (256ULL << 20)	/* ... unless they take more memory than this */
+
+static const double speeds[] = {0.25, 0.5, 1, 2, 4, 8, 16, 64};
+
+/* Estimate the memory one tick takes. */
+static uint64_t tick_bytes(const struct tick *t)
+{
+	uint64_t b = sizeof(*t);
+	size_t i, f;
+
+	for (i = 0; i < t->nframes; i++) {
+		const struct schema *sc = t->frames[i]->schema;
+		uint64_t row = sc->nfields * sizeof(union cell);
+
+		for (f = 0; f < sc->nfields; f++)
+			if (sc->fields[f].type == FT_HIST)
+				row += sizeof(struct hist);
+		b += row * t->frames[i]->nrows;
+	}
+	return b;
+}
+
+/* See screen_priv.h. */
+void history_push(struct screen *s, struct tick *t)
+{
+	uint64_t per = tick_bytes(t) + 1;
+	size_t max = HISTORY_TICKS;
+
+	if (per * max > HISTORY_BYTES)
+		max = (size_t)(HISTORY_BYTES / per) > 16 ? (size_t)(HISTORY_BYTES / per) : 16;
+	window_push(&s->history, t);
+	while (s->history.nticks > max) {
+		tick_done(&s->history.ticks[0]);
+		memmove(s->history.ticks, s->history.ticks + 1,
+			(s->history.nticks - 1) * sizeof(s->history.ticks[0]));
+		s->history.nticks--;
+	}
+}
+
+/* Point the query's window at the history's ticks ending at t_end. */
+static void window_view(struct screen *s)
+{
+	const struct window *h = &s->history;
+	size_t e = h->nticks, b;
+	uint64_t from;
+
+	while (e > 0 && h->ticks[e - 1].t_ns > s->t_end)
+		e--;
+	s->win.ticks = h->ticks;
+	s->win.nticks = 0;
+	if (!e)
+		return;
+	from = h->ticks[e - 1].t_ns >= s->win.window_ns ? h->ticks[e - 1].t_ns - s->win.window_ns : 0;
+	for (b = e - 1; b > 0 && h->ticks[b - 1].t_ns >= from; b--)
+		;
+	s->win.ticks = h->ticks + b;
+	s->win.nticks = e - b;
+}
+
+/* See screen_priv.h. */
+void detail_refresh(struct screen *s)
+{
+	if (!s->detail.open)
+		return;
+	if (s->res && s->res->nrows)
+		detail_update(&s->detail, s->info, s->schema, &s->win, s->res, s->tv.sel);
+	else
+		detail_clear(&s->detail);
+}
+
+/* See screen_priv.h. */
+void requery(struct screen *s)
+{
+	struct query_error err;
+	char buf[1024];
+
+	window_view(s);
+	result_free(s->res);
+	s->res = NULL;
+	free(s->exec_error);
+	s->exec_error = NULL;
+	if (!s->query)
+		return;
+	s->res = query_exec(s->query, &s->win, &err);
+	if (!s->res) {
+		query_error_format(s->query_text, &err, buf, sizeof(buf));
+		s->exec_error = xstrdup(buf);
+		return;
+	}
+	table_view_sync(&s->tv, s->res, s->query_text);
+	detail_refresh(s);
+}
+
+/* Replay: make tick idx the newest shown, the window rebuilt from the ticks before it. */
+static int replay_rebuild(struct screen *s, size_t idx)
+{
+	struct tick *got = xcalloc(HISTORY_TICKS, sizeof(*got));
+	size_t n = 0, i = idx + 1, bad = 0;
+	uint64_t newest = 0;
+	char *cause = NULL, *bad_cause = NULL;
+	int rc = 0;
+
+	while (i-- > 0 && n < HISTORY_TICKS) {
+		if (s->src->ops->seek(s->src, i, &cause) < 0) {
+			rc = -1;
+			break;
+		}
+		if (source_read(s->src, &got[n], 0, &cause) != 1) {
+			/* Unreadable: said, and left out of the window. */
+			bad++;
+			free(bad_cause);
+			bad_cause = cause;
+			cause = NULL;
+			continue;
+		}
+		if (!n)
+			newest = got[n].t_ns;
+		if (newest >= s->win.window_ns && got[n].t_ns < newest - s->win.window_ns) {
+			tick_done(&got[n]);
+			break;
+		}
+		n++;
+	}
+	window_clear(&s->history);
+	while (n-- > 0)
+		history_push(s, &got[n]);
+	free(got);
+	if (rc < 0) {
+		screen_status(s, ROLE_ERROR, "seek to tick %zu: %s", idx + 1, cause ? cause : "no tick");
+		free(cause);
+		free(bad_cause);
+		return -1;
+	}
+	if (bad)
+		screen_status(s, ROLE_ERROR, "%zu unreadable tick%s left out of the window: %s", bad,
+			      bad > 1 ? "s" : "", bad_cause);
+	free(bad_cause);
+	s->cursor = idx;
+	s->at_end = idx + 1 >= s->info->nticks;
+	if (!s->at_end && s->src->ops->seek(s->src, idx + 1, &cause) < 0) {
+		screen_status(s, ROLE_ERROR, "seek: %s", cause);
+		free(cause);
+		s->at_end = true;
+	}
+	return 0;
+}
+
+/* Show tick idx of the recording, or step through the paused live history. */
+int screen_seek(struct screen *s, long delta, bool absolute)
+{
+	long idx, last;
+	size_t e;
+
+	if (s->opts->replay) {
+		last = s->info->nticks ? (long)s->info->nticks - 1 : 0;
+		idx = absolute ? (delta < 0 ? last : delta) : (long)s->cursor + delta;
+		idx = idx < 0 ? 0 : idx > last ? last : idx;
+		s->playing = false;
+		return replay_rebuild(s, (size_t)idx);
+	}
+	if (!s->history.nticks)
+		return -1;
+	if (!s->paused) {
+		s->paused = true;
+		s->t_end = s->history.ticks[s->history.nticks - 1].t_ns;
+	}
+	for (e = s->history.nticks; e > 1 && s->history.ticks[e - 1].t_ns > s->t_end; e--)
+		;
+	last = (long)s->history.nticks - 1;
+	idx = absolute ? (delta < 0 ? last : delta) : (long)e - 1 + delta;
+	idx = idx < 0 ? 0 : idx > last ? last : idx;
+	s->t_end = s->history.ticks[idx].t_ns;
+	return 0;
+}
+
+/* Pause or resume. */
+void screen_pause(struct screen *s)
+{
+	if (s->opts->replay) {
+		if (!s->playing && s->at_end && replay_rebuild(s, 0) < 0)
+			return;
+		s->playing = !s->playing;
+		s->next_play_ms = now_ms();
+		return;
+	}
+	s->paused = !s->paused;
+	s->t_end = UINT64_MAX;
+	if (s->paused && s->history.nticks)
+		s->t_end = s->history.ticks[s->history.nticks - 1].t_ns;
+}
+
+/* The replay speed factor. */
+double screen_speed(const struct screen *s)
+{
+	return speeds[s->speed];
+}
+
+/* Change the replay speed by delta steps. */
+void screen_speed_step(struct screen *s, int delta)
+{
+	int n = (int)(sizeof(speeds) / sizeof(speeds[0]));
+
+	s->speed += delta;
+	s->speed = s->speed < 0 ? 0 : s->speed >= n ? n - 1 : s->speed;
+	screen_status(s, ROLE_STATUS, "replay speed %gx", speeds[s->speed]);
+}
+
+/* Index of the newest shown tick in the recording. */
+size_t screen_cursor(const struct screen *s)
+{
+	return s->cursor;
+}
