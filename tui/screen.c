@@ -136,6 +136,12 @@ static bool status_shown(const struct screen *s)
 	return s->status[0] && now_ms() - s->status_ms < STATUS_MS;
 }
 
+/* See screen_priv.h. */
+bool screen_error_shown(const struct screen *s)
+{
+	return status_shown(s) && s->status_role == ROLE_ERROR;
+}
+
 /* Advance t past the characters that fill cols display columns. */
 static const char *skip_width(const char *t, int cols)
 {
@@ -333,7 +339,13 @@ static int poll_source(struct screen *s, int wait_ms)
 		s->at_end = s->cursor + 1 >= s->info->nticks;
 		s->playing = !s->at_end;
 		s->next_play_ms = now_ms() + (uint64_t)(1000 / screen_speed(s));
-		screen_status(s, ROLE_ERROR, "skipped a tick: %s", cause);
+		/* Ticks skipped one after another add up in one message. */
+		s->skips = screen_error_shown(s) && s->status_ms == s->skips_ms ? s->skips + 1 : 1;
+		if (s->skips > 1)
+			screen_status(s, ROLE_ERROR, "skipped %zu ticks; the last: %s", s->skips, cause);
+		else
+			screen_status(s, ROLE_ERROR, "skipped a tick: %s", cause);
+		s->skips_ms = s->status_ms;
 		free(cause);
 		return R_REDRAW;
 	}
@@ -342,7 +354,7 @@ static int poll_source(struct screen *s, int wait_ms)
 			s->at_end = true;
 			s->playing = false;
 			/* A warning still showing (a damaged file's) says more. */
-			if (!status_shown(s) || s->status_role != ROLE_ERROR)
+			if (!screen_error_shown(s))
 				screen_status(s, ROLE_STATUS, "end of the recording: g or Space to start over");
 		} else {
 			s->src_done = true;

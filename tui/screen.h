@@ -59,6 +59,8 @@ struct screen {
 	char status[512];
 	enum role status_role;
 	uint64_t status_ms;		/* when status was set */
+	size_t skips;			/* ticks skipped that the status line counts */
+	uint64_t skips_ms;		/* the status_ms of the message that counts them */
 	char search[128];
 	bool quit;
 };

@@ -6,6 +6,7 @@
 #ifndef LATOP_TUI_SCREEN_PRIV_H
 #define LATOP_TUI_SCREEN_PRIV_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include "screen.h"
 
@@ -13,6 +14,10 @@
 
 /* Now on the monotonic clock, in ms. */
 uint64_t now_ms(void);
+
+/* Whether an error is showing on the status line: a message that only
+ * says what a key did (shown elsewhere too) waits until it is gone. */
+bool screen_error_shown(const struct screen *s);
 
 /* Forget every query to go back to. */
 void stack_clear(struct screen *s);

@@ -214,7 +214,9 @@ void screen_speed_step(struct screen *s, int delta)
 
 	s->speed += delta;
 	s->speed = s->speed < 0 ? 0 : s->speed >= n ? n - 1 : s->speed;
-	screen_status(s, ROLE_STATUS, "replay speed %gx", speeds[s->speed]);
+	/* The header shows the speed too: a warning showing (a tick skipped) stays. */
+	if (!screen_error_shown(s))
+		screen_status(s, ROLE_STATUS, "replay speed %gx", speeds[s->speed]);
 }
 
 /* Index of the newest shown tick in the recording. */
