@@ -44,6 +44,30 @@ uint64_t probe_hist_buckets(struct hist *h, const uint32_t *cur, const uint32_t 
 	return n;
 }
 
+void probe_hist_delta(struct hist *h, const uint32_t *cur, const uint32_t *prev, uint64_t sum,
+		      const struct probe_extremes *ex)
+{
+	int lo, hi, nb = LH_NBUCKETS;
+
+	h->count = probe_hist_buckets(h, cur, prev, &lo, &hi);
+	h->sum = sum;
+	if (lo < 0) {
+		hist_settle(h);
+		return;
+	}
+	bool top = hi + 1 >= nb;	/* the last bucket has no upper bound */
+
+	h->min = lh_bucket_low(lo);
+	h->max = top ? lh_bucket_low(hi) : lh_bucket_low(hi + 1) - 1;
+	if (ex && ex->has_min)
+		h->min = ex->min_moved || h->min < ex->min ? ex->min : h->min;
+	if (ex && ex->has_max)
+		h->max = ex->max_moved || top || h->max > ex->max ? ex->max : h->max;
+	if (h->min > h->max)
+		h->min = h->max;
+	hist_settle(h);
+}
+
 int probe_filter_leaf(const char *probe, const struct filter_entry *e, uint32_t i, char **cause)
 {
 	bool comm = e->term == FTERM_COMM;

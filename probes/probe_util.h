@@ -7,6 +7,7 @@
 #ifndef LATOP_PROBE_UTIL_H
 #define LATOP_PROBE_UTIL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <linux/types.h>
@@ -27,6 +28,27 @@ static inline uint64_t delta(uint64_t cur, uint64_t prev)
  * sum and extremes are left to the caller, whose totals know them. */
 uint64_t probe_hist_buckets(struct hist *h, const uint32_t *cur, const uint32_t *prev, int *lo,
 			    int *hi);
+
+/*
+ * What a probe's totals know of a histogram's extremes beyond its buckets:
+ * the smallest and largest value since the key was made, and whether each
+ * moved this tick (then it is this tick's own, exact).
+ */
+struct probe_extremes {
+	bool has_min, has_max;
+	bool min_moved, max_moved;
+	uint64_t min, max;
+};
+
+/*
+ * Fill h with one tick of a histogram: buckets cur - prev (as
+ * probe_hist_buckets) and their count, sum as given, and extremes: each one that moved this tick is exact, the
+ * others are the bounds of the first and last bucket that moved, clamped
+ * to the all-time extremes ex knows (the last bucket has no upper bound:
+ * the all-time max stands for it, or without one the bucket's lower bound).
+ */
+void probe_hist_delta(struct hist *h, const uint32_t *cur, const uint32_t *prev, uint64_t sum,
+		      const struct probe_extremes *ex);
 
 /* Sum keys 0..n-1 of the per-CPU u64 array map fd over ncpus CPUs into sum;
  * a key that cannot be read sums to 0. */

@@ -281,33 +281,6 @@ static struct prev_ent *prev_get(struct block_priv *bp, const struct blk_key *k)
 	return tomb;
 }
 
-/* Build the histogram of hist row i between prev and cur into h. */
-static void hist_delta(struct hist *h, const struct blk_stats *cur, const struct blk_stats *prev,
-		       int i, uint64_t sum, uint64_t min, uint64_t max, bool exact)
-{
-	int lo, hi, nb = LH_NBUCKETS;
-
-	h->count = probe_hist_buckets(h, cur->hist[i], prev->hist[i], &lo, &hi);
-	h->sum = sum;
-	if (lo < 0) {
-		hist_settle(h);
-		return;
-	}
-	h->min = lh_bucket_low(lo);
-	h->max = hi + 1 < nb ? lh_bucket_low(hi + 1) - 1 : UINT64_MAX;
-	if (!exact) {
-		hist_settle(h);
-		return;
-	}
-	/* The all-time extremes are exact when they moved this tick; else
-	 * they clamp the bucket bounds. */
-	if (prev->count == 0 || min < prev->lat_min || h->min < min)
-		h->min = min;
-	if (prev->count == 0 || max > prev->lat_max || h->max > max)
-		h->max = max;
-	hist_settle(h);
-}
-
 /* Append a row for key's requests since last tick; return the requests counted. */
 static uint64_t add_row(struct block_priv *bp, struct frame *f, const struct blk_key *k,
 			const struct blk_stats *cur, const struct blk_stats *prev,
@@ -331,8 +304,12 @@ static uint64_t add_row(struct block_priv *bp, struct frame *f, const struct blk
 	r[BC_REQUEUES].u = delta(cur->requeues, prev->requeues) * n;
 	r[BC_MERGES].u = delta(cur->merges, prev->merges) * n;
 	r[BC_BYTES].u = delta(cur->bytes, prev->bytes) * n;
-	hist_delta(bp->h, cur, prev, 0, delta(cur->lat_sum, prev->lat_sum), cur->lat_min,
-		   cur->lat_max, true);
+	probe_hist_delta(bp->h, cur->hist[0], prev->hist[0],
+			 delta(cur->lat_sum, prev->lat_sum), &(struct probe_extremes){
+				 .has_min = true, .has_max = true, .min = cur->lat_min,
+				 .max = cur->lat_max,
+				 .min_moved = !prev->count || cur->lat_min < prev->lat_min,
+				 .max_moved = !prev->count || cur->lat_max > prev->lat_max});
 	if (n > 1)
 		hist_scale(bp->h, n);
 	cell_set_hist(&r[BC_LAT], bp->h);
@@ -341,7 +318,7 @@ static uint64_t add_row(struct block_priv *bp, struct frame *f, const struct blk
 		uint64_t t = delta(cur->stage[s], prev->stage[s]);
 
 		r[BC_ALLOC + s].u = t * n;
-		hist_delta(bp->h, cur, prev, 1 + s, t, 0, 0, false);
+		probe_hist_delta(bp->h, cur->hist[1 + s], prev->hist[1 + s], t, NULL);
 		if (n > 1)
 			hist_scale(bp->h, n);
 		cell_set_hist(&r[BC_ALLOC_LAT + s], bp->h);

@@ -292,32 +292,6 @@ static void prev_sweep(struct flows_priv *fp, bool all)
 	}
 }
 
-/* Build the histogram of the requests between prev and cur into h. */
-static void hist_delta(struct hist *h, const struct fl_stats *cur, const struct fl_stats *prev)
-{
-	int lo, hi, nb = LH_NBUCKETS;
-
-	probe_hist_buckets(h, cur->hist, prev->hist, &lo, &hi);
-	h->count = delta(cur->count, prev->count);
-	h->sum = delta(cur->lat_sum, prev->lat_sum);
-	if (lo < 0) {
-		hist_settle(h);
-		return;
-	}
-	/* The all-time extremes are exact when they moved this tick; else the
-	 * bucket bounds, clamped to them. */
-	if (prev->count == 0 || cur->lat_min < prev->lat_min)
-		h->min = cur->lat_min;
-	else
-		h->min = lh_bucket_low(lo) > cur->lat_min ? lh_bucket_low(lo) : cur->lat_min;
-	if (cur->lat_max > prev->lat_max || prev->count == 0)
-		h->max = cur->lat_max;
-	else
-		h->max = hi + 1 < nb && lh_bucket_low(hi + 1) - 1 < cur->lat_max ?
-			 lh_bucket_low(hi + 1) - 1 : cur->lat_max;
-	hist_settle(h);
-}
-
 /* Append a row for a flow's activity since last tick; return requests counted. */
 static uint64_t add_row(struct flows_priv *fp, struct frame *f, const struct fl_key *k,
 			const struct fl_stats *cur, const struct fl_stats *prev)
@@ -332,7 +306,12 @@ static uint64_t add_row(struct flows_priv *fp, struct frame *f, const struct fl_
 	comm_str(cur->comm, comm);
 	cell_set_str(&r[FC_COMM], comm);
 	r[FC_COUNT].u = delta(cur->count, prev->count);
-	hist_delta(fp->h, cur, prev);
+	probe_hist_delta(fp->h, cur->hist, prev->hist,
+			 delta(cur->lat_sum, prev->lat_sum), &(struct probe_extremes){
+				 .has_min = true, .has_max = true, .min = cur->lat_min,
+				 .max = cur->lat_max,
+				 .min_moved = !prev->count || cur->lat_min < prev->lat_min,
+				 .max_moved = !prev->count || cur->lat_max > prev->lat_max});
 	cell_set_hist(&r[FC_LAT], fp->h);
 	r[FC_BYTES].u = in + out;
 	r[FC_BYTES_IN].u = in;

@@ -272,28 +272,6 @@ static struct prev_ent *prev_find(struct locks_priv *sp, const struct lk_key *ke
 	return NULL;
 }
 
-/* Build a histogram of the values between two monotonic bucket arrays. */
-static void hist_delta(struct hist *h, const __u32 *cur, const __u32 *prev, uint64_t count,
-		       uint64_t sum, uint64_t max, bool max_moved)
-{
-	int lo, hi, nb = LH_NBUCKETS;
-
-	probe_hist_buckets(h, cur, prev, &lo, &hi);
-	h->count = count;
-	h->sum = sum;
-	if (lo < 0) {
-		hist_settle(h);
-		return;
-	}
-	h->min = lh_bucket_low(lo);
-	h->max = max_moved ? max : hi + 1 < nb ? lh_bucket_low(hi + 1) - 1 : max;
-	if (h->max > max)
-		h->max = max;
-	if (h->min > h->max)
-		h->min = h->max;
-	hist_settle(h);
-}
-
 /* Append one locks row for key's waits since last tick. */
 static uint64_t add_row(struct locks_priv *sp, struct frame *f, struct prev_ent *p,
 			const struct lk_stats *cur)
@@ -325,14 +303,16 @@ static uint64_t add_row(struct locks_priv *sp, struct frame *f, struct prev_ent 
 	r[LC_COUNT].u = count * n;
 	r[LC_BELOW].u = delta(cur->below, p->st.below) * n;
 	r[LC_WAITERS].u = lkt_waiters(&sp->tl, k);
-	hist_delta(sp->h, cur->hist, p->st.hist, count, delta(cur->wait_sum, p->st.wait_sum),
-		   cur->wait_max, cur->wait_max > p->st.wait_max || !p->st.count);
+	probe_hist_delta(sp->h, cur->hist, p->st.hist, delta(cur->wait_sum, p->st.wait_sum),
+			 &(struct probe_extremes){.has_max = true, .max = cur->wait_max,
+				 .max_moved = cur->wait_max > p->st.wait_max || !p->st.count});
 	if (n > 1)
 		hist_scale(sp->h, n);
 	cell_set_hist(&r[LC_WAIT], sp->h);
-	hist_delta(sp->h, cur->hold_hist, p->st.hold_hist, count,
-		   delta(cur->hold_sum, p->st.hold_sum), cur->hold_max,
-		   cur->hold_max > p->st.hold_max || !p->st.count);
+	probe_hist_delta(sp->h, cur->hold_hist, p->st.hold_hist,
+			 delta(cur->hold_sum, p->st.hold_sum),
+			 &(struct probe_extremes){.has_max = true, .max = cur->hold_max,
+				 .max_moved = cur->hold_max > p->st.hold_max || !p->st.count});
 	if (n > 1)
 		hist_scale(sp->h, n);
 	cell_set_hist(&r[LC_HOLD], sp->h);

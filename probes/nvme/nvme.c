@@ -276,22 +276,6 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Build histogram idx's values between prev and cur into h, with sum sum. */
-static void hist_delta(struct hist *h, const uint32_t *cur, const uint32_t *prev, uint64_t sum)
-{
-	int lo, hi, nb = LH_NBUCKETS;
-
-	h->count = probe_hist_buckets(h, cur, prev, &lo, &hi);
-	h->sum = sum;
-	if (lo < 0) {
-		hist_settle(h);
-		return;
-	}
-	h->min = lh_bucket_low(lo);
-	h->max = hi + 1 < nb ? lh_bucket_low(hi + 1) - 1 : lh_bucket_low(hi);
-	hist_settle(h);
-}
-
 /* Return the prev entry of key k, adding a zeroed one; NULL when full. */
 static struct prev_ent *prev_of(struct nvme_priv *np, const struct nvme_key *k)
 {
@@ -329,7 +313,8 @@ static uint64_t add_row(struct nvme_priv *np, struct frame *f, const struct nvme
 	r[NC_CNTLID].u = k->cntlid;
 	r[NC_COUNT].u = count * n;
 	r[NC_MISFIT].u = misfit * n;
-	hist_delta(np->h, cur->hist[NS_N], prev->hist[NS_N], delta(cur->lat_sum, prev->lat_sum));
+	probe_hist_delta(np->h, cur->hist[NS_N], prev->hist[NS_N],
+			 delta(cur->lat_sum, prev->lat_sum), NULL);
 	if (n > 1)
 		hist_scale(np->h, n);
 	cell_set_hist(&r[NC_LAT], np->h);
@@ -338,7 +323,7 @@ static uint64_t add_row(struct nvme_priv *np, struct frame *f, const struct nvme
 		uint64_t d = delta(cur->stage[i], prev->stage[i]);
 
 		r[NC_STAGE0 + i].u = d * n;
-		hist_delta(np->h, cur->hist[i], prev->hist[i], d);
+		probe_hist_delta(np->h, cur->hist[i], prev->hist[i], d, NULL);
 		if (n > 1)
 			hist_scale(np->h, n);
 		cell_set_hist(&r[NC_HIST0 + i], np->h);

@@ -317,32 +317,6 @@ static void slots_release(struct syscalls_priv *sp)
 	sp->nrel = 0;
 }
 
-/* Build the histogram of the calls between prev and cur into h. */
-static void hist_delta(struct hist *h, const struct sys_stats *cur, const struct sys_stats *prev)
-{
-	int lo, hi, nb = LH_NBUCKETS;
-
-	probe_hist_buckets(h, cur->hist, prev->hist, &lo, &hi);
-	h->count = delta(cur->count, prev->count);
-	h->sum = delta(cur->lat_sum, prev->lat_sum);
-	if (lo < 0) {
-		hist_settle(h);
-		return;
-	}
-	/* The all-time extremes are exact when they moved this tick; else the
-	 * bucket bounds, clamped to them. */
-	if (prev->count == 0 || cur->lat_min < prev->lat_min)
-		h->min = cur->lat_min;
-	else
-		h->min = lh_bucket_low(lo) > cur->lat_min ? lh_bucket_low(lo) : cur->lat_min;
-	if (cur->lat_max > prev->lat_max || prev->count == 0)
-		h->max = cur->lat_max;
-	else
-		h->max = hi + 1 < nb && lh_bucket_low(hi + 1) - 1 < cur->lat_max ?
-			 lh_bucket_low(hi + 1) - 1 : cur->lat_max;
-	hist_settle(h);
-}
-
 /* Append a row for key's calls since last tick; return the calls counted. */
 static uint64_t add_row(struct syscalls_priv *sp, struct frame *f, const struct sys_key *k,
 			const struct sys_stats *cur, const struct sys_stats *prev)
@@ -363,7 +337,12 @@ static uint64_t add_row(struct syscalls_priv *sp, struct frame *f, const struct 
 	cell_set_str(&r[SC_SYSCALL], syscall_label(k->nr, buf, sizeof(buf)));
 	r[SC_COUNT].u = count * n;
 	r[SC_ERRORS].u = delta(cur->errors, prev->errors) * n;
-	hist_delta(sp->h, cur, prev);
+	probe_hist_delta(sp->h, cur->hist, prev->hist,
+			 delta(cur->lat_sum, prev->lat_sum), &(struct probe_extremes){
+				 .has_min = true, .has_max = true, .min = cur->lat_min,
+				 .max = cur->lat_max,
+				 .min_moved = !prev->count || cur->lat_min < prev->lat_min,
+				 .max_moved = !prev->count || cur->lat_max > prev->lat_max});
 	if (n > 1)
 		hist_scale(sp->h, n);
 	cell_set_hist(&r[SC_LAT], sp->h);

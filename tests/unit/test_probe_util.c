@@ -1,4 +1,5 @@
-/* The probes' shared user-side pieces: the monotonic delta and the filter check. */
+/* The probes' shared user-side pieces: the monotonic delta, a histogram's
+ * tick, and the filter check. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,10 +31,64 @@ static int pid_only(const char *probe, const struct filter_entry *e, uint32_t i,
 	return -1;
 }
 
+/*
+ * One tick of a histogram from two monotonic bucket arrays: counts, and
+ * extremes exact where they moved, else bucket bounds clamped to the
+ * all-time ones.
+ */
+static void test_hist_delta(void)
+{
+	static uint32_t prev[LH_NBUCKETS], cur[LH_NBUCKETS];
+	struct hist *h = hist_new();
+	uint32_t b1 = lh_bucket(1000), b2 = lh_bucket(50000), top = LH_NBUCKETS - 1;
+
+	prev[b1] = 5;
+	cur[b1] = 8;
+	cur[b2] = 2;
+	probe_hist_delta(h, cur, prev, 123, NULL);
+	ok(h->count == 5 && h->sum == 123 && h->min == lh_bucket_low(b1) &&
+	   h->max == lh_bucket_low(b2 + 1) - 1,
+	   "buckets only: their count, the given sum, the moved buckets' bounds "
+	   "(count %lu, min %lu, max %lu)", (unsigned long)h->count, (unsigned long)h->min,
+	   (unsigned long)h->max);
+	probe_hist_delta(h, cur, prev, 123, &(struct probe_extremes){
+		.has_min = true, .has_max = true, .min = 1003, .max = 50001,
+		.min_moved = true, .max_moved = true});
+	ok(h->min == 1003 && h->max == 50001, "extremes that moved this tick are exact (%lu, %lu)",
+	   (unsigned long)h->min, (unsigned long)h->max);
+	probe_hist_delta(h, cur, prev, 123, &(struct probe_extremes){
+		.has_min = true, .has_max = true, .min = 2, .max = 9000000});
+	ok(h->min == lh_bucket_low(b1) && h->max == lh_bucket_low(b2 + 1) - 1,
+	   "extremes that did not move leave the bucket bounds inside them");
+	probe_hist_delta(h, cur, prev, 123, &(struct probe_extremes){
+		.has_min = true, .has_max = true, .min = lh_bucket_low(b1) + 1,
+		.max = lh_bucket_low(b2) + 1});
+	ok(h->min == lh_bucket_low(b1) + 1 && h->max == lh_bucket_low(b2) + 1,
+	   "bucket bounds are clamped to the all-time extremes");
+	probe_hist_delta(h, cur, prev, 123, &(struct probe_extremes){
+		.has_max = true, .max = lh_bucket_low(b1)});
+	ok(h->min == lh_bucket_low(b1) && h->max == lh_bucket_low(b1),
+	   "a max below the first bucket's low bound pulls min down to it");
+	memset(cur, 0, sizeof(cur));
+	memset(prev, 0, sizeof(prev));
+	cur[top] = 1;
+	probe_hist_delta(h, cur, prev, 1, NULL);
+	ok(h->max == lh_bucket_low(top), "the last bucket without a max: its low bound");
+	probe_hist_delta(h, cur, prev, 1, &(struct probe_extremes){
+		.has_max = true, .max = lh_bucket_low(top) * 3});
+	ok(h->max == lh_bucket_low(top) * 3, "the last bucket with an all-time max: that max");
+	cur[top] = 0;
+	probe_hist_delta(h, cur, prev, 0, NULL);
+	ok(h->count == 0, "nothing moved: an empty tick");
+	hist_free(h);
+}
+
 int main(void)
 {
 	struct filter_prog f;
 	char *cause = NULL;
+
+	test_hist_delta();
 
 	ok(delta(10, 4) == 6, "delta of a growing total");
 	ok(delta(3, 9) == 3, "delta after the key restarted is the new total");
