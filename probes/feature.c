@@ -299,3 +299,21 @@ bool feature_module(const char *module)
 	snprintf(path, sizeof(path), "/sys/kernel/btf/%s", module);
 	return access(path, R_OK) == 0;
 }
+
+bool feature_tracepoint(const char *event, char *why, size_t len)
+{
+	static const char *const roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+	char path[256];
+	size_t i;
+
+	/* A perf tracepoint attaches by the id tracefs gives it: no tracefs,
+	 * no id, however the kernel was built. */
+	for (i = 0; i < 2; i++) {
+		snprintf(path, sizeof(path), "%s/events/%s/id", roots[i], event);
+		if (!access(path, R_OK))
+			return true;
+	}
+	snprintf(why, len, "tp:%s: tracefs gives it no id (no events/%s/id under "
+		 "/sys/kernel/tracing or /sys/kernel/debug/tracing)", event, event);
+	return false;
+}

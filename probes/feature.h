@@ -22,4 +22,8 @@ bool feature_tp_btf_mod(const char *module, const char *tp, char *why, size_t le
 /* Return true when kernel module module is loaded with BTF (/sys/kernel/btf/MODULE). */
 bool feature_module(const char *module);
 
+/* Return true when tracefs gives tracepoint event ("syscalls/sys_enter_futex")
+ * an id, so a perf tracepoint program can attach to it; else fill why. */
+bool feature_tracepoint(const char *event, char *why, size_t len);
+
 #endif

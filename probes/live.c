@@ -22,7 +22,6 @@
 
 #define MAX_PROGS 64
 #define MAX_SCHEMAS 32
-#define MAX_HOOKS 32
 
 struct live_probe {
 	struct probe p;
@@ -264,18 +263,18 @@ static void append(char **s, const char *text)
 /* Describe a live probe: its name and any stage that fell back. */
 static char *describe_live(struct probe *p)
 {
-	struct hook_choice hooks[MAX_HOOKS];
-	size_t i, n = p->ops->hooks(p, hooks, MAX_HOOKS), used = 0;
+	const struct hook_choice *hooks = p->hooks;
+	size_t i, n = p->nhooks, used = 0;
 	char *s = NULL, *line;
 
 	for (i = 0; i < n; i++)
-		used += hooks[i].hook && !hooks[i].why[0];
+		used += hooks[i].first;
 	line = xasprintf("%s: live, %zu of %zu stages on their first-choice hook", p->ops->name,
 			 used, n);
 	append(&s, line);
 	free(line);
 	for (i = 0; i < n; i++)
-		if (hooks[i].why[0] && hooks[i].hook)
+		if (hooks[i].why[0] && hooks[i].hook && !hooks[i].first)
 			append(&s, hooks[i].why);
 	return s;
 }

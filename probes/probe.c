@@ -8,8 +8,6 @@
 #include "probe.h"
 #include "perf_event.h"
 
-#define MAX_HOOKS 32
-
 /*
  * Every probes/NAME/NAME.bpf.c is a probe whose user side (probes/NAME/NAME.c)
  * defines NAME_probe_ops; the Makefile lists them in probe_list.h (PROBE(NAME)
@@ -102,9 +100,8 @@ bool probe_run_stats(void)
 /* Print one probe's tables and stages. */
 static void report_probe(FILE *out, bool json, const struct probe_ops *ops, bool first)
 {
-	struct probe p = { .ops = ops };
-	struct hook_choice hooks[MAX_HOOKS];
-	size_t i, n = ops->hooks(&p, hooks, MAX_HOOKS);
+	struct hook_choice hooks[PROBE_MAX_HOOKS];
+	size_t i, n = ops->hooks(hooks, PROBE_MAX_HOOKS);
 
 	if (json) {
 		fprintf(out, "%s{\"name\":", first ? "" : ",");

@@ -12,15 +12,11 @@
 #include "../core/table.h"
 #include "../core/source.h"
 #include "filter.h"
+#include "hook.h"
 
 struct probe;
 
-/* Why a stage uses the hook it uses: one line per alternative tried. */
-struct hook_choice {
-	const char *stage;	/* "syscall entry" */
-	const char *hook;	/* "tp_btf/sys_enter" chosen, or NULL if none works */
-	char why[160];		/* "fentry: EPERM at load (...)" for refused ones */
-};
+#define PROBE_MAX_HOOKS 32	/* stages (and counters) one probe reports */
 
 struct probe_ops {
 	const char *name;		/* "syscalls" */
@@ -38,8 +34,10 @@ struct probe_ops {
 	/* Read and reset the kernel state; append one frame per table to t. */
 	int (*collect)(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
 		       char **cause);
-	/* The hooks this kernel gives each stage (for `latop probes` and the header). */
-	size_t (*hooks)(struct probe *p, struct hook_choice *out, size_t max);
+	/* What each stage would use on this kernel, every alternative tried,
+	 * for `latop probes`: at most max into out (0 when max is too small
+	 * for them all).  An open probe's own choices are in probe.hooks. */
+	size_t (*hooks)(struct hook_choice *out, size_t max);
 	void (*close)(struct probe *p);
 	/* The fds of its loaded programs, for run-time statistics; how many. */
 	size_t (*prog_fds)(struct probe *p, int *out, size_t max);
@@ -50,6 +48,8 @@ struct probe {
 	void *priv;
 	bool live;			/* open succeeded */
 	char *error;			/* why open failed, when !live */
+	struct hook_choice hooks[PROBE_MAX_HOOKS];	/* each stage's hook, set by open */
+	size_t nhooks;
 };
 
 extern const struct probe_ops *const probe_registry[];

@@ -28,52 +28,35 @@
 #define PREV_SLOTS (4 * BLK_MAX_KEYS)	/* user-side table of last totals, a power of 2 */
 #define NAME_CACHE 64
 
-/* One way of hooking a stage boundary. */
-struct hook_alt {
-	const char *kind;	/* "tp_btf" or "fentry" */
-	const char *target;	/* tracepoint or kernel function */
-	const char *prog;	/* program in block.bpf.c */
-};
-
-/* A stage boundary and its hooks, in order of preference. */
-struct hook_spec {
-	const char *stage;
-	struct hook_alt alt[2];
-	bool required;
-	const char *without;	/* what is lost when no hook works */
-};
-
+/* Each stage boundary and its hooks, preferred first. */
 static const struct hook_spec hook_specs[] = {
-	{"bio queued (who, dev, op, size)",
-	 {{"tp_btf", "block_bio_queue", "bio_queue"},
-	  {"fentry", "submit_bio_noacct_nocheck", "bio_queue_fentry"}}, true, NULL},
-	{"request allocated (alloc ends)",
-	 {{"tp_btf", "block_getrq", "rq_getrq"}, {"tp_btf", "block_io_start", "rq_io_start"}},
-	 false, "alloc is 0: its time shows in plug"},
-	{"inserted in scheduler (plug ends)",
-	 {{"tp_btf", "block_rq_insert", "rq_insert"}}, false,
-	 "sched is 0: its time shows in plug"},
-	{"issued to driver (device begins)",
-	 {{"tp_btf", "block_rq_issue", "rq_issue"},
-	  {"fentry", "blk_mq_start_request", "rq_issue_fentry"}}, true, NULL},
-	{"completed",
-	 {{"tp_btf", "block_rq_complete", "rq_complete"},
-	  {"fentry", "blk_update_request", "rq_complete_fentry"}}, true, NULL},
-	{"requeued (count, back to sched)",
-	 {{"tp_btf", "block_rq_requeue", "rq_requeue"}}, false,
-	 "requeues not counted; a requeued request's wait shows in device"},
-	{"bio merged (count)",
-	 {{"tp_btf", "block_bio_backmerge", "bio_backmerge"}}, false,
-	 "back merges not counted; merged bios stay followed until evicted"},
-	{"bio front-merged (count)",
-	 {{"tp_btf", "block_bio_frontmerge", "bio_frontmerge"}}, false,
-	 "front merges not counted"},
-	{"request merged in scheduler (count)",
-	 {{"tp_btf", "block_rq_merge", "rq_merge"}}, false,
-	 "merged requests not counted; they stay followed until given up after 60 s"},
-	{"bio split (each part followed)",
-	 {{"tp_btf", "block_split", "bio_split"}}, false,
-	 "split-off parts of large bios are not followed"},
+	{"bio queued (who, dev, op, size)", true, NULL,
+	 {HOOK_TP_BTF("block_bio_queue", "bio_queue"),
+	  HOOK_FENTRY("submit_bio_noacct_nocheck", "bio_queue_fentry")}},
+	{"request allocated (alloc ends)", false, "none: alloc is 0, its time shows in plug",
+	 {HOOK_TP_BTF("block_getrq", "rq_getrq"), HOOK_TP_BTF("block_io_start", "rq_io_start")}},
+	{"inserted in scheduler (plug ends)", false, "none: sched is 0, its time shows in plug",
+	 {HOOK_TP_BTF("block_rq_insert", "rq_insert")}},
+	{"issued to driver (device begins)", true, NULL,
+	 {HOOK_TP_BTF("block_rq_issue", "rq_issue"),
+	  HOOK_FENTRY("blk_mq_start_request", "rq_issue_fentry")}},
+	{"completed", true, NULL,
+	 {HOOK_TP_BTF("block_rq_complete", "rq_complete"),
+	  HOOK_FENTRY("blk_update_request", "rq_complete_fentry")}},
+	{"requeued (count, back to sched)", false,
+	 "none: requeues not counted; a requeued request's wait shows in device",
+	 {HOOK_TP_BTF("block_rq_requeue", "rq_requeue")}},
+	{"bio merged (count)", false,
+	 "none: back merges not counted; merged bios stay followed until evicted",
+	 {HOOK_TP_BTF("block_bio_backmerge", "bio_backmerge")}},
+	{"bio front-merged (count)", false, "none: front merges not counted",
+	 {HOOK_TP_BTF("block_bio_frontmerge", "bio_frontmerge")}},
+	{"request merged in scheduler (count)", false,
+	 "none: merged requests not counted; they stay followed until given up after 60 s",
+	 {HOOK_TP_BTF("block_rq_merge", "rq_merge")}},
+	{"bio split (each part followed)", false,
+	 "none: split-off parts of large bios are not followed",
+	 {HOOK_TP_BTF("block_split", "bio_split")}},
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
 
@@ -88,7 +71,6 @@ struct prev_ent {
 struct block_priv {
 	struct block_bpf *skel;
 	struct ring_buffer *rb;
-	struct hook_choice choices[NSPECS];
 	struct prev_ent *prev;	/* PREV_SLOTS */
 	struct blk_dev *devs;	/* the mapped devs array */
 	struct blk_req *reqs;	/* the mapped request table */
@@ -132,66 +114,13 @@ static const char *op_name(uint32_t op, char *buf, size_t len)
 	return buf;
 }
 
-/* Return true when alt loads here; fill why otherwise. */
-static bool alt_works(const struct hook_alt *alt, char *why, size_t len)
-{
-	return !strcmp(alt->kind, "fentry") ? feature_fentry(alt->target, why, len) :
-	       feature_tp_btf(alt->target, why, len);
-}
-
-/* Return whether LATOP_BLOCK_HOOKS=fentry asks for the fentry hooks first. */
-static bool prefer_fentry(void)
+/* The hook order LATOP_BLOCK_HOOKS asks for: "fentry" tries the fentry
+ * alternatives first (the guest test that checks them runs it). */
+static unsigned hook_flags(void)
 {
 	const char *v = getenv("LATOP_BLOCK_HOOKS");
 
-	return v && !strcmp(v, "fentry");
-}
-
-/* Fill choice for spec: the first alternative that loads (fentry ones first
- * when preferred), or why none does; with all, also whether the other would.
- * Return the index of the alternative chosen, or -1. */
-static int choose_hook(const struct hook_spec *spec, struct hook_choice *choice, bool all)
-{
-	static char labels[NSPECS][2][80];
-	size_t si = (size_t)(spec - hook_specs);
-	int nalt = spec->alt[1].kind ? 2 : 1, order[2] = {0, 1}, i, k, o;
-	char why[2][140];
-
-	if (nalt == 2 && prefer_fentry() && !strcmp(spec->alt[1].kind, "fentry")) {
-		order[0] = 1;
-		order[1] = 0;
-	}
-	choice->stage = spec->stage;
-	choice->hook = NULL;
-	choice->why[0] = 0;
-	for (i = 0; i < nalt; i++)
-		snprintf(labels[si][i], sizeof(labels[si][i]), "%s/%s", spec->alt[i].kind,
-			 spec->alt[i].target);
-	for (i = 0; i < nalt; i++) {
-		k = order[i];
-		if (!alt_works(&spec->alt[k], why[k], sizeof(why[k])))
-			continue;
-		choice->hook = labels[si][k];
-		o = order[1 - i];
-		if (nalt < 2)
-			return k;
-		if (i > 0)
-			snprintf(choice->why, sizeof(choice->why), "%s refused: %.120s",
-				 labels[si][o], why[o]);
-		else if (!all)
-			snprintf(choice->why, sizeof(choice->why), "alternative %s", labels[si][o]);
-		else if (alt_works(&spec->alt[o], why[o], sizeof(why[o])))
-			snprintf(choice->why, sizeof(choice->why), "alternative %s loads here too",
-				 labels[si][o]);
-		else
-			snprintf(choice->why, sizeof(choice->why), "alternative %s does not load here: %.100s",
-				 labels[si][o], why[o]);
-		return k;
-	}
-	snprintf(choice->why, sizeof(choice->why), "refused: %.100s%s%.50s",
-		 why[order[nalt - 1]], spec->without ? "; " : "",
-		 spec->without ? spec->without : "");
-	return -1;
+	return v && !strcmp(v, "fentry") ? HOOK_FENTRY_FIRST : 0;
 }
 
 static const char *const stage_names[BS_N] = {"alloc", "plug", "sched", "device"};
@@ -531,27 +460,12 @@ static void block_close(struct probe *p)
 	p->priv = NULL;
 }
 
-/* Switch off every program of spec but alternative keep (-1: all). */
-static void disable_others(struct block_bpf *skel, const struct hook_spec *spec, int keep)
-{
-	int i;
-
-	for (i = 0; i < 2 && spec->alt[i].kind; i++) {
-		struct bpf_program *prog =
-			bpf_object__find_program_by_name(skel->obj, spec->alt[i].prog);
-
-		if (prog && i != keep)
-			bpf_program__set_autoload(prog, false);
-	}
-}
-
 /* Choose hooks and load; block_attach starts counting. */
 static int block_open(struct probe *p, char **cause)
 {
 	struct block_priv *bp = xcalloc(1, sizeof(*bp));
 	char why[160];
 	void *m;
-	size_t i;
 	int err;
 
 	p->priv = bp;
@@ -564,25 +478,14 @@ static int block_open(struct probe *p, char **cause)
 		*cause = xasprintf("block: opening the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	for (i = 0; i < NSPECS; i++) {
-		int k = choose_hook(&hook_specs[i], &bp->choices[i], false);
-
-		if (k < 0 && hook_specs[i].required) {
-			*cause = strstr(bp->choices[i].why, "EPERM") && geteuid() != 0 ?
-				 xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
-					   "(block: %s)", bp->choices[i].why) :
-				 xasprintf("block: %s: %s", hook_specs[i].stage, bp->choices[i].why);
-			goto fail;
-		}
-		disable_others(bp->skel, &hook_specs[i], k);
-	}
+	if (hook_choose_all("block", bp->skel->obj, hook_specs, NSPECS, p->hooks, NULL,
+			    hook_flags(), cause))
+		goto fail;
+	p->nhooks = NSPECS;
 	bp->skel->rodata->self_tgid = getpid();
 	err = block_bpf__load(bp->skel);
 	if (err) {
-		*cause = err == -EPERM ?
-			 xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
-				   "(EPERM at load of block)") :
-			 xasprintf("block: loading the BPF programs: %s", strerror(-err));
+		*cause = hook_load_cause("block", err);
 		goto fail;
 	}
 	bp->rb = ring_buffer__new(bpf_map__fd(bp->skel->maps.events), on_event, bp, NULL);
@@ -637,22 +540,14 @@ static int block_attach(struct probe *p, char **cause)
 	return 0;
 }
 
-/* List the hooks of each stage: the ones in use when open, else what would be. */
-static size_t block_hooks(struct probe *p, struct hook_choice *out, size_t max)
+/* What each stage would use here, every alternative tried. */
+static size_t block_hooks(struct hook_choice *out, size_t max)
 {
-	struct block_priv *bp = p ? p->priv : NULL;
-	struct hook_choice all[NSPECS];
-	size_t i, n = NSPECS;
-
-	if (bp)
-		memcpy(all, bp->choices, sizeof(all));
-	else
-		for (i = 0; i < NSPECS; i++)
-			choose_hook(&hook_specs[i], &all[i], true);
-	if (n > max)
-		n = max;
-	memcpy(out, all, n * sizeof(*out));
-	return n;
+	if (max < NSPECS)
+		return 0;
+	hook_choose_all("block", NULL, hook_specs, NSPECS, out, NULL,
+			hook_flags() | HOOK_CHECK_ALL, NULL);
+	return NSPECS;
 }
 
 /* List the fds of the loaded programs. */

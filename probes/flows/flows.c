@@ -31,30 +31,17 @@
 #define FLOW_TIMEOUT_MAX_NS 3600000000000ULL	/* ... to 1h */
 #define PREV_BUCKETS 4096	/* user-side table of last tick's totals (a power of 2) */
 
-/* One stage and the programs that serve it, in order of preference. */
-struct hook_spec {
-	const char *stage;
-	const char *kind;		/* "tp_btf" or "fentry" */
-	const char *label;		/* the hook as `latop probes` names it */
-	const char *targets[2];
-	const char *progs[2];
-	bool required;			/* the probe cannot run without this stage */
-};
-
-/* Each stage's alternatives, preferred first; a stage uses the first that loads. */
+/* Each stage and its hooks, preferred first. */
 static const struct hook_spec hook_specs[] = {
-	{"ingress (request in)", "fentry", "fentry/tcp_v4_rcv+tcp_v6_rcv",
-	 {"tcp_v4_rcv", "tcp_v6_rcv"}, {"rx_tcp", "rx_tcp6"}, false},
-	{"ingress (request in)", "tp_btf", "tp_btf/netif_receive_skb",
-	 {"netif_receive_skb"}, {"rx_tp"}, true},
-	{"egress (response out)", "fentry", "fentry/__dev_queue_xmit",
-	 {"__dev_queue_xmit"}, {"tx_dev"}, false},
-	{"egress (response out)", "tp_btf", "tp_btf/net_dev_queue",
-	 {"net_dev_queue"}, {"tx_tp"}, true},
-	{"accepted connections", "tp_btf", "tp_btf/inet_sock_set_state",
-	 {"inet_sock_set_state"}, {"set_state"}, true},
-	{"serving process (pid, comm)", "tp_btf", "tp_btf/sock_recv_length",
-	 {"sock_recv_length"}, {"recv_len"}, false},
+	{"ingress (request in)", true, NULL,
+	 {{"fentry", NULL, {"tcp_v4_rcv", "tcp_v6_rcv"}, {"rx_tcp", "rx_tcp6"},
+	   "fentry/tcp_v4_rcv+tcp_v6_rcv"},
+	  HOOK_TP_BTF("netif_receive_skb", "rx_tp")}},
+	{"egress (response out)", true, NULL,
+	 {HOOK_FENTRY("__dev_queue_xmit", "tx_dev"), HOOK_TP_BTF("net_dev_queue", "tx_tp")}},
+	{"accepted connections", true, NULL, {HOOK_TP_BTF("inet_sock_set_state", "set_state")}},
+	{"serving process (pid, comm)", false, NULL,
+	 {HOOK_TP_BTF("sock_recv_length", "recv_len")}},
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
 
@@ -69,8 +56,6 @@ struct prev_ent {
 struct flows_priv {
 	struct flows_bpf *skel;
 	struct ring_buffer *rb;
-	struct hook_choice choices[NSPECS];
-	size_t nchoices;
 	struct prev_ent *prev[PREV_BUCKETS];
 	uint64_t round;
 	int ncpus;
@@ -81,78 +66,6 @@ struct flows_priv {
 	struct fl_stats cur;	/* one flow's totals, copied out */
 	struct hist *h;
 };
-
-/* Return true when every target of spec loads here; fill why otherwise. */
-static bool spec_works(const struct hook_spec *spec, char *why, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < 2 && spec->targets[i]; i++) {
-		bool ok = !strcmp(spec->kind, "fentry") ?
-			  feature_fentry(spec->targets[i], why, len) :
-			  feature_tp_btf(spec->targets[i], why, len);
-
-		if (!ok)
-			return false;
-	}
-	why[0] = 0;
-	return true;
-}
-
-/*
- * Choose a hook for every stage into choices (one line per stage, naming a
- * refused preference in why); when skel is given, switch off the programs
- * not chosen.  0, or -1 with *cause when a stage has no hook that loads.
- */
-static int choose_hooks(struct flows_bpf *skel, struct hook_choice *choices, size_t *n,
-			char **cause)
-{
-	size_t i, j;
-
-	*n = 0;
-	for (i = 0; i < NSPECS; i++) {
-		const struct hook_spec *sp = &hook_specs[i];
-		struct hook_choice *c;
-		char why[140];
-		bool first = !*n || strcmp(choices[*n - 1].stage, sp->stage);
-		bool ok;
-
-		if (first) {
-			c = &choices[(*n)++];
-			c->stage = sp->stage;
-			c->hook = NULL;
-			c->why[0] = 0;
-		} else {
-			c = &choices[*n - 1];
-		}
-		ok = !c->hook && spec_works(sp, why, sizeof(why));
-		if (ok) {
-			c->hook = sp->label;
-		} else if (!c->hook) {
-			size_t l = strlen(c->why);
-
-			snprintf(c->why + l, sizeof(c->why) - l, "%s%s refused: %.100s",
-				 l ? "; " : "", sp->label, why);
-		}
-		if (skel && !ok)
-			for (j = 0; j < 2 && sp->progs[j]; j++) {
-				struct bpf_program *p =
-					bpf_object__find_program_by_name(skel->obj, sp->progs[j]);
-
-				if (p)
-					bpf_program__set_autoload(p, false);
-			}
-		if (!c->hook && sp->required && cause) {
-			if (strstr(c->why, "EPERM") && geteuid() != 0)
-				*cause = xasprintf("loading BPF programs needs root or "
-						   "CAP_BPF+CAP_PERFMON (flows: %s)", c->why);
-			else
-				*cause = xasprintf("flows: %s: %s", c->stage, c->why);
-			return -1;
-		}
-	}
-	return 0;
-}
 
 /* Convert a key address to the table's struct ipaddr. */
 static void key_ip(const __u64 a[2], struct ipaddr *ip)
@@ -628,16 +541,14 @@ static int flows_open(struct probe *p, char **cause)
 		*cause = xasprintf("flows: opening the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	if (choose_hooks(fp->skel, fp->choices, &fp->nchoices, cause))
+	if (hook_choose_all("flows", fp->skel->obj, hook_specs, NSPECS, p->hooks, NULL, 0, cause))
 		goto fail;
+	p->nhooks = NSPECS;
 	fp->skel->rodata->timeout_ns = fp->timeout_ns;
 	fp->skel->rodata->nr_cpus = (uint32_t)libbpf_num_possible_cpus();
 	err = flows_bpf__load(fp->skel);
 	if (err) {
-		*cause = err == -EPERM ?
-			 xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
-				   "(EPERM at load of flows)") :
-			 xasprintf("flows: loading the BPF programs: %s", strerror(-err));
+		*cause = hook_load_cause("flows", err);
 		goto fail;
 	}
 	fp->rb = ring_buffer__new(bpf_map__fd(fp->skel->maps.events), on_event, fp, NULL);
@@ -669,23 +580,13 @@ static int flows_attach(struct probe *p, char **cause)
 	return 0;
 }
 
-/* List the hooks of each stage: the ones in use when open, else what would be. */
-static size_t flows_hooks(struct probe *p, struct hook_choice *out, size_t max)
+/* What each stage would use here, every alternative tried. */
+static size_t flows_hooks(struct hook_choice *out, size_t max)
 {
-	struct flows_priv *fp = p ? p->priv : NULL;
-	struct hook_choice all[NSPECS];
-	size_t n = 0;
-
-	if (fp) {
-		memcpy(all, fp->choices, sizeof(all));
-		n = fp->nchoices;
-	} else {
-		choose_hooks(NULL, all, &n, NULL);
-	}
-	if (n > max)
-		n = max;
-	memcpy(out, all, n * sizeof(*out));
-	return n;
+	if (max < NSPECS)
+		return 0;
+	hook_choose_all("flows", NULL, hook_specs, NSPECS, out, NULL, HOOK_CHECK_ALL, NULL);
+	return NSPECS;
 }
 
 /* List the fds of the loaded programs. */

@@ -45,33 +45,24 @@ static const char *const lock_fn_parts[] = {
 	"__traceiter", "osq_lock", "_down", "mutex_optimistic",
 };
 
-struct hook_spec {
-	const char *stage;
-	const char *label;
-	const char *tp_btf[2];		/* tracepoints checked with a real load */
-	const char *progs[2];
-	bool required;
-};
-
-/* Futex waits: their own syscall tracepoints where tracefs gives their ids. */
-static const struct hook_spec futex_spec = {
-	"futex waits and wakes (user locks)", "tp/syscalls/sys_enter_futex+sys_exit_futex",
-	{NULL}, {"futex_enter", "futex_exit"}, false,
-};
-/* ... else the scheduler: sleeps inside futex(WAIT), and who wakes them. */
-static const struct hook_spec futex_sched_spec = {
-	"futex waits and wakes (user locks)",
-	"tp_btf/sched_switch+sched_waking (sleeps inside futex(WAIT), found by the saved registers)",
-	{"sched_switch", "sched_waking"}, {"futex_waking"}, true,
-};
-
+/* Each stage and its hooks, preferred first. */
 static const struct hook_spec hook_specs[] = {
-	{"kernel lock contention", "tp_btf/contention_begin+contention_end",
-	 {"contention_begin", "contention_end"}, {"lock_begin", "lock_end"}, false},
-	{"holder off-CPU spans", "tp_btf/sched_switch", {"sched_switch"}, {"sched_switch"}, false},
+	/* Futex waits: their own syscall tracepoints where tracefs gives their
+	 * ids, else the scheduler: sleeps inside futex(WAIT), and who wakes them. */
+	{"futex waits and wakes (user locks)", true, NULL,
+	 {{"tp", NULL, {"syscalls/sys_enter_futex", "syscalls/sys_exit_futex"},
+	   {"futex_enter", "futex_exit"}, "tp/syscalls/sys_enter_futex+sys_exit_futex"},
+	  {"tp_btf", NULL, {"sched_switch", "sched_waking"}, {"futex_waking"},
+	   "tp_btf/sched_switch+sched_waking (sleeps inside futex(WAIT), found by the saved "
+	   "registers)"}}},
+	{"kernel lock contention", false, NULL,
+	 {{"tp_btf", NULL, {"contention_begin", "contention_end"}, {"lock_begin", "lock_end"},
+	   "tp_btf/contention_begin+contention_end"}}},
+	{"holder off-CPU spans", false, NULL, {HOOK_TP_BTF("sched_switch", "sched_switch")}},
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
-#define NCHOICES (NSPECS + 2)
+#define NCHOICES (NSPECS + 1)	/* and the holder sampler */
+#define FUTEX_STAGE 0
 
 struct prev_ent {
 	struct lk_key key;
@@ -84,8 +75,6 @@ struct prev_ent {
 struct locks_priv {
 	struct locks_bpf *skel;
 	struct ring_buffer *rb;
-	struct hook_choice choices[NCHOICES];
-	size_t nchoices;
 	int ncpus;
 	int *perf_fds;
 	struct bpf_link **perf_links;
@@ -568,57 +557,13 @@ static void locks_close(struct probe *p)
 	p->priv = NULL;
 }
 
-/* Return whether tracefs (where libbpf looks) lists event ("group/name"). */
-static bool tracefs_event(const char *event)
+/* Fill c with the holder sampler's line, as when it opens. */
+static void sampler_choice(struct hook_choice *c)
 {
-	static const char *const roots[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
-	char path[256];
-	size_t i;
-
-	for (i = 0; i < 2; i++) {
-		snprintf(path, sizeof(path), "%s/events/%s/id", roots[i], event);
-		if (!access(path, R_OK))
-			return true;
-	}
-	return false;
-}
-
-/* Fill choice for spec: the hook used, or why it is refused. */
-static bool choose_hook(const struct hook_spec *spec, struct hook_choice *choice)
-{
-	char why[140];
-	size_t i;
-
-	choice->stage = spec->stage;
-	choice->hook = spec->label;
-	choice->why[0] = 0;
-	for (i = 0; i < 2 && spec->tp_btf[i]; i++) {
-		if (!feature_tp_btf(spec->tp_btf[i], why, sizeof(why))) {
-			choice->hook = NULL;
-			snprintf(choice->why, sizeof(choice->why), "refused: %.140s", why);
-			return false;
-		}
-	}
-	if (!spec->tp_btf[0] && !tracefs_event("syscalls/sys_enter_futex")) {
-		choice->hook = NULL;
-		snprintf(choice->why, sizeof(choice->why), "refused: no tracefs with "
-			 "syscalls/sys_enter_futex (tracepoint ids come from tracefs)");
-		return false;
-	}
-	return true;
-}
-
-/* Switch off the programs of a refused optional spec. */
-static void disable_spec(struct locks_bpf *skel, const struct hook_spec *spec)
-{
-	size_t i;
-
-	for (i = 0; i < 2 && spec->progs[i]; i++) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(skel->obj, spec->progs[i]);
-
-		if (prog)
-			bpf_program__set_autoload(prog, false);
-	}
+	c->stage = "holder stacks (sampled while others wait)";
+	c->hook = "perf_event/cpu-clock " LATOP_STR(LK_SAMPLE_HZ) " Hz";
+	c->first = true;
+	c->why[0] = 0;
 }
 
 /* Choose hooks and load; locks_attach starts counting. */
@@ -626,9 +571,8 @@ static int locks_open(struct probe *p, char **cause)
 {
 	struct locks_priv *sp = xcalloc(1, sizeof(*sp));
 	struct hook_choice *c;
+	int used[NSPECS], err;
 	char why[160];
-	size_t i;
-	int err;
 
 	p->priv = sp;
 	sp->ncpus = libbpf_num_possible_cpus();
@@ -641,45 +585,22 @@ static int locks_open(struct probe *p, char **cause)
 		*cause = xasprintf("locks: opening the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	c = &sp->choices[sp->nchoices++];
-	if (choose_hook(&futex_spec, c)) {
-		disable_spec(sp->skel, &futex_sched_spec);
-	} else {
-		struct hook_choice fb;
-
-		disable_spec(sp->skel, &futex_spec);
-		if (!choose_hook(&futex_sched_spec, &fb)) {
-			*cause = xasprintf("locks: %s: %s; %s", c->stage, c->why, fb.why);
-			goto fail;
-		}
-		c->hook = futex_sched_spec.label;
-		sp->skel->rodata->futex_by_sched = true;
-	}
-	for (i = 0; i < NSPECS; i++) {
-		c = &sp->choices[sp->nchoices++];
-		if (choose_hook(&hook_specs[i], c))
-			continue;
-		if (hook_specs[i].required) {
-			*cause = xasprintf("locks: %s: %s", c->stage, c->why);
-			goto fail;
-		}
-		disable_spec(sp->skel, &hook_specs[i]);
-	}
-	c = &sp->choices[sp->nchoices++];
-	c->stage = "holder stacks (sampled while others wait)";
-	c->hook = "perf_event/cpu-clock " LATOP_STR(LK_SAMPLE_HZ) " Hz";
+	if (hook_choose_all("locks", sp->skel->obj, hook_specs, NSPECS, p->hooks, used, 0, cause))
+		goto fail;
+	sp->skel->rodata->futex_by_sched = used[FUTEX_STAGE] == 1;
+	c = &p->hooks[NSPECS];
+	sampler_choice(c);
 	if (open_sampler(sp, why, sizeof(why))) {
 		c->hook = NULL;
+		c->first = false;
 		snprintf(c->why, sizeof(c->why), "refused: %.140s", why);
 		bpf_program__set_autoload(sp->skel->progs.holder_sample, false);
 	}
+	p->nhooks = NCHOICES;
 	sp->skel->rodata->self_tgid = getpid();
 	err = locks_bpf__load(sp->skel);
 	if (err) {
-		*cause = err == -EPERM ?
-			 xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
-				   "(EPERM at load of locks)") :
-			 xasprintf("locks: loading the BPF programs: %s", strerror(-err));
+		*cause = hook_load_cause("locks", err);
 		goto fail;
 	}
 	sp->rb = ring_buffer__new(bpf_map__fd(sp->skel->maps.events), on_record, sp, NULL);
@@ -725,34 +646,14 @@ static int locks_attach(struct probe *p, char **cause)
 	return 0;
 }
 
-/* List the hooks of each stage: the ones in use when open, else what would be. */
-static size_t locks_hooks(struct probe *p, struct hook_choice *out, size_t max)
+/* What each stage would use here, every alternative tried. */
+static size_t locks_hooks(struct hook_choice *out, size_t max)
 {
-	struct locks_priv *sp = p ? p->priv : NULL;
-	struct hook_choice all[NCHOICES];
-	size_t i, n = 0;
-
-	if (sp) {
-		memcpy(all, sp->choices, sizeof(all));
-		n = sp->nchoices;
-	} else {
-		if (!choose_hook(&futex_spec, &all[n])) {
-			struct hook_choice fb;
-
-			if (choose_hook(&futex_sched_spec, &fb))
-				all[n].hook = futex_sched_spec.label;
-		}
-		n++;
-		for (i = 0; i < NSPECS; i++)
-			choose_hook(&hook_specs[i], &all[n++]);
-		all[n].stage = "holder stacks (sampled while others wait)";
-		all[n].hook = "perf_event/cpu-clock " LATOP_STR(LK_SAMPLE_HZ) " Hz";
-		all[n++].why[0] = 0;
-	}
-	if (n > max)
-		n = max;
-	memcpy(out, all, n * sizeof(*out));
-	return n;
+	if (max < NCHOICES)
+		return 0;
+	hook_choose_all("locks", NULL, hook_specs, NSPECS, out, NULL, HOOK_CHECK_ALL, NULL);
+	sampler_choice(&out[NSPECS]);
+	return NCHOICES;
 }
 
 /* List the fds of the loaded programs. */

@@ -26,82 +26,75 @@
 #include "nvme_schema.h"
 #include "nvme.skel.h"
 
-/* One alternative hook for a boundary. */
-struct hook_alt {
-	const char *kind;		/* "fentry", "tp_btf" */
-	const char *module;		/* kernel module, NULL for vmlinux */
-	const char *targets[2];		/* functions or tracepoints */
-	const char *progs[2];		/* programs in nvme.bpf.c */
-	const char *label;		/* the hook as `latop probes` names it */
-};
-
-/* A stage boundary and its alternatives, in order of preference. */
-struct hook_spec {
-	const char *stage;
+/* A stage boundary: its hooks, and what it means to this probe. */
+struct nvme_hook {
+	struct hook_spec h;
 	int side;			/* enum nvme_side */
 	__u32 have;			/* rodata bits set when the first alternative is live */
-	bool required;			/* the side cannot run without it */
-	struct hook_alt alt[2];
-	const char *fallback;		/* what stands in when no alternative loads */
 };
 
-static const struct hook_spec hook_specs[] = {
-	{"initiator: bio queued (queue starts)", SIDE_INITIATOR, HAVE_I(IB_BIO), false,
-	 {{"tp_btf", NULL, {"block_bio_queue"}, {"bio_queue"}, "tp_btf/block_bio_queue"}},
-	 "I/Os start at queue_rq (queue is 0)"},
-	{"initiator: bio split (parts inherit its queueing)", SIDE_INITIATOR, 0, false,
-	 {{"tp_btf", NULL, {"block_split"}, {"bio_split"}, "tp_btf/block_split"}},
-	 "none: split I/Os do not fit (counted as misfit)"},
-	{"initiator: nvme-tcp submission starts", SIDE_INITIATOR, HAVE_I(IB_QRQ), false,
-	 {{"fentry", "nvme_tcp", {"nvme_tcp_queue_rq"}, {"queue_rq"}, "fentry/nvme_tcp_queue_rq"}},
-	 "tp_btf/nvme_setup_cmd"},
-	{"initiator: command id and opcode", SIDE_INITIATOR, 0, true,
-	 {{"tp_btf", "nvme_core", {"nvme_setup_cmd"}, {"setup_cmd"}, "tp_btf/nvme_setup_cmd"}},
-	 NULL},
-	{"initiator: capsule and data handed to TCP", SIDE_INITIATOR,
-	 HAVE_I(IB_CMD_SENT) | HAVE_I(IB_DATA_SENT), false,
-	 {{"fentry", "nvme_tcp", {"nvme_tcp_try_send"}, {"try_send_enter", "try_send_exit"},
-	   "fentry+fexit/nvme_tcp_try_send"}},
-	 "none: submit and data_out are 0, remote starts at queue_rq"},
-	{"initiator: R2T received", SIDE_INITIATOR, HAVE_I(IB_R2T), false,
-	 {{"fentry", "nvme_tcp", {"nvme_tcp_setup_h2c_data_pdu"}, {"setup_h2c"},
-	   "fentry/nvme_tcp_setup_h2c_data_pdu"}},
-	 "none: r2t is 0"},
-	{"initiator: response arrives on the socket", SIDE_INITIATOR, HAVE_I(IB_RX), false,
-	 {{"fentry", "nvme_tcp", {"nvme_tcp_data_ready"}, {"data_ready"},
-	   "fentry/nvme_tcp_data_ready"}},
-	 "none: rx is 0, remote ends at nvme_complete_rq"},
-	{"initiator: nvme completion", SIDE_INITIATOR, 0, true,
-	 {{"tp_btf", "nvme_core", {"nvme_complete_rq"}, {"complete_rq_tp"},
+static const struct nvme_hook hook_specs[] = {
+	{{"initiator: bio queued (queue starts)", false, "I/Os start at queue_rq (queue is 0)",
+	  {{"tp_btf", NULL, {"block_bio_queue"}, {"bio_queue"}, "tp_btf/block_bio_queue"}}},
+	 SIDE_INITIATOR, HAVE_I(IB_BIO)},
+	{{"initiator: bio split (parts inherit its queueing)", false,
+	  "none: split I/Os do not fit (counted as misfit)",
+	  {{"tp_btf", NULL, {"block_split"}, {"bio_split"}, "tp_btf/block_split"}}},
+	 SIDE_INITIATOR, 0},
+	{{"initiator: nvme-tcp submission starts", false, "tp_btf/nvme_setup_cmd",
+	  {{"fentry", "nvme_tcp", {"nvme_tcp_queue_rq"}, {"queue_rq"}, "fentry/nvme_tcp_queue_rq"}}},
+	 SIDE_INITIATOR, HAVE_I(IB_QRQ)},
+	{{"initiator: command id and opcode", true, NULL,
+	  {{"tp_btf", "nvme_core", {"nvme_setup_cmd"}, {"setup_cmd"}, "tp_btf/nvme_setup_cmd"}}},
+	 SIDE_INITIATOR, 0},
+	{{"initiator: capsule and data handed to TCP", false,
+	  "none: submit and data_out are 0, remote starts at queue_rq",
+	  {{"fentry", "nvme_tcp", {"nvme_tcp_try_send"}, {"try_send_enter", "try_send_exit"},
+	   "fentry+fexit/nvme_tcp_try_send"}}},
+	 SIDE_INITIATOR, HAVE_I(IB_CMD_SENT) | HAVE_I(IB_DATA_SENT)},
+	{{"initiator: R2T received", false, "none: r2t is 0",
+	  {{"fentry", "nvme_tcp", {"nvme_tcp_setup_h2c_data_pdu"}, {"setup_h2c"},
+	   "fentry/nvme_tcp_setup_h2c_data_pdu"}}},
+	 SIDE_INITIATOR, HAVE_I(IB_R2T)},
+	{{"initiator: response arrives on the socket", false,
+	  "none: rx is 0, remote ends at nvme_complete_rq",
+	  {{"fentry", "nvme_tcp", {"nvme_tcp_data_ready"}, {"data_ready"},
+	   "fentry/nvme_tcp_data_ready"}}},
+	 SIDE_INITIATOR, HAVE_I(IB_RX)},
+	{{"initiator: nvme completion", true, NULL,
+	  {{"tp_btf", "nvme_core", {"nvme_complete_rq"}, {"complete_rq_tp"},
 	   "tp_btf/nvme_complete_rq"},
 	  {"fentry", "nvme_core", {"nvme_complete_rq"}, {"complete_rq_fentry"},
-	   "fentry/nvme_complete_rq"}},
-	 NULL},
-	{"initiator: block completion (I/O ends)", SIDE_INITIATOR, 0, true,
-	 {{"tp_btf", NULL, {"block_rq_complete"}, {"block_complete"}, "tp_btf/block_rq_complete"}},
-	 NULL},
-	{"target: command received", SIDE_TARGET, 0, true,
-	 {{"tp_btf", "nvmet", {"nvmet_req_init"}, {"req_init_tp"}, "tp_btf/nvmet_req_init"},
-	  {"fentry", "nvmet", {"nvmet_req_init"}, {"req_init_fentry"}, "fentry/nvmet_req_init"}},
-	 NULL},
-	{"target: backing I/O starts (block device)", SIDE_TARGET, HAVE_T(TB_EXEC), false,
-	 {{"fentry", "nvmet", {"nvmet_bdev_execute_rw"}, {"bdev_execute"},
-	   "fentry/nvmet_bdev_execute_rw"}},
-	 "none: t_recv is 0, t_exec starts at the command"},
-	{"target: backing I/O starts (file)", SIDE_TARGET, HAVE_T(TB_EXEC), false,
-	 {{"fentry", "nvmet", {"nvmet_file_execute_rw"}, {"file_execute"},
-	   "fentry/nvmet_file_execute_rw"}},
-	 "none (file-backed namespaces: t_exec starts at the command)"},
-	{"target: command completes", SIDE_TARGET, 0, true,
-	 {{"tp_btf", "nvmet", {"nvmet_req_complete"}, {"req_complete_tp"},
+	   "fentry/nvme_complete_rq"}}},
+	 SIDE_INITIATOR, 0},
+	{{"initiator: block completion (I/O ends)", true, NULL,
+	  {{"tp_btf", NULL, {"block_rq_complete"}, {"block_complete"}, "tp_btf/block_rq_complete"}}},
+	 SIDE_INITIATOR, 0},
+	{{"target: command received", true, NULL,
+	  {{"tp_btf", "nvmet", {"nvmet_req_init"}, {"req_init_tp"}, "tp_btf/nvmet_req_init"},
+	  {"fentry", "nvmet", {"nvmet_req_init"}, {"req_init_fentry"}, "fentry/nvmet_req_init"}}},
+	 SIDE_TARGET, 0},
+	{{"target: backing I/O starts (block device)", false,
+	  "none: t_recv is 0, t_exec starts at the command",
+	  {{"fentry", "nvmet", {"nvmet_bdev_execute_rw"}, {"bdev_execute"},
+	   "fentry/nvmet_bdev_execute_rw"}}},
+	 SIDE_TARGET, HAVE_T(TB_EXEC)},
+	{{"target: backing I/O starts (file)", false,
+	  "none (file-backed namespaces: t_exec starts at the command)",
+	  {{"fentry", "nvmet", {"nvmet_file_execute_rw"}, {"file_execute"},
+	   "fentry/nvmet_file_execute_rw"}}},
+	 SIDE_TARGET, HAVE_T(TB_EXEC)},
+	{{"target: command completes", true, NULL,
+	  {{"tp_btf", "nvmet", {"nvmet_req_complete"}, {"req_complete_tp"},
 	   "tp_btf/nvmet_req_complete"},
 	  {"fentry", "nvmet", {"nvmet_req_complete"}, {"req_complete_fentry"},
-	   "fentry/nvmet_req_complete"}},
-	 NULL},
-	{"target: response PDU sent", SIDE_TARGET, HAVE_T(TB_RSP), false,
-	 {{"fentry", "nvmet_tcp", {"nvmet_setup_response_pdu"}, {"setup_response"},
-	   "fentry/nvmet_setup_response_pdu"}},
-	 "none: the command ends at its completion (t_send is 0)"},
+	   "fentry/nvmet_req_complete"}}},
+	 SIDE_TARGET, 0},
+	{{"target: response PDU sent", false,
+	  "none: the command ends at its completion (t_send is 0)",
+	  {{"fentry", "nvmet_tcp", {"nvmet_setup_response_pdu"}, {"setup_response"},
+	   "fentry/nvmet_setup_response_pdu"}}},
+	 SIDE_TARGET, HAVE_T(TB_RSP)},
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
 #define NCHOICES (NSPECS + 2)
@@ -120,8 +113,6 @@ struct prev_ent {
 struct nvme_priv {
 	struct nvme_bpf *skel;
 	struct ring_buffer *rb;
-	struct hook_choice choices[NCHOICES];
-	size_t nchoices;
 	struct prev_ent *prev;	/* keys seen, NVME_MAX_KEYS at most */
 	size_t nprev;
 	struct nvme_stats *cur;	/* one key's totals, read from the map */
@@ -134,35 +125,15 @@ struct nvme_priv {
 	struct hist *h;
 };
 
-/* Return true when alternative a loads here; fill why otherwise. */
-static bool alt_works(const struct hook_alt *a, char *why, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < 2 && a->targets[i]; i++) {
-		bool fentry = !strcmp(a->kind, "fentry"), ok;
-
-		if (a->module)
-			ok = fentry ? feature_fentry_mod(a->module, a->targets[i], why, len) :
-			     feature_tp_btf_mod(a->module, a->targets[i], why, len);
-		else
-			ok = fentry ? feature_fentry(a->targets[i], why, len) :
-			     feature_tp_btf(a->targets[i], why, len);
-		if (!ok)
-			return false;
-	}
-	return true;
-}
-
 /*
- * Return true when LATOP_NVME_HOOKS=tracepoints asks for tracepoints only
- * (what a kernel that refuses fentry gives; the guest test runs it).
+ * The hooks LATOP_NVME_HOOKS=tracepoints allows: tracepoints only (what a
+ * kernel that refuses fentry gives; the guest test runs it).
  */
-static bool tracepoints_only(void)
+static unsigned hook_flags(void)
 {
 	const char *v = getenv("LATOP_NVME_HOOKS");
 
-	return v && !strcmp(v, "tracepoints");
+	return v && !strcmp(v, "tracepoints") ? HOOK_NO_FENTRY : 0;
 }
 
 /* Return true when the module side needs is loaded. */
@@ -175,35 +146,17 @@ static bool side_present(int side)
  * Fill choice for spec; return the index of the alternative used, or -1.
  * A side whose module is absent is not tried.
  */
-static int choose_hook(const struct hook_spec *spec, struct hook_choice *choice)
+static int choose_hook(const struct nvme_hook *spec, struct hook_choice *choice, unsigned flags)
 {
-	char why[160] = "";
-	size_t used = 0;
-	int i;
-
-	choice->stage = spec->stage;
-	choice->hook = NULL;
-	choice->why[0] = 0;
 	if (!side_present(spec->side)) {
+		choice->stage = spec->h.stage;
+		choice->hook = NULL;
+		choice->first = false;
 		snprintf(choice->why, sizeof(choice->why), "off: module %s is not loaded",
 			 spec->side == SIDE_INITIATOR ? INITIATOR_MODULE : TARGET_MODULE);
 		return -1;
 	}
-	for (i = 0; i < 2 && spec->alt[i].kind; i++) {
-		if (tracepoints_only() && !strcmp(spec->alt[i].kind, "fentry"))
-			snprintf(why, sizeof(why), "%s: not tried (LATOP_NVME_HOOKS=tracepoints)",
-				 spec->alt[i].label);
-		else if (alt_works(&spec->alt[i], why, sizeof(why))) {
-			choice->hook = spec->alt[i].label;
-			return i;
-		}
-		/* Keep the first refusal: it says why the preferred hook is not used. */
-		if (!used)
-			used = (size_t)snprintf(choice->why, sizeof(choice->why), "refused: %.140s",
-						why);
-	}
-	choice->hook = spec->fallback;
-	return -1;
+	return hook_choose(&spec->h, choice, flags);
 }
 
 /* Write the session name of key k into buf. */
@@ -466,19 +419,6 @@ static int nvme_set_filter(struct probe *p, const struct filter_prog *f, char **
 	return 0;
 }
 
-/* Switch off the programs of alternative a. */
-static void disable_alt(struct nvme_bpf *skel, const struct hook_alt *a)
-{
-	size_t i;
-
-	for (i = 0; i < 2 && a->progs[i]; i++) {
-		struct bpf_program *prog = bpf_object__find_program_by_name(skel->obj, a->progs[i]);
-
-		if (prog)
-			bpf_program__set_autoload(prog, false);
-	}
-}
-
 /* Free everything nvme_open made. */
 static void nvme_close(struct probe *p)
 {
@@ -500,11 +440,13 @@ static void side_choices(struct hook_choice *c, const bool run[3])
 {
 	c[0].stage = "initiator side (nvme_tcp)";
 	c[0].hook = run[SIDE_INITIATOR] ? "on" : "off";
+	c[0].first = run[SIDE_INITIATOR];
 	snprintf(c[0].why, sizeof(c[0].why), "%s", run[SIDE_INITIATOR] ? "" :
 		 side_present(SIDE_INITIATOR) ? "initiator off: a required hook is refused (below)" :
 		 "initiator off: no nvme_tcp in this kernel (module not loaded)");
 	c[1].stage = "target side (nvmet_tcp)";
 	c[1].hook = run[SIDE_TARGET] ? "on" : "off";
+	c[1].first = run[SIDE_TARGET];
 	snprintf(c[1].why, sizeof(c[1].why), "%s", run[SIDE_TARGET] ? "" :
 		 side_present(SIDE_TARGET) ? "target off: a required hook is refused (below)" :
 		 "target off: no nvmet_tcp in this kernel (module not loaded)");
@@ -515,7 +457,7 @@ static void side_choices(struct hook_choice *c, const bool run[3])
  * say which sides can run and which programs and rodata bits are used.
  */
 static size_t choose_all(struct hook_choice *choices, bool run[3], int used[NSPECS],
-			 __u32 *have)
+			 __u32 *have, unsigned flags)
 {
 	size_t i;
 
@@ -523,10 +465,10 @@ static size_t choose_all(struct hook_choice *choices, bool run[3], int used[NSPE
 	run[SIDE_TARGET] = side_present(SIDE_TARGET);
 	*have = 0;
 	for (i = 0; i < NSPECS; i++) {
-		const struct hook_spec *s = &hook_specs[i];
+		const struct nvme_hook *s = &hook_specs[i];
 
-		used[i] = choose_hook(s, &choices[2 + i]);
-		if (used[i] < 0 && s->required)
+		used[i] = choose_hook(s, &choices[2 + i], flags);
+		if (used[i] < 0 && s->h.required)
 			run[s->side] = false;
 		if (used[i] == 0)
 			*have |= s->have;
@@ -539,7 +481,7 @@ static size_t choose_all(struct hook_choice *choices, bool run[3], int used[NSPE
 static int nvme_open(struct probe *p, char **cause)
 {
 	struct nvme_priv *np = xcalloc(1, sizeof(*np));
-	int used[NSPECS], err, a;
+	int used[NSPECS], err;
 	bool run[3];
 	char why[160];
 	__u32 have;
@@ -558,13 +500,13 @@ static int nvme_open(struct probe *p, char **cause)
 				   TARGET_MODULE);
 		goto fail;
 	}
-	np->nchoices = choose_all(np->choices, run, used, &have);
+	p->nhooks = choose_all(p->hooks, run, used, &have, hook_flags());
 	if (!run[SIDE_INITIATOR] && !run[SIDE_TARGET]) {
 		for (i = 0; i < NSPECS; i++)
-			if (hook_specs[i].required && used[i] < 0 && np->choices[2 + i].why[0])
+			if (hook_specs[i].h.required && used[i] < 0 && p->hooks[2 + i].why[0])
 				break;
-		*cause = xasprintf("nvme: %s: %s", i < NSPECS ? hook_specs[i].stage : "hooks",
-				   i < NSPECS ? np->choices[2 + i].why : "none load");
+		*cause = xasprintf("nvme: %s: %s", i < NSPECS ? hook_specs[i].h.stage : "hooks",
+				   i < NSPECS ? p->hooks[2 + i].why : "none load");
 		goto fail;
 	}
 	np->skel = nvme_bpf__open();
@@ -573,16 +515,12 @@ static int nvme_open(struct probe *p, char **cause)
 		goto fail;
 	}
 	for (i = 0; i < NSPECS; i++)
-		for (a = 0; a < 2 && hook_specs[i].alt[a].kind; a++)
-			if (a != used[i] || !run[hook_specs[i].side])
-				disable_alt(np->skel, &hook_specs[i].alt[a]);
+		hook_disable(np->skel->obj, &hook_specs[i].h,
+			     run[hook_specs[i].side] ? used[i] : -1);
 	np->skel->rodata->have = have;
 	err = nvme_bpf__load(np->skel);
 	if (err) {
-		*cause = err == -EPERM ?
-			 xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
-				   "(EPERM at load of nvme)") :
-			 xasprintf("nvme: loading the BPF programs: %s", strerror(-err));
+		*cause = hook_load_cause("nvme", err);
 		goto fail;
 	}
 	np->rb = ring_buffer__new(bpf_map__fd(np->skel->maps.events), on_event, np, NULL);
@@ -615,26 +553,16 @@ static int nvme_attach(struct probe *p, char **cause)
 	return 0;
 }
 
-/* List the hooks of each stage: the ones in use when open, else what would be. */
-static size_t nvme_hooks(struct probe *p, struct hook_choice *out, size_t max)
+/* What each stage would use here, every alternative tried. */
+static size_t nvme_hooks(struct hook_choice *out, size_t max)
 {
-	struct nvme_priv *np = p ? p->priv : NULL;
-	struct hook_choice all[NCHOICES];
 	int used[NSPECS];
 	bool run[3];
 	__u32 have;
-	size_t n;
 
-	if (np) {
-		memcpy(all, np->choices, sizeof(all));
-		n = np->nchoices;
-	} else {
-		n = choose_all(all, run, used, &have);
-	}
-	if (n > max)
-		n = max;
-	memcpy(out, all, n * sizeof(*out));
-	return n;
+	if (max < NCHOICES)
+		return 0;
+	return choose_all(out, run, used, &have, hook_flags() | HOOK_CHECK_ALL);
 }
 
 /* List the fds of the loaded programs. */

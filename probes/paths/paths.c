@@ -31,19 +31,14 @@
 #define SHAPE_LEN 512
 #define NAGG 1024
 
-/* One direction's hook and its fallback, in order of preference. */
-struct hook_spec {
-	const char *stage;
-	const char *tp, *tp_prog;	/* tp_btf tracepoint and program */
-	const char *fn_kind;		/* "fentry" or "fexit" */
-	const char *fn, *fn_prog;	/* its function and program */
-};
-
+/* Each direction's hooks, preferred first. */
 static const struct hook_spec hook_specs[] = {
-	{"TCP send (socket, bytes, sequence)", "sock_send_length", "tp_send",
-	 "fentry", "security_socket_sendmsg", "fentry_send"},
-	{"TCP receive (socket, bytes, sequence)", "sock_recv_length", "tp_recv",
-	 "fexit", "sock_recvmsg", "fexit_recv"},
+	{"TCP send (socket, bytes, sequence)", true, NULL,
+	 {HOOK_TP_BTF("sock_send_length", "tp_send"),
+	  HOOK_FENTRY("security_socket_sendmsg", "fentry_send")}},
+	{"TCP receive (socket, bytes, sequence)", true, NULL,
+	 {HOOK_TP_BTF("sock_recv_length", "tp_recv"),
+	  {"fexit", NULL, {"sock_recvmsg"}, {"fexit_recv"}, "fexit/sock_recvmsg"}}},
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
 
@@ -61,8 +56,6 @@ struct paths_priv {
 	struct paths_bpf *skel;
 	struct ring_buffer *rb;
 	struct recon *rc;
-	struct hook_choice choices[NSPECS];
-	int use_tp[NSPECS];
 	int ncpus;
 	uint64_t boot_offset_ns;
 	uint64_t health_prev[PH_N];
@@ -353,41 +346,6 @@ static int paths_set_filter(struct probe *p, const struct filter_prog *f, char *
 	return 0;
 }
 
-/* Fill choice for spec i: the tracepoint, else fentry/fexit, else why neither. */
-static int choose_hook(size_t i, struct hook_choice *choice)
-{
-	const struct hook_spec *s = &hook_specs[i];
-	static char labels[NSPECS][2][64];
-	char why_tp[140], why_fn[140];
-
-	choice->stage = s->stage;
-	choice->why[0] = 0;
-	snprintf(labels[i][0], sizeof(labels[i][0]), "tp_btf/%s", s->tp);
-	snprintf(labels[i][1], sizeof(labels[i][1]), "%s/%s", s->fn_kind, s->fn);
-	if (feature_tp_btf(s->tp, why_tp, sizeof(why_tp))) {
-		choice->hook = labels[i][0];
-		snprintf(choice->why, sizeof(choice->why), "alternative: %s", labels[i][1]);
-		return 1;
-	}
-	if (feature_fentry(s->fn, why_fn, sizeof(why_fn))) {
-		choice->hook = labels[i][1];
-		snprintf(choice->why, sizeof(choice->why), "tp_btf/%s refused: %.120s", s->tp,
-			 why_tp);
-		return 0;
-	}
-	choice->hook = NULL;
-	snprintf(choice->why, sizeof(choice->why), "refused: %.70s; %.70s", why_tp, why_fn);
-	return -1;
-}
-
-static void set_autoload(struct paths_bpf *skel, const char *name, bool on)
-{
-	struct bpf_program *prog = bpf_object__find_program_by_name(skel->obj, name);
-
-	if (prog)
-		bpf_program__set_autoload(prog, on);
-}
-
 /* Free everything paths_open made. */
 static void paths_close(struct probe *p)
 {
@@ -420,7 +378,6 @@ static int paths_open(struct probe *p, char **cause)
 {
 	struct paths_priv *sp = xcalloc(1, sizeof(*sp));
 	char why[160];
-	size_t i;
 	int err;
 
 	p->priv = sp;
@@ -434,25 +391,13 @@ static int paths_open(struct probe *p, char **cause)
 		*cause = xasprintf("paths: opening the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	for (i = 0; i < NSPECS; i++) {
-		int c = choose_hook(i, &sp->choices[i]);
-
-		if (c < 0) {
-			*cause = xasprintf("paths: %s: %s", sp->choices[i].stage,
-					   sp->choices[i].why);
-			goto fail;
-		}
-		sp->use_tp[i] = c;
-		set_autoload(sp->skel, hook_specs[i].tp_prog, c == 1);
-		set_autoload(sp->skel, hook_specs[i].fn_prog, c == 0);
-	}
+	if (hook_choose_all("paths", sp->skel->obj, hook_specs, NSPECS, p->hooks, NULL, 0, cause))
+		goto fail;
+	p->nhooks = NSPECS;
 	sp->skel->rodata->self_tgid = getpid();
 	err = paths_bpf__load(sp->skel);
 	if (err) {
-		*cause = err == -EPERM ?
-			 xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
-				   "(EPERM at load of paths)") :
-			 xasprintf("paths: loading the BPF programs: %s", strerror(-err));
+		*cause = hook_load_cause("paths", err);
 		goto fail;
 	}
 	sp->rb = ring_buffer__new(bpf_map__fd(sp->skel->maps.records), on_record, sp, NULL);
@@ -483,19 +428,13 @@ static int paths_attach(struct probe *p, char **cause)
 	return 0;
 }
 
-/* List the hooks of each stage: the ones in use when open, else what would be. */
-static size_t paths_hooks(struct probe *p, struct hook_choice *out, size_t max)
+/* What each stage would use here, every alternative tried. */
+static size_t paths_hooks(struct hook_choice *out, size_t max)
 {
-	struct paths_priv *sp = p ? p->priv : NULL;
-	size_t i, n = NSPECS < max ? NSPECS : max;
-
-	for (i = 0; i < n; i++) {
-		if (sp)
-			out[i] = sp->choices[i];
-		else
-			choose_hook(i, &out[i]);
-	}
-	return n;
+	if (max < NSPECS)
+		return 0;
+	hook_choose_all("paths", NULL, hook_specs, NSPECS, out, NULL, HOOK_CHECK_ALL, NULL);
+	return NSPECS;
 }
 
 /* List the fds of the loaded programs. */

@@ -26,49 +26,41 @@
 
 #define IDLE_TICKS 10		/* a key idle this many ticks leaves the map */
 
-/* One stage and the programs that serve it, in order of preference. */
-struct hook_spec {
-	const char *stage;
-	const char *kind;		/* "tp_btf" or "fentry" */
-	const char *label;		/* the hook as `latop probes` names it */
-	const char *targets[2];		/* tracepoints or kernel functions */
-	const char *progs[4];		/* programs in syscalls.bpf.c */
-	bool required;
-	const char *fallback;		/* the hook used instead when refused */
-};
-
+/* The stages and the hooks that serve them, in order of preference. */
 static const struct hook_spec hook_specs[] = {
-	{"syscall entry", "tp_btf", "tp_btf/sys_enter", {"sys_enter"}, {"sys_enter"}, true, NULL},
-	{"syscall exit", "tp_btf", "tp_btf/sys_exit", {"sys_exit"}, {"sys_exit"}, true, NULL},
-	{"off-CPU split (runq, block, lock, net, sleep)", "tp_btf", "tp_btf/sched_switch",
-	 {"sched_switch"}, {"sched_switch"}, true, NULL},
-	{"keys freed when their thread exits", "tp_btf", "tp_btf/sched_process_exit",
-	 {"sched_process_exit"}, {"sys_task_exit"}, false,
-	 "keys freed after 10 idle ticks only"},
-	{"softirq time (net, block, softirq)", "tp_btf", "tp_btf/softirq_entry+softirq_exit",
-	 {"softirq_entry", "softirq_exit"}, {"softirq_entry", "softirq_exit"}, false, NULL},
-	{"kernel lock waits", "tp_btf", "tp_btf/contention_begin+contention_end",
-	 {"contention_begin", "contention_end"}, {"lock_begin", "lock_end"}, false, NULL},
-	{"mmap lock waits", "tp_btf",
-	 "tp_btf/mmap_lock_start_locking+mmap_lock_acquire_returned",
-	 {"mmap_lock_start_locking", "mmap_lock_acquire_returned"},
-	 {"mmap_lock_begin", "mmap_lock_end"}, false, NULL},
-	{"direct reclaim", "tp_btf",
-	 "tp_btf/mm_vmscan_direct_reclaim_begin+mm_vmscan_direct_reclaim_end",
-	 {"mm_vmscan_direct_reclaim_begin", "mm_vmscan_direct_reclaim_end"},
-	 {"reclaim_begin", "reclaim_end"}, false, NULL},
-	{"transmit on CPU", "tp_btf", "tp_btf/net_dev_start_xmit+net_dev_xmit",
-	 {"net_dev_start_xmit", "net_dev_xmit"}, {"xmit_begin", "xmit_end"}, false, NULL},
-	{"page faults (count)", "tp_btf", "tp_btf/page_fault_kernel",
-	 {"page_fault_kernel"}, {"fault_kernel"}, false, NULL},
-	{"socket send/recv time", "fentry",
-	 "fentry/security_socket_sendmsg, fentry+fexit/sock_recvmsg",
-	 {"security_socket_sendmsg", "sock_recvmsg"},
-	 {"sock_send_begin", "sock_recv_begin", "sock_recv_end"}, false,
-	 "tp_btf/sched_switch (socket found by the fd's inode at switch-out)"},
-	{"page fault handling time", "fentry", "fentry+fexit/handle_mm_fault",
-	 {"handle_mm_fault"}, {"mm_fault_begin", "mm_fault_end"}, false,
-	 "tp_btf/page_fault_kernel (faults counted, their time stays in other)"},
+	{"syscall entry", true, NULL, {HOOK_TP_BTF("sys_enter", "sys_enter")}},
+	{"syscall exit", true, NULL, {HOOK_TP_BTF("sys_exit", "sys_exit")}},
+	{"off-CPU split (runq, block, lock, net, sleep)", true, NULL,
+	 {HOOK_TP_BTF("sched_switch", "sched_switch")}},
+	{"keys freed when their thread exits", false, "keys freed after 10 idle ticks only",
+	 {HOOK_TP_BTF("sched_process_exit", "sys_task_exit")}},
+	{"softirq time (net, block, softirq)", false, NULL,
+	 {{"tp_btf", NULL, {"softirq_entry", "softirq_exit"}, {"softirq_entry", "softirq_exit"},
+	   "tp_btf/softirq_entry+softirq_exit"}}},
+	{"kernel lock waits", false, NULL,
+	 {{"tp_btf", NULL, {"contention_begin", "contention_end"}, {"lock_begin", "lock_end"},
+	   "tp_btf/contention_begin+contention_end"}}},
+	{"mmap lock waits", false, NULL,
+	 {{"tp_btf", NULL, {"mmap_lock_start_locking", "mmap_lock_acquire_returned"},
+	   {"mmap_lock_begin", "mmap_lock_end"},
+	   "tp_btf/mmap_lock_start_locking+mmap_lock_acquire_returned"}}},
+	{"direct reclaim", false, NULL,
+	 {{"tp_btf", NULL, {"mm_vmscan_direct_reclaim_begin", "mm_vmscan_direct_reclaim_end"},
+	   {"reclaim_begin", "reclaim_end"},
+	   "tp_btf/mm_vmscan_direct_reclaim_begin+mm_vmscan_direct_reclaim_end"}}},
+	{"transmit on CPU", false, NULL,
+	 {{"tp_btf", NULL, {"net_dev_start_xmit", "net_dev_xmit"}, {"xmit_begin", "xmit_end"},
+	   "tp_btf/net_dev_start_xmit+net_dev_xmit"}}},
+	{"page faults (count)", false, NULL, {HOOK_TP_BTF("page_fault_kernel", "fault_kernel")}},
+	{"socket send/recv time", false,
+	 "tp_btf/sched_switch (socket found by the fd's inode at switch-out)",
+	 {{"fentry", NULL, {"security_socket_sendmsg", "sock_recvmsg"},
+	   {"sock_send_begin", "sock_recv_begin", "sock_recv_end"},
+	   "fentry/security_socket_sendmsg, fentry+fexit/sock_recvmsg"}}},
+	{"page fault handling time", false,
+	 "tp_btf/page_fault_kernel (faults counted, their time stays in other)",
+	 {{"fentry", NULL, {"handle_mm_fault"}, {"mm_fault_begin", "mm_fault_end"},
+	   "fentry+fexit/handle_mm_fault"}}},
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
 
@@ -94,8 +86,6 @@ struct syscalls_priv {
 	struct syscalls_bpf *skel;
 	struct ring_buffer *rb;
 	struct perf_counters *ctr[CTR_N];
-	struct hook_choice choices[NCHOICES];
-	size_t nchoices;
 	struct prev_ent *prev[SYS_MAX_KEYS];	/* by stats slot */
 	struct sys_stats *slots;	/* the mmapped stats array */
 	size_t slots_len;
@@ -115,38 +105,6 @@ struct syscalls_priv {
 	struct sys_stats cur;	/* one slot's totals, copied out */
 	struct hist *h;		/* scratch for one row's histogram */
 };
-
-/* Return true when every target of spec loads here; fill why otherwise. */
-static bool spec_works(const struct hook_spec *spec, char *why, size_t len)
-{
-	size_t i;
-
-	for (i = 0; i < 2 && spec->targets[i]; i++) {
-		bool ok = !strcmp(spec->kind, "fentry") ?
-			  feature_fentry(spec->targets[i], why, len) :
-			  feature_tp_btf(spec->targets[i], why, len);
-
-		if (!ok)
-			return false;
-	}
-	why[0] = 0;
-	return true;
-}
-
-/* Fill choice for spec: the hook used, or the refusal and the fallback. */
-static bool choose_hook(const struct hook_spec *spec, struct hook_choice *choice)
-{
-	char why[140];
-	bool ok = spec_works(spec, why, sizeof(why));
-
-	choice->stage = spec->stage;
-	choice->hook = ok ? spec->label : spec->fallback;
-	if (ok)
-		choice->why[0] = 0;
-	else
-		snprintf(choice->why, sizeof(choice->why), "refused: %.140s", why);
-	return ok;
-}
 
 /* Return true when the counter option name is in the comma list names. */
 static bool counter_wanted(const char *names, const char *name)
@@ -175,6 +133,7 @@ static void open_counters(struct syscalls_priv *sp, struct hook_choice *choices,
 
 		c->stage = counter_specs[k].stage;
 		c->hook = NULL;
+		c->first = false;
 		c->why[0] = 0;
 		pc = perf_counters_open(counter_specs[k].perf_name, &err, &cause);
 		if (!pc) {
@@ -189,6 +148,7 @@ static void open_counters(struct syscalls_priv *sp, struct hook_choice *choices,
 			continue;
 		}
 		c->hook = counter_specs[k].perf_name;
+		c->first = true;
 		if (keep)
 			sp->ctr[k] = pc;
 		else
@@ -503,31 +463,6 @@ static int syscalls_set_filter(struct probe *p, const struct filter_prog *f, cha
 	return 0;
 }
 
-/* Switch off the programs of a refused optional spec. */
-static void disable_spec(struct syscalls_bpf *skel, const struct hook_spec *spec)
-{
-	size_t i;
-
-	for (i = 0; i < 4 && spec->progs[i]; i++) {
-		struct bpf_program *prog =
-			bpf_object__find_program_by_name(skel->obj, spec->progs[i]);
-
-		if (prog)
-			bpf_program__set_autoload(prog, false);
-	}
-}
-
-/* Explain a required hook that will not load, naming privilege when it is that. */
-static char *required_cause(const struct hook_choice *c)
-{
-	if (strstr(c->why, "EPERM") && geteuid() != 0)
-		return xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
-				 "(EPERM at load of syscalls: %s)", c->why);
-	if (strstr(c->why, "no kernel BTF"))
-		return xasprintf("syscalls: this kernel has no BTF; %s", c->why);
-	return xasprintf("syscalls: %s: %s", c->stage, c->why);
-}
-
 /* Free everything syscalls_open made. */
 static void syscalls_close(struct probe *p)
 {
@@ -585,7 +520,6 @@ static int syscalls_open(struct probe *p, char **cause)
 {
 	struct syscalls_priv *sp = xcalloc(1, sizeof(*sp));
 	char why[160];
-	size_t i;
 	int k, err;
 
 	p->priv = sp;
@@ -598,29 +532,17 @@ static int syscalls_open(struct probe *p, char **cause)
 		*cause = xasprintf("syscalls: opening the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	for (i = 0; i < NSPECS; i++) {
-		struct hook_choice *c = &sp->choices[sp->nchoices++];
-
-		if (choose_hook(&hook_specs[i], c))
-			continue;
-		if (hook_specs[i].required) {
-			*cause = required_cause(c);
-			goto fail;
-		}
-		disable_spec(sp->skel, &hook_specs[i]);
-	}
-	open_counters(sp, &sp->choices[sp->nchoices], true);
-	sp->nchoices += CTR_N;
+	if (hook_choose_all("syscalls", sp->skel->obj, hook_specs, NSPECS, p->hooks, NULL, 0, cause))
+		goto fail;
+	open_counters(sp, p->hooks + NSPECS, true);
+	p->nhooks = NCHOICES;
 	sp->skel->rodata->self_tgid = getpid();
 	bpf_program__set_autoattach(sp->skel->progs.release_slots, false);
 	for (k = 0; k < CTR_N; k++)
 		sp->skel->rodata->ctr_enabled[k] = sp->ctr[k] != NULL;
 	err = syscalls_bpf__load(sp->skel);
 	if (err) {
-		*cause = err == -EPERM ?
-			 xasprintf("loading BPF programs needs root or CAP_BPF+CAP_PERFMON "
-				   "(EPERM at load of syscalls)") :
-			 xasprintf("syscalls: loading the BPF programs: %s", strerror(-err));
+		*cause = hook_load_cause("syscalls", err);
 		goto fail;
 	}
 	for (k = 0; k < CTR_N; k++)
@@ -658,26 +580,14 @@ static int syscalls_attach(struct probe *p, char **cause)
 	return 0;
 }
 
-/* List the hooks of each stage: the ones in use when open, else what would be. */
-static size_t syscalls_hooks(struct probe *p, struct hook_choice *out, size_t max)
+/* What each stage would use here, every alternative tried. */
+static size_t syscalls_hooks(struct hook_choice *out, size_t max)
 {
-	struct syscalls_priv *sp = p ? p->priv : NULL;
-	struct hook_choice all[NCHOICES];
-	size_t i, n = 0;
-
-	if (sp) {
-		memcpy(all, sp->choices, sizeof(all));
-		n = sp->nchoices;
-	} else {
-		for (i = 0; i < NSPECS; i++)
-			choose_hook(&hook_specs[i], &all[n++]);
-		open_counters(NULL, &all[n], false);
-		n += CTR_N;
-	}
-	if (n > max)
-		n = max;
-	memcpy(out, all, n * sizeof(*out));
-	return n;
+	if (max < NCHOICES)
+		return 0;
+	hook_choose_all("syscalls", NULL, hook_specs, NSPECS, out, NULL, HOOK_CHECK_ALL, NULL);
+	open_counters(NULL, out + NSPECS, false);
+	return NCHOICES;
 }
 
 /* List the fds of the loaded programs. */

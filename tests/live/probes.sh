@@ -6,7 +6,7 @@ out=$("$LATOP_BIN" probes 2>&1); rc=$?
 ok $rc "latop probes exits 0"
 echo "$out" | grep -q "syscall entry *tp_btf/sys_enter"; ok $? "syscall entry uses tp_btf/sys_enter"
 echo "$out" | grep -q "off-CPU split.*tp_btf/sched_switch"; ok $? "the off-CPU split uses tp_btf/sched_switch"
-if echo "$out" | grep -q "fentry/security_socket_sendmsg, fentry+fexit/sock_recvmsg"; then
+if echo "$out" | grep -q "socket send/recv time *fentry/security_socket_sendmsg, fentry+fexit/sock_recvmsg"; then
 	ok 0 "fentry loads here: socket time uses fentry"
 else
 	echo "$out" | grep -q "refused: fentry:security_socket_sendmsg: E[A-Z]* at "; ok $? "a refused fentry says which errno and at which step"
