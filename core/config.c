@@ -29,7 +29,6 @@ struct config {
 	long owner;		/* the uid the file read belongs to; -1 if none was read */
 };
 
-/* Return the latop config directory. */
 char *config_dir(void)
 {
 	const char *xdg = getenv("XDG_CONFIG_HOME");
@@ -192,7 +191,6 @@ static char *config_unreadable(int err, const char *why)
 	return xasprintf("%s; no rc setting used", why);
 }
 
-/* Load an rc file (the default one when path is NULL). */
 struct config *config_load(const char *path)
 {
 	struct config *cfg = xcalloc(1, sizeof(*cfg));
@@ -228,13 +226,11 @@ struct config *config_load(const char *path)
 	return cfg;
 }
 
-/* Return the uid the rc file read belongs to, or -1 if none was read. */
 long config_owner(const struct config *cfg)
 {
 	return cfg->owner;
 }
 
-/* The process's rc file, loaded once; its warnings said on stderr. */
 struct config *config_shared(void)
 {
 	static struct config *shared;
@@ -264,7 +260,6 @@ void config_free(struct config *cfg)
 	free(cfg);
 }
 
-/* Return the value of key, or NULL. */
 const char *config_get(const struct config *cfg, const char *key)
 {
 	size_t i;
@@ -275,7 +270,6 @@ const char *config_get(const struct config *cfg, const char *key)
 	return NULL;
 }
 
-/* Warn that key's setting is not usable, naming its file and line. */
 void config_warn(struct config *cfg, const char *key, const char *what)
 {
 	unsigned line = 0;
@@ -291,13 +285,11 @@ void config_warn(struct config *cfg, const char *key, const char *what)
 	config_add_warning(cfg, xasprintf("%s:%u: %s: %s", cfg->path, line, key, what));
 }
 
-/* The number of warnings so far. */
 size_t config_nwarnings(const struct config *cfg)
 {
 	return cfg->nwarnings;
 }
 
-/* The i-th warning, or NULL. */
 const char *config_warning(const struct config *cfg, size_t i)
 {
 	return i < cfg->nwarnings ? cfg->warnings[i] : NULL;

@@ -14,9 +14,9 @@ static void fmt_sig3(double v, const char *unit, char *buf, size_t n)
 		snprintf(buf, n, "%.0f%s", v, unit);
 }
 
-/* Format a duration in the largest unit that keeps three digits. */
 char *fmt_dur(uint64_t ns, char *buf, size_t n)
 {
+	/* The largest unit that keeps three digits. */
 	uint64_t s, m, h;
 
 	if (ns < 1000)
@@ -64,7 +64,6 @@ static void fmt_scaled(uint64_t v, double base, int sig3, char *buf, size_t n)
 		snprintf(buf, n, "%.0f%s", d, units[u]);
 }
 
-/* Format a byte size in powers of 1024. */
 char *fmt_size(uint64_t bytes, char *buf, size_t n)
 {
 	if (bytes < 1024)
@@ -74,7 +73,6 @@ char *fmt_size(uint64_t bytes, char *buf, size_t n)
 	return buf;
 }
 
-/* Format a count in powers of 1000. */
 char *fmt_count(uint64_t v, char *buf, size_t n)
 {
 	if (v < 1000)
@@ -84,7 +82,6 @@ char *fmt_count(uint64_t v, char *buf, size_t n)
 	return buf;
 }
 
-/* Format a wall-clock time as local HH:MM:SS.mmm. */
 char *fmt_time(uint64_t t_ns, char *buf, size_t n)
 {
 	time_t s = (time_t)(t_ns / 1000000000ULL);

@@ -95,7 +95,6 @@ void hist_scale(struct hist *h, uint64_t n)
 	h->sum *= n;
 }
 
-/* Return the midpoint of bucket idx. */
 uint64_t hist_bucket_mid(uint32_t idx)
 {
 	uint64_t low, width;
@@ -202,7 +201,6 @@ double hist_stddev(const struct hist *h)
 	return sqrt(var / (double)h->count);
 }
 
-/* Return the q-th percentile (q in [0, 100]); 0 when empty. */
 uint64_t hist_percentile(const struct hist *h, double q)
 {
 	uint64_t rank, cum = 0;
@@ -227,7 +225,6 @@ uint64_t hist_percentile(const struct hist *h, double q)
 	return h->max;
 }
 
-/* Return the fraction of values <= v. */
 double hist_cdf(const struct hist *h, uint64_t v)
 {
 	uint32_t i, vb;
@@ -263,9 +260,12 @@ static int hist_op_holds(uint64_t v, const char *op, uint64_t bound)
 	return 1;
 }
 
-/* Keep only the buckets whose reported value satisfies `op bound`. */
 void hist_clip(struct hist *h, const char *op, uint64_t bound)
 {
+	/*
+	 * Buckets are kept or dropped whole: a bucket stays when its reported
+	 * value satisfies `op bound`.
+	 */
 	uint64_t count = 0, sum = 0, min = UINT64_MAX, max = 0;
 	uint32_t i, first = LH_NBUCKETS, last = 0;
 	int clipped = 0;
@@ -334,9 +334,9 @@ static size_t hist_encode_full(const struct hist *h, uint8_t *out)
 	return n;
 }
 
-/* Serialize sparsely: count, sum, min, max, npairs, (gap, count) pairs. */
 size_t hist_encode(const struct hist *h, uint8_t *buf, size_t cap)
 {
+	/* The encoding: count, sum, min, max, npairs, then (gap, count) pairs. */
 	uint8_t tmp[HIST_ENCODE_MAX];
 	size_t n;
 
@@ -348,7 +348,6 @@ size_t hist_encode(const struct hist *h, uint8_t *buf, size_t cap)
 	return n;
 }
 
-/* Decode what hist_encode wrote; return the bytes used or 0 if malformed. */
 size_t hist_decode(struct hist *h, const uint8_t *buf, size_t len)
 {
 	uint64_t hdr[5], total = 0, idx = 0;

@@ -40,7 +40,6 @@ static int json_utf8_len(const unsigned char *s)
 	return n;
 }
 
-/* Print s as a JSON string, or null for NULL. */
 void json_str(FILE *out, const char *s)
 {
 	const unsigned char *p = (const unsigned char *)s;

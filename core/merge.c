@@ -121,7 +121,6 @@ static void merge_schema(struct merge *m, const struct schema *s, size_t *cap)
 	m->schemas[m->info.nschemas++] = s;
 }
 
-/* Wrap srcs[0..n) as one source; the joiners of list[0..nlist) for table (NULL: all) run. */
 struct source *merge_open(struct source **srcs, size_t n, const struct joiner *const *list,
 			  size_t nlist, const char *table, char **cause)
 {

@@ -75,7 +75,6 @@ static const struct source_ops replay_ops = {
 	.close = replay_close,
 };
 
-/* Open a recording as a source; a damaged file's warning goes into status. */
 struct source *replay_open(const char *path, char **cause)
 {
 	struct source *s;

@@ -8,7 +8,6 @@
 #include "rfile.h"
 #include "xalloc.h"
 
-/* What a non-regular file is, for "is a FIFO, not a regular file". */
 const char *rfile_kind(mode_t mode)
 {
 	if (S_ISFIFO(mode))
@@ -69,7 +68,6 @@ static int rfile_slurp(int fd, const char *path, size_t max_bytes, char **data, 
 	return 0;
 }
 
-/* Open a regular file for reading, never blocking on anything else. */
 int rfile_open(const char *path, struct stat *st, char **cause)
 {
 	int fd, rc;
@@ -96,7 +94,6 @@ int rfile_open(const char *path, struct stat *st, char **cause)
 	return fd;
 }
 
-/* Read a regular file of at most max_bytes whole. */
 int rfile_read(const char *path, size_t max_bytes, char **data, size_t *len, char **cause)
 {
 	struct stat st;

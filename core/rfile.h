@@ -14,8 +14,9 @@
 
 /* What a file of mode is, other than regular: "a FIFO", "a directory", ... */
 const char *rfile_kind(mode_t mode);
-/* Open the regular file at path for reading and fstat it into *st: an fd,
- * or -errno with *cause as rfile_read's (-EINVAL: not a regular file). */
+/* Open the regular file at path for reading, never blocking on anything
+ * else, and fstat it into *st: an fd, or -errno with *cause as rfile_read's
+ * (-EINVAL: not a regular file). */
 int rfile_open(const char *path, struct stat *st, char **cause);
 /* Read the regular file at path whole into *data (malloc'd, NUL-terminated,
  * *len bytes before the NUL; it may hold other NULs).  0 on success; else

@@ -267,11 +267,6 @@ static int snap_put_header(struct snap_writer *w, const struct wbuf *body, char 
 	return rc;
 }
 
-/*
- * Check that path can take a recording: nothing there, or a regular file
- * (never a device, FIFO, socket, directory or symbolic link), in a
- * directory this process can write.
- */
 int snap_check_target(const char *path, char **cause)
 {
 	size_t len = strlen(path);
@@ -342,7 +337,6 @@ static int snap_open_tmp(struct snap_writer *w, char **cause)
 	return fd;
 }
 
-/* Check path, create its temporary file (mode 0600) and write the header. */
 struct snap_writer *snap_create(const char *path, const struct source_info *info,
 				char **cause)
 {
@@ -387,13 +381,11 @@ struct snap_writer *snap_create(const char *path, const struct source_info *info
 	return w;
 }
 
-/* Return the file the recording is written to until close. */
 const char *snap_tmp_path(const struct snap_writer *w)
 {
 	return w->tmp;
 }
 
-/* Return how many ticks the file holds whole. */
 size_t snap_ticks_written(const struct snap_writer *w)
 {
 	return w->nindex;
@@ -565,13 +557,13 @@ static int64_t snap_encode_tick(struct snap_writer *w, const struct tick *t, cha
 	return (int64_t)cost;
 }
 
-/*
- * Append a tick as one FRAMES chunk (writing new schemas first).  The body
- * is compressed, or stored as it is when it compresses so well that a reader
- * could not tell it from a memory bomb (snap_decode_budget).
- */
 int snap_write_tick(struct snap_writer *w, const struct tick *t, char **cause)
 {
+	/*
+	 * One FRAMES chunk, new schemas written first.  The body is compressed,
+	 * or stored as it is when it compresses so well that a reader could not
+	 * tell it from a memory bomb (snap_decode_budget).
+	 */
 	struct wbuf *raw = &w->raw, *out = &w->out;
 	int64_t cost = snap_encode_tick(w, t, cause);
 	size_t bound, zn;
@@ -644,7 +636,6 @@ static int snap_check_rename(struct snap_writer *w, char **cause)
 	return 0;
 }
 
-/* Write the index, sync, and rename the temporary file to PATH. */
 int snap_close(struct snap_writer *w, char **cause)
 {
 	struct wbuf b;
@@ -680,7 +671,6 @@ int snap_close(struct snap_writer *w, char **cause)
 	return rc;
 }
 
-/* Stop writing, leaving the temporary file with every complete chunk. */
 void snap_abandon(struct snap_writer *w)
 {
 	if (w)
@@ -1350,13 +1340,13 @@ static FILE *snap_open_file(const char *path, struct stat *st, char **cause)
 	return f;
 }
 
-/*
- * Open a snapshot, keeping every intact tick.  Chunks are checked for
- * structure and CRC, SCHEMA chunks parsed, and FRAMES chunks only up to
- * their head; ticks are decoded by snap_read_tick.
- */
 struct snap_reader *snap_open(const char *path, char **cause, char **warning)
 {
+	/*
+	 * Every intact tick is kept.  Chunks are checked for structure and CRC,
+	 * SCHEMA chunks parsed, and FRAMES chunks only up to their head; ticks are
+	 * decoded by snap_read_tick.
+	 */
 	struct snap_reader *r = xcalloc(1, sizeof(*r));
 	struct stat st;
 	uint64_t off, had;
@@ -1597,7 +1587,6 @@ static int snap_load_frames(struct snap_reader *r, const struct snap_index_ent *
 	return 0;
 }
 
-/* Read and decode tick idx into out; a failure names the tick and its offset. */
 int snap_read_tick(struct snap_reader *r, size_t idx, struct tick *out, char **cause)
 {
 	const struct snap_index_ent *e;

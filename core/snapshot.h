@@ -27,10 +27,11 @@ struct snap_writer;
 struct snap_reader;
 
 /* 0 when path can take a recording: nothing there or a regular file (not a
- * device, FIFO, socket, directory or link), in a writable directory; else
- * -1 with *cause naming what is wrong. */
+ * device, FIFO, socket, directory or symbolic link), in a directory this
+ * process can write; else -1 with *cause naming what is wrong. */
 int snap_check_target(const char *path, char **cause);
-/* Check path again and create its temporary file; NULL with *cause. */
+/* Check path again, create its temporary file (mode 0600) and write the
+ * header; NULL with *cause. */
 struct snap_writer *snap_create(const char *path, const struct source_info *info,
 				char **cause);
 /* The file the writer writes until close (PATH.tmp or PATH.XXXXXX.tmp). */
@@ -50,7 +51,8 @@ void snap_abandon(struct snap_writer *w);
 struct snap_reader *snap_open(const char *path, char **cause, char **warning);
 const struct source_info *snap_info(struct snap_reader *r);
 size_t snap_nticks(struct snap_reader *r);
-/* Read tick idx; 0 ok, -1 error with *cause. */
+/* Read tick idx into out; 0 ok, -1 error with *cause naming the tick and its
+ * offset. */
 int snap_read_tick(struct snap_reader *r, size_t idx, struct tick *out, char **cause);
 void snap_free(struct snap_reader *r);
 

@@ -2,7 +2,6 @@
 #include <string.h>
 #include "source.h"
 
-/* Return the schema info has for table, or NULL (also for a NULL table). */
 const struct schema *source_schema(const struct source_info *info, const char *table)
 {
 	size_t i;

@@ -72,10 +72,11 @@ static inline void source_close(struct source *s)
 		s->ops->close(s);
 }
 
-/* The schema info has for table, or NULL (core/source.c). */
+/* The schema info has for table, or NULL, also for a NULL table (core/source.c). */
 const struct schema *source_schema(const struct source_info *info, const char *table);
 
-/* Open a recording as a source (core/replay.c).  NULL and *cause on error. */
+/* Open a recording as a source (core/replay.c); a damaged file's warning goes
+ * into its status.  NULL and *cause on error. */
 struct source *replay_open(const char *path, char **cause);
 
 #endif

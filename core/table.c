@@ -4,7 +4,6 @@
 #include "table.h"
 #include "xalloc.h"
 
-/* Return the index of field name in s, or -1. */
 int schema_field(const struct schema *s, const char *name)
 {
 	size_t i;
@@ -15,7 +14,6 @@ int schema_field(const struct schema *s, const char *name)
 	return -1;
 }
 
-/* Return whether s is a valid value of domain d. */
 bool domain_valid(const struct field_domain *d, const char *s)
 {
 	const char *n;
@@ -29,7 +27,6 @@ bool domain_valid(const struct field_domain *d, const char *s)
 	return false;
 }
 
-/* See table.h. */
 const struct field *schema_known(const struct schema *s, size_t idx,
 				 const struct schema *const *known, size_t nknown)
 {
@@ -108,7 +105,6 @@ void frame_free(struct frame *f)
 	free(f);
 }
 
-/* Append a zeroed row and return its cells. */
 union cell *frame_add_row(struct frame *f)
 {
 	size_t nf = f->schema->nfields;
@@ -124,7 +120,6 @@ union cell *frame_add_row(struct frame *f)
 	return row;
 }
 
-/* Set a string cell to a copy of s (NULL clears it). */
 void cell_set_str(union cell *c, const char *s)
 {
 	free(c->s);
@@ -207,7 +202,6 @@ void tick_done(struct tick *t)
 	t->nframes = 0;
 }
 
-/* Return the frame of table name in t, or NULL. */
 struct frame *tick_frame(const struct tick *t, const char *table)
 {
 	size_t i;

@@ -118,7 +118,8 @@ static inline union cell *frame_row(const struct frame *f, size_t i)
 {
 	return f->cells + i * f->schema->nfields;
 }
-/* Set a string / histogram / ip cell; the frame takes a copy. */
+/* Set a string / histogram / ip cell; the frame takes a copy (a NULL string
+ * or histogram clears the cell). */
 void cell_set_str(union cell *c, const char *s);
 void cell_set_hist(union cell *c, const struct hist *h);
 void cell_set_ip(union cell *c, const struct ipaddr *ip);

@@ -27,7 +27,6 @@ void wbuf_reset(struct wbuf *b)
 	b->len = 0;
 }
 
-/* Make room for n more bytes and return where they go. */
 uint8_t *wbuf_room(struct wbuf *b, size_t n)
 {
 	if (n > b->cap - b->len) {
@@ -95,7 +94,6 @@ void wbuf_varint(struct wbuf *b, uint64_t v)
 	b->len += varint_put(wbuf_room(b, VARINT_MAX_BYTES), v);
 }
 
-/* Append a string as varint length + bytes, cut to max_bytes. */
 void wbuf_str(struct wbuf *b, const char *s, size_t max_bytes)
 {
 	size_t n = s ? strnlen(s, max_bytes) : 0;
@@ -120,7 +118,6 @@ void rbuf_done(struct rbuf *r)
 	r->err = NULL;
 }
 
-/* Record the first failure with the byte position it happened at. */
 int rbuf_fail(struct rbuf *r, const char *fmt, ...)
 {
 	va_list ap;
@@ -157,7 +154,6 @@ static int rbuf_le(struct rbuf *r, uint64_t *v, size_t n, const char *what)
 	return 0;
 }
 
-/* Read one byte. */
 int rbuf_u8(struct rbuf *r, uint8_t *v, const char *what)
 {
 	uint64_t x = 0;
@@ -207,7 +203,6 @@ int rbuf_varint(struct rbuf *r, uint64_t *v, const char *what)
 	return 0;
 }
 
-/* Read a varint no larger than max. */
 int rbuf_count(struct rbuf *r, uint64_t *v, uint64_t max, const char *what)
 {
 	if (rbuf_varint(r, v, what))
@@ -218,7 +213,6 @@ int rbuf_count(struct rbuf *r, uint64_t *v, uint64_t max, const char *what)
 	return 0;
 }
 
-/* Point *p at the next n bytes. */
 int rbuf_bytes(struct rbuf *r, const uint8_t **p, size_t n, const char *what)
 {
 	if (rbuf_left(r) < n)
@@ -228,7 +222,6 @@ int rbuf_bytes(struct rbuf *r, const uint8_t **p, size_t n, const char *what)
 	return 0;
 }
 
-/* Read a varint length + bytes as a new string of at most max_bytes. */
 int rbuf_str(struct rbuf *r, char **s, size_t max_bytes, const char *what)
 {
 	const uint8_t *p = NULL;

@@ -34,7 +34,8 @@ struct rbuf {
 
 void rbuf_init(struct rbuf *r, const void *p, size_t len);
 void rbuf_done(struct rbuf *r);
-/* Record a failure at the current position ("WHAT at byte N"); return -1. */
+/* Record a failure at the current position ("WHAT at byte N"), unless one is
+ * recorded already (the first stays); return -1. */
 int rbuf_fail(struct rbuf *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 size_t rbuf_left(const struct rbuf *r);
 /* Each returns 0, or -1 with r->err naming what and where. */

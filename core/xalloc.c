@@ -45,7 +45,6 @@ void *xrealloc(void *ptr, size_t size)
 	return p;
 }
 
-/* Resize an array, refusing a size that overflows. */
 void *xreallocarray(void *ptr, size_t nmemb, size_t size)
 {
 	if (size && nmemb > (size_t)-1 / size)
@@ -73,7 +72,6 @@ char *xstrndup(const char *s, size_t n)
 	return p;
 }
 
-/* Format into a newly allocated string. */
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;

@@ -149,13 +149,11 @@ static bool feature_tracing(const char *prefix, const char *name, const char *bt
 	return ok;
 }
 
-/* Return true when fentry programs load and attach on func; else fill why. */
 bool feature_fentry(const char *func, char *why, size_t len)
 {
 	return feature_tracing("fentry", func, func, BTF_KIND_FUNC, BPF_TRACE_FENTRY, why, len);
 }
 
-/* Return true when a tp_btf program loads and attaches on tp; else fill why. */
 bool feature_tp_btf(const char *tp, char *why, size_t len)
 {
 	char btf_name[96];
@@ -165,7 +163,6 @@ bool feature_tp_btf(const char *tp, char *why, size_t len)
 			       why, len);
 }
 
-/* Return true when the kernel exposes BTF; else fill why. */
 bool feature_btf(char *why, size_t len)
 {
 	if (access("/sys/kernel/btf/vmlinux", R_OK) == 0 && kernel_btf())
@@ -274,7 +271,6 @@ out:
 	return ok;
 }
 
-/* Return true when fentry programs load and attach on func of module; else fill why. */
 bool feature_fentry_mod(const char *module, const char *func, char *why, size_t len)
 {
 	return feature_tracing_mod("fentry", module, func, func, BTF_KIND_FUNC,
@@ -291,7 +287,6 @@ bool feature_tp_btf_mod(const char *module, const char *tp, char *why, size_t le
 				   BPF_TRACE_RAW_TP, why, len);
 }
 
-/* Return true when kernel module module is loaded with BTF. */
 bool feature_module(const char *module)
 {
 	char path[96];

@@ -329,7 +329,6 @@ static char *no_probe_cause(const struct live *l)
 	return s;
 }
 
-/* Open the probes for the given tables (NULL: all) as a source. */
 struct source *live_open(const char *const *tables, size_t ntables,
 			 uint64_t interval_ns, char **cause)
 {

@@ -25,7 +25,6 @@ static const struct {
 	{"instructions", PERF_TYPE_HARDWARE, PERF_COUNT_HW_INSTRUCTIONS},
 };
 
-/* Find the perf type and config of a counter name. */
 bool perf_event_lookup(const char *name, uint32_t *type, uint64_t *config)
 {
 	size_t i;
@@ -46,7 +45,6 @@ static int sys_perf_event_open(struct perf_event_attr *attr, int cpu)
 	return syscall(SYS_perf_event_open, attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
-/* Open name on every possible CPU. */
 struct perf_counters *perf_counters_open(const char *name, int *err, char **cause)
 {
 	struct perf_event_attr attr = { .size = sizeof(attr) };
@@ -93,7 +91,6 @@ struct perf_counters *perf_counters_open(const char *name, int *err, char **caus
 	return c;
 }
 
-/* Return the sum of the counter over all CPUs. */
 uint64_t perf_counters_read(const struct perf_counters *c)
 {
 	uint64_t sum = 0, v;
@@ -105,7 +102,6 @@ uint64_t perf_counters_read(const struct perf_counters *c)
 	return sum;
 }
 
-/* Store each CPU's fd in a PERF_EVENT_ARRAY at index cpu. */
 int perf_counters_to_map(const struct perf_counters *c, int map_fd, char **cause)
 {
 	uint32_t cpu;

@@ -27,7 +27,6 @@ const size_t probe_registry_len = sizeof(probe_registry) / sizeof(probe_registry
 static char counters_opt[64] = "";
 static bool run_stats;
 
-/* Find the probe that owns table, or NULL. */
 const struct probe_ops *probe_for_table(const char *table)
 {
 	size_t i, j;
@@ -39,7 +38,6 @@ const struct probe_ops *probe_for_table(const char *table)
 	return NULL;
 }
 
-/* Every schema of every registered probe. */
 size_t probe_schemas(const struct schema **out, size_t max)
 {
 	size_t i, j, n = 0;
@@ -51,7 +49,6 @@ size_t probe_schemas(const struct schema **out, size_t max)
 	return n;
 }
 
-/* Choose the perf counters probes read; reject unknown names. */
 int probe_set_counters(const char *names, char **cause)
 {
 	static const char *const known[] = {"taskclock", "cycles", "instructions"};
@@ -79,13 +76,11 @@ int probe_set_counters(const char *names, char **cause)
 	return 0;
 }
 
-/* The counter list in effect. */
 const char *probe_counters(void)
 {
 	return counters_opt;
 }
 
-/* Keep BPF run-time statistics on in live sources opened after this. */
 void probe_set_run_stats(bool on)
 {
 	run_stats = on;
@@ -166,7 +161,6 @@ static void report_counters(FILE *out, bool json)
 	fputs(json ? "]" : "", out);
 }
 
-/* Print, for `latop probes`, each probe's stages and chosen hooks. */
 int probes_report(FILE *out, bool json)
 {
 	size_t i;

@@ -81,9 +81,10 @@ int probe_set_counters(const char *names, char **cause);
 const char *probe_counters(void);
 
 /*
- * Keep the kernel's BPF run-time statistics on while a live source runs, so
- * frames carry bpf_ns and bpf_runs.  Off by default: each program run then
- * reads the clock twice, which costs more than the probe itself here.
+ * Keep the kernel's BPF run-time statistics on while a live source opened
+ * after this runs, so frames carry bpf_ns and bpf_runs.  Off by default:
+ * each program run then reads the clock twice, which costs more than the
+ * probe itself here.
  */
 void probe_set_run_stats(bool on);
 bool probe_run_stats(void);

@@ -44,7 +44,6 @@ const struct view views[] = {
 };
 const size_t views_len = sizeof(views) / sizeof(views[0]);
 
-/* See views.h. */
 const struct joiner *const *views_joiners(size_t *n)
 {
 	static const struct joiner *list[sizeof(views) / sizeof(views[0])];
@@ -58,13 +57,11 @@ const struct joiner *const *views_joiners(size_t *n)
 	return list;
 }
 
-/* See views.h. */
 size_t views_ntables(const struct view *v)
 {
 	return 3 + (v->joiner ? v->joiner->ntables : 0);
 }
 
-/* See views.h. */
 const struct schema *views_table(const struct view *v, size_t i)
 {
 	switch (i) {
@@ -75,7 +72,6 @@ const struct schema *views_table(const struct view *v, size_t i)
 	return i < views_ntables(v) ? v->joiner->tables[i - 3] : NULL;
 }
 
-/* See views.h. */
 const struct view *views_by_table(const char *table)
 {
 	for (size_t v = 0; table && v < views_len; v++)
@@ -84,7 +80,6 @@ const struct view *views_by_table(const char *table)
 	return NULL;
 }
 
-/* See views.h. */
 const struct schema *const *views_schemas(size_t *n)
 {
 	static const struct schema *list[sizeof(views) / sizeof(views[0]) * 8];

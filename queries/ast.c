@@ -16,7 +16,6 @@ static const char *const ast_opt_names[OPT_COUNT] = {
 	"window", "every", "sample", "threshold", "buffer", "baseline",
 };
 
-/* Make an empty query with default options. */
 struct query *ast_query_new(void)
 {
 	struct query *q = xcalloc(1, sizeof(*q));
@@ -33,11 +32,6 @@ struct query *ast_query_new(void)
 	return q;
 }
 
-/*
- * Map a function name to its aggregate.  pNN reads as a percentile whose
- * first two digits are the integer part: p50 = 50, p999 = 99.9,
- * p9999 = 99.99, p5 = 5, p100 = 100.
- */
 enum agg ast_func(const char *name, double *pct)
 {
 	static const struct { const char *name; enum agg agg; } fn[] = {
@@ -178,7 +172,6 @@ void query_free(struct query *q)
 	free(q);
 }
 
-/* Return the item as written, without AS. */
 char *ast_item_text(const struct item *it)
 {
 	if (!it->func)
@@ -287,7 +280,6 @@ static void ast_print_item(struct sbuf *b, const struct item *it)
 		sb_printf(b, " as %s", it->as);
 }
 
-/* Print the query in canonical form: lower-case keywords, single spaces. */
 char *query_text(const struct query *q)
 {
 	struct sbuf b = {0};
@@ -339,7 +331,6 @@ const char *query_table(const struct query *q)
 	return q->table;
 }
 
-/* Say whether the query wrote option name. */
 bool query_option_given(const struct query *q, const char *name)
 {
 	int i;

@@ -137,6 +137,7 @@ struct query {
 };
 
 /* ast.c */
+/* Make an empty query with default options. */
 struct query *ast_query_new(void);
 void ast_pred_free(struct pred *p);
 struct pred *ast_pred_dup(const struct pred *p);
@@ -145,7 +146,9 @@ void ast_item_copy(struct item *dst, const struct item *src);
 void ast_plan_done(struct plan *pl);
 /* The item as written without AS: "p99(lat)", "count()", "comm". */
 char *ast_item_text(const struct item *it);
-/* Map a function name to its aggregate (pNN sets *pct); AGG_NONE if unknown. */
+/* Map a function name to its aggregate (pNN sets *pct); AGG_NONE if unknown.
+ * pNN reads as a percentile whose first two digits are the integer part:
+ * p50 = 50, p999 = 99.9, p9999 = 99.99, p5 = 5, p100 = 100. */
 enum agg ast_func(const char *name, double *pct);
 /* The function names, NULL-terminated (completion and suggestions). */
 extern const char *const ast_funcs[];
@@ -170,7 +173,8 @@ struct baseline {
 /* baseline.c */
 /* Load q's baseline if it is not yet (q bound); -1 with *err naming the BASELINE value. */
 int baseline_load(const struct query *q, struct query_error *err);
-/* Fill the ratio columns of nrows rows laid out as q's plan columns. */
+/* Fill the ratio columns of nrows rows laid out as q's plan columns, each
+ * row's from the baseline row with the same keys. */
 void baseline_ratios(const struct query *q, struct result_val *vals, size_t nrows);
 /* Forget what was loaded (or why it failed). */
 void baseline_reset(struct baseline *b);
@@ -178,7 +182,8 @@ void baseline_reset(struct baseline *b);
 /* bind.c */
 /* Return PART_KEY if schema s has FF_PART fields and no field of that name, else NULL. */
 const char *bind_part_key(const struct schema *s);
-/* Return whether schema s gets the BYTES_FIELD pseudo-field. */
+/* Return whether schema s gets the BYTES_FIELD pseudo-field: it has a key
+ * size and no field of that name. */
 bool bind_has_bytes(const struct schema *s);
 
 /* regex.c */
@@ -190,9 +195,15 @@ bool bind_has_bytes(const struct schema *s);
 void regex_measure(const char *re, uint64_t *pieces, int *depth, size_t nullrep[2]);
 
 /* error.c */
+/* Fill err with a position, a length and a message. */
 void error_set(struct query_error *err, int pos, int len, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-/* The closest candidate to word by edit distance, or NULL if none is close. */
+/*
+ * The closest candidate to word by edit distance, or NULL if none is close:
+ * at most one edit for words of up to four letters, two for longer ones, and
+ * never as many edits as the word has letters.  The first of equally close
+ * wins.  cands ends at n entries or at a NULL, whichever comes first.
+ */
 const char *error_suggest(const char *word, const char *const *cands, size_t n);
 
 #endif

@@ -26,7 +26,6 @@ struct base_row {
 	size_t row;
 };
 
-/* Forget what was loaded (or why it failed). */
 void baseline_reset(struct baseline *b)
 {
 	size_t i;
@@ -224,7 +223,6 @@ static void base_read(const struct query *q)
 	source_close(src);
 }
 
-/* Load q's baseline unless it is loaded; -1 with *err when it cannot be. */
 int baseline_load(const struct query *q, struct query_error *err)
 {
 	struct baseline *b = q->base;
@@ -246,7 +244,6 @@ static bool base_num(const struct result_val *v, bool real, double *d)
 	return true;
 }
 
-/* Fill each row's ratio columns from the baseline row with the same keys. */
 void baseline_ratios(const struct query *q, struct result_val *vals, size_t nrows)
 {
 	const struct plan *pl = &q->plan;

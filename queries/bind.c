@@ -644,7 +644,6 @@ static int bind_table(const struct query *q, const struct schema *s, struct quer
 	return -1;
 }
 
-/* Return PART_KEY if schema s has FF_PART fields and no field of that name, else NULL. */
 const char *bind_part_key(const struct schema *s)
 {
 	size_t i;
@@ -683,8 +682,6 @@ static bool bind_names(const struct query *q, const char *name)
 	return bind_pred_names(q->where, name);
 }
 
-/* Return whether s gets the BYTES_FIELD pseudo-field: it has a key size and
- * no field of that name. */
 bool bind_has_bytes(const struct schema *s)
 {
 	int i = schema_field(s, "size");
@@ -784,7 +781,6 @@ static bool bind_expand(const struct query *q)
 	return false;
 }
 
-/* Bind q to schema s: resolve names, check types, derive the plan. */
 int query_bind(struct query *q, const struct schema *s, struct query_error *err)
 {
 	memset(err, 0, sizeof(*err));

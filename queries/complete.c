@@ -148,7 +148,6 @@ static bool complete_value(struct cands *c, const char *text, size_t start,
 	return true;
 }
 
-/* Fill out with up to max candidates (malloc'd) for the word ending at pos. */
 size_t query_complete(const char *text, size_t pos, const struct schema *const *schemas,
 		      size_t nschemas, char **out, size_t max)
 {

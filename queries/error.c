@@ -4,7 +4,6 @@
 #include <string.h>
 #include "ast.h"
 
-/* Fill err with a position, a length and a message. */
 void error_set(struct query_error *err, int pos, int len, const char *fmt, ...)
 {
 	va_list ap;
@@ -52,12 +51,6 @@ static size_t error_distance(const char *a, const char *b)
 	return r;
 }
 
-/*
- * Return the candidate closest to word, or NULL when none is close: at most
- * one edit for words of up to four letters, two for longer ones, and never
- * as many edits as the word has letters.  The first of equally close wins.
- * cands ends at n entries or at a NULL, whichever comes first.
- */
 const char *error_suggest(const char *word, const char *const *cands, size_t n)
 {
 	size_t i, best = SIZE_MAX, len = strlen(word);
@@ -88,7 +81,6 @@ static int error_width(const char *s, int n)
 	return w;
 }
 
-/* Format "column N: MSG", the query line indented, and carets under the span. */
 void query_error_format(const char *text, const struct query_error *err,
 			char *buf, size_t n)
 {

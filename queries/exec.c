@@ -767,7 +767,6 @@ static void exec_stats(struct frame_stats *st, const struct frame_stats *f)
 	st->bpf_runs += f->bpf_runs;
 }
 
-/* Start running a bound query with no groups yet; NULL with *err if unbound. */
 struct query_run *query_run_new(const struct query *q, struct query_error *err)
 {
 	struct query_run *x;
@@ -790,7 +789,6 @@ struct query_run *query_run_new(const struct query *q, struct query_error *err)
 	return x;
 }
 
-/* Fold one tick's frame of the FROM table into the groups, copying what they keep. */
 void query_run_add(struct query_run *r, const struct tick *t)
 {
 	const struct frame *f = tick_frame(t, r->s->table);
@@ -803,7 +801,6 @@ void query_run_add(struct query_run *r, const struct tick *t)
 	exec_frame(r, f);
 }
 
-/* Build the result of the ticks added so far: final values, order, limit. */
 struct result *query_run_result(struct query_run *r)
 {
 	struct result *res;
@@ -824,7 +821,6 @@ struct result *query_run_result(struct query_run *r)
 	return res;
 }
 
-/* Return the bytes the run holds for its groups (keys, accumulators, hash). */
 size_t query_run_bytes(const struct query_run *r)
 {
 	return r->bytes;
@@ -867,7 +863,6 @@ void query_run_free(struct query_run *r)
 	free(r);
 }
 
-/* Run a bound query over every tick of the window. */
 struct result *query_exec(const struct query *q, const struct window *w,
 			  struct query_error *err)
 {

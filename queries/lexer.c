@@ -12,7 +12,6 @@ const char *const lexer_keywords[] = {
 	"buffer", "baseline", NULL,
 };
 
-/* Return whether word is a reserved keyword. */
 bool lexer_reserved(const char *word)
 {
 	size_t i;
@@ -23,7 +22,6 @@ bool lexer_reserved(const char *word)
 	return false;
 }
 
-/* Return whether tok is the keyword kw. */
 bool lexer_is(const struct token *tok, const char *kw)
 {
 	return tok->kind == TK_WORD && !strcasecmp(tok->text, kw);
@@ -81,7 +79,6 @@ static int lexer_op(const char *s)
 	return 0;
 }
 
-/* Split text into tokens. */
 int lexer_run(struct lexer *lx, const char *text, struct query_error *err)
 {
 	int i = 0, n;

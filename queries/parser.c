@@ -838,12 +838,6 @@ struct query *query_parse(const char *text, struct query_error *err)
 	return q;
 }
 
-/*
- * Refine base with text.  A query with FROM replaces base; otherwise WHERE is
- * ANDed with base's and every other clause or option present replaces
- * base's.  The result is re-parsed from its canonical text, so positions in
- * later bind errors refer to query_text() of the result.
- */
 struct query *query_refine(const struct query *base, const char *text,
 			   struct query_error *err)
 {

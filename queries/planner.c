@@ -194,7 +194,6 @@ static void planner_conjuncts(const struct schema *s, const struct pred *p,
 	nstrs[1] = ntry[1];
 }
 
-/* Fill f with the pushable part of WHERE plus SAMPLE, THRESHOLD and BUFFER. */
 void query_pushdown(const struct query *q, struct filter_prog *f)
 {
 	int nstrs[2] = {0, 0};	/* strs[] and addrs[] entries used */

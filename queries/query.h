@@ -47,12 +47,15 @@ struct query_opts {
 
 struct query *query_parse(const char *text, struct query_error *err);
 void query_free(struct query *q);
-/* Refine base with text typed in the TUI: a full query replaces base; a
- * fragment ("where lat > 1ms", "order by max(lat)", "limit 5") is merged in
- * (WHERE is ANDed with base's).  Returns a new query. */
+/* Refine base with text typed in the TUI: a full query (with FROM) replaces
+ * base; a fragment ("where lat > 1ms", "order by max(lat)", "limit 5") is
+ * merged in (WHERE is ANDed with base's, every other clause or option present
+ * replaces base's).  Returns a new query, re-parsed from its canonical text,
+ * so positions in later bind errors refer to query_text() of it. */
 struct query *query_refine(const struct query *base, const char *text,
 			   struct query_error *err);
-/* The query printed back in canonical form (caller frees). */
+/* The query printed back in canonical form: lower-case keywords, single
+ * spaces (caller frees). */
 char *query_text(const struct query *q);
 const char *query_table(const struct query *q);	/* FROM, or NULL */
 const struct query_opts *query_options(const struct query *q);
@@ -61,7 +64,8 @@ const struct query_opts *query_options(const struct query *q);
  * query without EVERY keeps the interval given on the command line. */
 bool query_option_given(const struct query *q, const char *name);
 
-/* Resolve field names and check types against the table's schema. */
+/* Bind q to the table's schema s: resolve field names, check types, derive
+ * the plan. */
 int query_bind(struct query *q, const struct schema *s, struct query_error *err);
 /* Fill f with the part of WHERE (+ SAMPLE/THRESHOLD/BUFFER) the kernel can
  * evaluate; the rest stays for query_exec.  Call after query_bind. */
@@ -116,7 +120,7 @@ struct query_run *query_run_new(const struct query *q, struct query_error *err);
 void query_run_add(struct query_run *r, const struct tick *t);
 /* The result over every tick added so far (order, limit); the run goes on. */
 struct result *query_run_result(struct query_run *r);
-/* Bytes the run holds for its groups and accumulators. */
+/* Bytes the run holds for its groups (keys, accumulators, hash). */
 size_t query_run_bytes(const struct query_run *r);
 void query_run_free(struct query_run *r);
 void result_free(struct result *r);
@@ -126,9 +130,10 @@ static inline struct result_val *result_row(const struct result *r, size_t i)
 }
 
 enum result_format { RF_TEXT, RF_JSON, RF_CSV };
-/* JSON: one object per line per row (JSON Lines), keyed by column name; durations in ns. */
+/* Print a result as text, JSON or CSV.  JSON: one object per line per row
+ * (JSON Lines), keyed by column name; durations in ns. */
 void result_print(FILE *out, const struct result *r, enum result_format fmt);
-/* A value as the TUI shows it ("1.84ms", "12.3K", "read"). */
+/* A value as the TUI shows it ("1.84ms", "12.3K", "read"; "-" for no value). */
 void result_format_val(const struct result *r, size_t col, const struct result_val *v,
 		       char *buf, size_t n);
 
@@ -136,9 +141,10 @@ void result_format_val(const struct result *r, size_t col, const struct result_v
 void query_error_format(const char *text, const struct query_error *err,
 			char *buf, size_t n);
 
-/* Completion for the query line: candidates for the word ending at pos
- * (keywords, table names, fields of the FROM table, functions; for a value
- * compared with a field that has a domain, the domain's names). */
+/* Completion for the query line: up to max candidates (malloc'd) into out
+ * for the word ending at pos (keywords, table names, fields of the FROM
+ * table, functions; for a value compared with a field that has a domain, the
+ * domain's names). */
 size_t query_complete(const char *text, size_t pos, const struct schema *const *schemas,
 		      size_t nschemas, char **out, size_t max);
 

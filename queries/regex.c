@@ -100,7 +100,6 @@ static size_t regex_bracket(const char *s)
 	return s[i] ? i + 1 : i;
 }
 
-/* queries/ast.h has the contract. */
 void regex_measure(const char *re, uint64_t *pieces, int *depth, size_t nullrep[2])
 {
 	struct {

@@ -165,7 +165,6 @@ static void result_text(FILE *out, const struct result *r)
 	free(w);
 }
 
-/* Print a result as text, JSON or CSV. */
 void result_print(FILE *out, const struct result *r, enum result_format fmt)
 {
 	size_t i, j;
@@ -201,7 +200,6 @@ void result_print(FILE *out, const struct result *r, enum result_format fmt)
 	}
 }
 
-/* Format a value as the TUI shows it: human units, "-" for no value. */
 void result_format_val(const struct result *r, size_t col, const struct result_val *v,
 		       char *buf, size_t n)
 {

@@ -35,7 +35,6 @@ void detail_init(struct detail *d)
 	memset(d, 0, sizeof(*d));
 }
 
-/* Forget the row and everything computed for it. */
 void detail_clear(struct detail *d)
 {
 	size_t i;
@@ -298,7 +297,6 @@ static void spans_collect(struct detail *d, const struct schema *ss, const struc
 	}
 }
 
-/* Select the previous or next single event for the timeline. */
 bool detail_select_event(struct detail *d, int dir)
 {
 	if (!d->nevents || (dir < 0 && d->sel == 0) || (dir > 0 && d->sel + 1 >= d->nevents))
@@ -330,7 +328,6 @@ static char *detail_query(struct detail *d, const struct schema *s)
 	return q;
 }
 
-/* Run the detail query for row i of r over w. */
 void detail_update(struct detail *d, const struct source_info *info, const struct schema *s,
 		   const struct window *w, const struct result *r, size_t i)
 {
@@ -695,7 +692,6 @@ static void timeline_draw(const struct detail *d, int y, int x, int hh, int ww)
 	}
 }
 
-/* Draw the pane in h lines from y. */
 void detail_draw(const struct detail *d, int y, int h, int w)
 {
 	int lw = w / 2 > 40 ? w / 2 : (w < 40 ? w : 40), rx = lw + 2, rw = w - rx, line = 0;

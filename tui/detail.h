@@ -54,7 +54,7 @@ void detail_done(struct detail *d);
  * events and spans come from info's tables of s's view, above). */
 void detail_update(struct detail *d, const struct source_info *info, const struct schema *s,
 		   const struct window *w, const struct result *r, size_t i);
-/* Forget the row (no selection). */
+/* Forget the row (no selection) and everything computed for it. */
 void detail_clear(struct detail *d);
 /* Select the previous (dir -1) or next (+1) single event for the timeline;
  * false when there is none to move to. */

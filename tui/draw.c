@@ -24,7 +24,6 @@ static const char *const eighths[8] = {
 	"", "\u258f", "\u258e", "\u258d", "\u258c", "\u258b", "\u258a", "\u2589",
 };
 
-/* Say whether the terminal takes UTF-8. */
 void draw_init(bool on)
 {
 	utf8 = on;
@@ -55,7 +54,6 @@ static size_t char_next(const char *s, wchar_t *wc, mbstate_t *st)
 	return n;
 }
 
-/* Display columns of s. */
 int draw_width(const char *s)
 {
 	mbstate_t st;
@@ -71,7 +69,6 @@ int draw_width(const char *s)
 	return w;
 }
 
-/* Draw s at (y, x) clipped to w columns; return the columns used. */
 int draw_text(int y, int x, int w, const char *s, attr_t a)
 {
 	mbstate_t st;
@@ -100,7 +97,6 @@ int draw_text(int y, int x, int w, const char *s, attr_t a)
 	return used;
 }
 
-/* Draw s right-aligned in w columns. */
 void draw_rtext(int y, int x, int w, const char *s, attr_t a)
 {
 	int sw = draw_width(s);
@@ -110,7 +106,6 @@ void draw_rtext(int y, int x, int w, const char *s, attr_t a)
 	draw_text(y, x + (sw < w ? w - sw : 0), w, s, a);
 }
 
-/* Formatted draw_text. */
 int draw_textf(int y, int x, int w, attr_t a, const char *fmt, ...)
 {
 	char buf[1024];
@@ -122,7 +117,6 @@ int draw_textf(int y, int x, int w, attr_t a, const char *fmt, ...)
 	return draw_text(y, x, w, buf, a);
 }
 
-/* Fill w columns with spaces. */
 void draw_fill(int y, int x, int w, attr_t a)
 {
 	if (w <= 0)
@@ -132,7 +126,6 @@ void draw_fill(int y, int x, int w, attr_t a)
 	attrset(A_NORMAL);
 }
 
-/* Draw a horizontal bar of len cells; return the cells drawn. */
 int draw_bar(int y, int x, double len, char c, attr_t a)
 {
 	int full = (int)len, i, part;

@@ -24,7 +24,8 @@ int draw_textf(int y, int x, int w, attr_t a, const char *fmt, ...)
 	__attribute__((format(printf, 5, 6)));
 /* Fill w columns with spaces. */
 void draw_fill(int y, int x, int w, attr_t a);
-/* Draw a horizontal bar of len cells (eighths with UTF-8); c is the ASCII fill. */
+/* Draw a horizontal bar of len cells (eighths with UTF-8); c is the ASCII fill.
+ * Return the cells drawn. */
 int draw_bar(int y, int x, double len, char c, attr_t a);
 
 #endif

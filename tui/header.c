@@ -29,7 +29,6 @@ void header_init(struct header *h)
 	h->cpu_pct = 0;
 }
 
-/* Measure latop's own CPU use since the last sample. */
 void header_sample(struct header *h)
 {
 	uint64_t wall = mono_ns(), cpu = cpu_ns();
@@ -170,7 +169,6 @@ static void query_prefix(const struct screen *s, char *buf, size_t n)
 	snprintf(buf, n, s->depth ? "[drill %zu] " : "", s->depth);
 }
 
-/* Lines the header takes at width w. */
 int header_height(const struct screen *s, int w)
 {
 	char pre[32];
@@ -209,7 +207,6 @@ static void lines_query(const struct screen *s, int y, int n, int w)
 	}
 }
 
-/* Draw the meters, a damaged recording's warning, the tabs and the query. */
 void header_draw(const struct screen *s, int w)
 {
 	int tabs = rows_above_tabs(s);

@@ -17,7 +17,8 @@ void header_init(struct header *h);
 void header_sample(struct header *h);
 /* Lines the header takes at width w (the query wraps onto up to three). */
 int header_height(const struct screen *s, int w);
-/* Draw the meters, the tabs and the query in header_height lines, w wide. */
+/* Draw the meters, a damaged recording's warning, the tabs and the query in
+ * header_height lines, w wide. */
 void header_draw(const struct screen *s, int w);
 
 #endif

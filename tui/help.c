@@ -54,7 +54,6 @@ static void labels(size_t i, char *buf, size_t n)
 	}
 }
 
-/* Lines the help text has. */
 int help_lines(void)
 {
 	size_t i, n = 2, keys_len;
@@ -93,7 +92,6 @@ static void line_draw(int k, int y, int w)
 		draw_text(y, 1, w - 1, cheat[k], theme_attr(k == 1 ? ROLE_HELP_KEY : ROLE_HELP));
 }
 
-/* Draw the help screen from line top of the text, h lines, w wide. */
 void help_draw(int top, int h, int w)
 {
 	int y;

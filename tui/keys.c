@@ -340,7 +340,6 @@ static const struct key_action keys_tail[] = {
 #define NHEAD (sizeof(keys_head) / sizeof(keys_head[0]))
 #define NTAIL (sizeof(keys_tail) / sizeof(keys_tail[0]))
 
-/* See keys.h. */
 const struct key_action *keys_table(size_t *n)
 {
 	static struct key_action *table;
@@ -368,7 +367,6 @@ const struct key_action *keys_table(size_t *n)
 	return table;
 }
 
-/* Run the action bound to ch; return reaction flags. */
 int keys_handle(struct screen *s, int ch)
 {
 	size_t i, keys_len;

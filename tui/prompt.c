@@ -227,7 +227,6 @@ static void history_path(struct prompt *p)
 		p->history_path[0] = '\0';
 }
 
-/* Set readline up for curses and load the history. */
 int prompt_init(struct prompt *p, char **cause)
 {
 	memset(p, 0, sizeof(*p));
@@ -260,7 +259,6 @@ int prompt_init(struct prompt *p, char **cause)
 	return 0;
 }
 
-/* Save the history and let readline go. */
 void prompt_done(struct prompt *p)
 {
 	char *why = NULL;
@@ -280,7 +278,6 @@ void prompt_done(struct prompt *p)
 	devnull = NULL;
 }
 
-/* Open the line in mode m with text prefilled. */
 void prompt_open(struct screen *s, enum prompt_mode m, const char *prefill)
 {
 	struct prompt *p = &s->prompt;
@@ -337,7 +334,6 @@ static int query_enter(struct screen *s, const char *text)
 	return R_REDRAW | R_REQUERY;
 }
 
-/* Feed one key to the open line; return reaction flags. */
 int prompt_key(struct screen *s, int ch)
 {
 	struct prompt *p = &s->prompt;
@@ -380,7 +376,6 @@ int prompt_key(struct screen *s, int ch)
 	return flags;
 }
 
-/* Lines the prompt area takes now. */
 int prompt_height(const struct screen *s)
 {
 	const struct prompt *p = &s->prompt;
@@ -440,7 +435,6 @@ static const char *skip_cols(const char *s, int *cols)
 	return s;
 }
 
-/* Draw the prompt area ending at line y_last, and place the cursor. */
 void prompt_draw(const struct screen *s, int y_last, int w)
 {
 	const struct prompt *p = &s->prompt;

@@ -29,7 +29,6 @@
 static volatile sig_atomic_t stop_requested;
 static struct sigaction old_fatal[NSIG];
 
-/* See screen_priv.h. */
 uint64_t now_ms(void)
 {
 	return mono_ns() / 1000000;
@@ -67,7 +66,6 @@ static void signals_install(void)
 		sigaction(fatal[i], &sa, &old_fatal[fatal[i]]);
 }
 
-/* Say something in the status line. */
 void screen_status(struct screen *s, enum role r, const char *fmt, ...)
 {
 	va_list ap;
@@ -79,7 +77,6 @@ void screen_status(struct screen *s, enum role r, const char *fmt, ...)
 	s->status_ms = now_ms();
 }
 
-/* Write the history to latop-YYYYMMDD-HHMMSS.snap. */
 void screen_save(struct screen *s)
 {
 	const char *dir = s->opts->record_dir ? s->opts->record_dir : ".";
@@ -111,7 +108,6 @@ void screen_save(struct screen *s)
 	free(path);
 }
 
-/* Switch to the next theme of the cycle. */
 void screen_theme_next(struct screen *s)
 {
 	char *warning = NULL;
@@ -136,7 +132,6 @@ static bool status_shown(const struct screen *s)
 	return s->status[0] && now_ms() - s->status_ms < STATUS_MS;
 }
 
-/* See screen_priv.h. */
 bool screen_error_shown(const struct screen *s)
 {
 	return status_shown(s) && s->status_role == ROLE_ERROR;
@@ -502,7 +497,6 @@ static void screen_done(struct screen *s)
 	window_done(&s->history);
 }
 
-/* Run until the user quits. */
 int tui_run(struct source *src, const struct tui_opts *o, char **cause)
 {
 	struct screen s;

@@ -68,9 +68,10 @@ struct screen {
 /* Say something in the status line. */
 void screen_status(struct screen *s, enum role r, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
-/* Refine the current query with text typed by the user and apply it; -1
- * with *err if it does not parse or bind, *err_text then being the text
- * err's positions refer to (caller frees). */
+/* Refine the current query with text typed by the user and apply it,
+ * pushing the old query (when it changes); -1 with *err if it does not parse
+ * or bind, *err_text then being the text err's positions refer to (caller
+ * frees). */
 int screen_refine(struct screen *s, const char *text, struct query_error *err,
 		  char **err_text);
 /* Drill into the selected row: push the query, filter on the row's keys and
@@ -86,7 +87,8 @@ int screen_sort(struct screen *s, int col, bool flip);
 int screen_seek(struct screen *s, long delta, bool absolute);
 /* Pause or resume the display (live), play or pause (replay). */
 void screen_pause(struct screen *s);
-/* Write the history to a snapshot file and say where. */
+/* Write the history to a snapshot file (latop-YYYYMMDD-HHMMSS.snap) and say
+ * where. */
 void screen_save(struct screen *s);
 /* Switch to the next theme of the cycle. */
 void screen_theme_next(struct screen *s);

@@ -78,14 +78,12 @@ static void stack_push(struct screen *s, char *text)
 	s->stack[s->depth++] = text;
 }
 
-/* See screen_priv.h. */
 void stack_clear(struct screen *s)
 {
 	while (s->depth)
 		free(s->stack[--s->depth]);
 }
 
-/* Refine the current query with text and apply it, pushing the old one. */
 int screen_refine(struct screen *s, const char *text, struct query_error *err,
 		  char **err_text)
 {
@@ -126,7 +124,6 @@ static int refine_or_say(struct screen *s, const char *text)
 	return -1;
 }
 
-/* Drill into the selected row. */
 int screen_drill(struct screen *s)
 {
 	char *where, *group = NULL, *g, *text;
@@ -161,7 +158,6 @@ int screen_drill(struct screen *s)
 	return 0;
 }
 
-/* Go back to the query before the last drill or refine. */
 bool screen_back(struct screen *s)
 {
 	struct query_error err;
@@ -180,7 +176,6 @@ bool screen_back(struct screen *s)
 	return true;
 }
 
-/* Switch to view v. */
 int screen_view(struct screen *s, size_t v)
 {
 	const char *text = s->view_query[v] ? s->view_query[v] : views[v].query;
@@ -209,7 +204,6 @@ int screen_view(struct screen *s, size_t v)
 	return 0;
 }
 
-/* Sort by result column col. */
 int screen_sort(struct screen *s, int col, bool flip)
 {
 	size_t depth;

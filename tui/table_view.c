@@ -89,7 +89,6 @@ static void sort_from_text(struct table_view *tv, const struct result *r, const 
 	tv->sort_desc = !strncasecmp(rest, "desc", 4);
 }
 
-/* Follow the selected key tuple into a new result. */
 void table_view_sync(struct table_view *tv, const struct result *r, const char *query_text)
 {
 	size_t i;
@@ -116,7 +115,6 @@ void table_view_sync(struct table_view *tv, const struct result *r, const char *
 	remember(tv, r);
 }
 
-/* Select row i (clamped). */
 void table_view_select(struct table_view *tv, const struct result *r, size_t i)
 {
 	if (!r->nrows)
@@ -125,7 +123,6 @@ void table_view_select(struct table_view *tv, const struct result *r, size_t i)
 	remember(tv, r);
 }
 
-/* Move the selection by delta rows. */
 void table_view_move(struct table_view *tv, const struct result *r, long delta)
 {
 	long i = (long)tv->sel + delta;
@@ -133,7 +130,6 @@ void table_view_move(struct table_view *tv, const struct result *r, long delta)
 	table_view_select(tv, r, i < 0 ? 0 : (size_t)i);
 }
 
-/* Scroll value columns by delta. */
 void table_view_hscroll(struct table_view *tv, const struct result *r, int delta)
 {
 	size_t c, nvals = 0;
@@ -146,7 +142,6 @@ void table_view_hscroll(struct table_view *tv, const struct result *r, int delta
 		tv->hscroll++;
 }
 
-/* The column under screen column x of the header row, or -1. */
 int table_view_hit(const struct table_view *tv, int x)
 {
 	size_t c;
@@ -302,7 +297,6 @@ static void body_row(const struct table_view *tv, const struct result *r, size_t
 	}
 }
 
-/* Draw the header and rows in h lines from y. */
 void table_view_draw(struct table_view *tv, const struct result *r, int y, int h, int w)
 {
 	int *wd, line;
@@ -345,7 +339,6 @@ static bool row_matches(const struct result *r, size_t i, const char *text)
 	return false;
 }
 
-/* Select the next or previous row whose key columns contain text. */
 bool table_view_search(struct table_view *tv, const struct result *r, const char *text,
 		       int dir, bool skip)
 {
@@ -396,7 +389,6 @@ static void literal(const struct result *r, size_t c, const struct result_val *v
 	}
 }
 
-/* The key predicate of row i (caller frees), or NULL without key columns. */
 char *table_view_where(const struct result *r, size_t i)
 {
 	char buf[300], *where = NULL, *w;

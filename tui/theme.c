@@ -386,7 +386,6 @@ static int theme_mono(void)
 	return -1;
 }
 
-/* Load a theme by name or path and make it current. */
 int theme_load(const char *name, bool color, char **warning)
 {
 	struct role_style styles[ROLE_COUNT];
@@ -413,13 +412,11 @@ int theme_load(const char *name, bool color, char **warning)
 	return 0;
 }
 
-/* The curses attributes of a role in the current theme. */
 attr_t theme_attr(enum role r)
 {
 	return cur_attrs[r];
 }
 
-/* The role for a breakdown component, by the name "bar_<component>". */
 enum role theme_bar_role(const char *component)
 {
 	char name[64];
@@ -430,19 +427,16 @@ enum role theme_bar_role(const char *component)
 	return r < 0 ? ROLE_BAR_OTHER : (enum role)r;
 }
 
-/* Whether the current theme draws in color. */
 bool theme_has_color(void)
 {
 	return cur_color;
 }
 
-/* The current theme's name. */
 const char *theme_name(void)
 {
 	return cur_name;
 }
 
-/* The theme after name in the built-in cycle. */
 const char *theme_next(const char *name)
 {
 	size_t i, n = sizeof(cycle) / sizeof(cycle[0]);

@@ -32,7 +32,6 @@ static uint64_t tick_bytes(const struct tick *t)
 	return b;
 }
 
-/* See screen_priv.h. */
 void history_push(struct screen *s, struct tick *t)
 {
 	uint64_t per = tick_bytes(t) + 1;
@@ -69,7 +68,6 @@ static void window_view(struct screen *s)
 	s->win.nticks = e - b;
 }
 
-/* See screen_priv.h. */
 void detail_refresh(struct screen *s)
 {
 	if (!s->detail.open)
@@ -80,7 +78,6 @@ void detail_refresh(struct screen *s)
 		detail_clear(&s->detail);
 }
 
-/* See screen_priv.h. */
 void requery(struct screen *s)
 {
 	struct query_error err;
@@ -157,7 +154,6 @@ static int replay_rebuild(struct screen *s, size_t idx)
 	return 0;
 }
 
-/* Show tick idx of the recording, or step through the paused live history. */
 int screen_seek(struct screen *s, long delta, bool absolute)
 {
 	long idx, last;
@@ -185,7 +181,6 @@ int screen_seek(struct screen *s, long delta, bool absolute)
 	return 0;
 }
 
-/* Pause or resume. */
 void screen_pause(struct screen *s)
 {
 	if (s->opts->replay) {
@@ -201,13 +196,11 @@ void screen_pause(struct screen *s)
 		s->t_end = s->history.ticks[s->history.nticks - 1].t_ns;
 }
 
-/* The replay speed factor. */
 double screen_speed(const struct screen *s)
 {
 	return speeds[s->speed];
 }
 
-/* Change the replay speed by delta steps. */
 void screen_speed_step(struct screen *s, int delta)
 {
 	int n = (int)(sizeof(speeds) / sizeof(speeds[0]));
@@ -219,7 +212,6 @@ void screen_speed_step(struct screen *s, int delta)
 		screen_status(s, ROLE_STATUS, "replay speed %gx", speeds[s->speed]);
 }
 
-/* Index of the newest shown tick in the recording. */
 size_t screen_cursor(const struct screen *s)
 {
 	return s->cursor;

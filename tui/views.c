@@ -3,7 +3,6 @@
 
 #include "views.h"
 
-/* See views.h. */
 int views_find(const char *table)
 {
 	const struct view *v = views_by_table(table);
@@ -11,13 +10,11 @@ int views_find(const char *table)
 	return v ? (int)(v - views) : -1;
 }
 
-/* See views.h. */
 const struct schema *views_schema(const struct source_info *info, size_t v)
 {
 	return source_schema(info, views[v].table->table);
 }
 
-/* See views.h. */
 int views_first(const struct source_info *info)
 {
 	size_t i;

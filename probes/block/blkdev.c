@@ -21,7 +21,6 @@ const char *const blkdev_op_names[] = {
 	"drv_out", NULL,
 };
 
-/* Return the name of REQ_OP_* code op, or NULL for an unknown one. */
 const char *blkdev_op_name(uint32_t op)
 {
 	size_t i;
@@ -32,7 +31,6 @@ const char *blkdev_op_name(uint32_t op)
 	return NULL;
 }
 
-/* Return the REQ_OP_* code of name, or -1. */
 int blkdev_op_code(const char *name)
 {
 	size_t i;
@@ -43,7 +41,6 @@ int blkdev_op_code(const char *name)
 	return -1;
 }
 
-/* Write dev's name ("loop0", else "MAJ:MIN") into buf; return buf. */
 const char *blkdev_name(uint32_t dev, char *buf, size_t len)
 {
 	unsigned ma = dev >> 20, mi = dev & 0xfffff;
@@ -66,7 +63,6 @@ const char *blkdev_name(uint32_t dev, char *buf, size_t len)
 	return buf;
 }
 
-/* Find the device called name in /sys/class/block; 0, or -1 when there is none. */
 int blkdev_lookup(const char *name, uint32_t *dev)
 {
 	unsigned ma, mi;

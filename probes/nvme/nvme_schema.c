@@ -52,7 +52,6 @@ const char *const nvme_stage_names[NVME_NSTAGES] = {
 	"t_recv", "t_exec", "t_send",
 };
 
-/* Name an NVMe opcode into buf. */
 const char *nvme_op_name(unsigned op, char *buf, size_t len)
 {
 	switch (op) {

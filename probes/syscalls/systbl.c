@@ -736,7 +736,6 @@ static const struct syscall_ent by_name[] = {
 	{"writev", 20},
 };
 
-/* Return the name of syscall nr, or NULL if unknown. */
 const char *syscall_name(unsigned nr)
 {
 	if (nr >= sizeof(names_by_nr) / sizeof(names_by_nr[0]))
@@ -750,7 +749,6 @@ static int syscall_cmp(const void *key, const void *ent)
 	return strcmp(key, ((const struct syscall_ent *)ent)->name);
 }
 
-/* Return the number of syscall name, or -1 if unknown. */
 int syscall_nr(const char *name)
 {
 	const struct syscall_ent *e = bsearch(name, by_name, syscall_count(),
@@ -759,13 +757,11 @@ int syscall_nr(const char *name)
 	return e ? (int)e->nr : -1;
 }
 
-/* Return how many syscalls the table knows. */
 size_t syscall_count(void)
 {
 	return sizeof(by_name) / sizeof(by_name[0]);
 }
 
-/* Return the i-th syscall in name order (i < syscall_count()), or NULL. */
 const struct syscall_ent *syscall_at(size_t i)
 {
 	return i < syscall_count() ? &by_name[i] : NULL;
