@@ -3,6 +3,7 @@
  */
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "../core/xalloc.h"
@@ -132,4 +133,35 @@ size_t probe_prog_fds(struct bpf_object *obj, int *out, size_t max)
 			out[n++] = bpf_program__fd(prog);
 	}
 	return n;
+}
+
+void probe_health_init(struct probe_health *h, int fd, int ncpus, const enum probe_stat *to,
+		       uint32_t n)
+{
+	memset(h, 0, sizeof(*h));
+	h->fd = fd;
+	h->ncpus = ncpus;
+	h->n = n < PROBE_HEALTH_MAX ? n : PROBE_HEALTH_MAX;
+	h->to = to;
+	probe_percpu_sum(fd, ncpus, h->prev, h->n);
+}
+
+void probe_health_tick(struct probe_health *h, struct frame_stats *st)
+{
+	uint64_t cur[PROBE_HEALTH_MAX];
+	uint32_t i;
+
+	probe_percpu_sum(h->fd, h->ncpus, cur, h->n);
+	for (i = 0; i < h->n; i++) {
+		uint64_t d = delta(cur[i], h->prev[i]);
+
+		h->delta[i] = d;
+		h->prev[i] = cur[i];
+		switch (h->to[i]) {
+		case PSTAT_DROPPED: st->dropped += d; break;
+		case PSTAT_LOST: st->lost += d; break;
+		case PSTAT_EVICTED: st->evicted += d; break;
+		case PSTAT_NONE: break;
+		}
+	}
 }

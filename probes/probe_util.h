@@ -13,6 +13,7 @@
 #include <linux/types.h>
 #include "filter.h"
 #include "../core/hist.h"
+#include "../core/table.h"
 
 struct bpf_object;
 
@@ -68,6 +69,38 @@ probe_filter_leaf_fn probe_filter_leaf;
  * the probe, if not. */
 int probe_filter_check(const char *probe, const struct filter_prog *f, probe_filter_leaf_fn *leaf,
 		       char **cause);
+
+/* The frame stat one of a probe's health counters adds to. */
+enum probe_stat {
+	PSTAT_NONE,		/* kept for the probe's own use */
+	PSTAT_DROPPED,		/* left out by design: filter, sampling, BUFFER */
+	PSTAT_LOST,		/* lost: a ring buffer or stack map was full */
+	PSTAT_EVICTED,		/* not counted: a map was full or an entry given up */
+};
+
+#define PROBE_HEALTH_MAX 8	/* counters one probe keeps */
+
+/*
+ * A probe's health counters: a per-CPU u64 array map of n counters in its
+ * BPF object (index: the probe's own enum), where each one's tick delta
+ * goes, and what the last tick read.
+ */
+struct probe_health {
+	int fd, ncpus;
+	uint32_t n;
+	const enum probe_stat *to;
+	uint64_t prev[PROBE_HEALTH_MAX];
+	uint64_t delta[PROBE_HEALTH_MAX];	/* each counter's delta at the last tick */
+};
+
+/* Start h on the map fd (n <= PROBE_HEALTH_MAX counters): what they count
+ * already is not this tick's, so the first tick counts from here. */
+void probe_health_init(struct probe_health *h, int fd, int ncpus, const enum probe_stat *to,
+		       uint32_t n);
+
+/* Read the counters and add each one's delta since the last read to the
+ * stat of st it belongs to (st's stats start at 0 in a new frame). */
+void probe_health_tick(struct probe_health *h, struct frame_stats *st);
 
 /* List into out (at most max) the fds of obj's programs that were loaded. */
 size_t probe_prog_fds(struct bpf_object *obj, int *out, size_t max);

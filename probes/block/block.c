@@ -60,6 +60,13 @@ static const struct hook_spec hook_specs[] = {
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
 
+/* Where each health counter goes in the frames' stats: single events over
+ * the per-tick budget (BUFFER) are left out by design, dropped, not lost. */
+static const enum probe_stat health_to[BH_N] = {
+	[BH_DROPPED] = PSTAT_DROPPED, [BH_BUDGET] = PSTAT_DROPPED, [BH_LOST] = PSTAT_LOST,
+	[BH_EVICTED] = PSTAT_EVICTED, [BH_UNTRACKED] = PSTAT_EVICTED,
+};
+
 /* The totals of one key last tick. */
 struct prev_ent {
 	struct blk_key key;
@@ -78,7 +85,7 @@ struct block_priv {
 	struct blk_stats *cur;
 	uint32_t sample_n;
 	int ncpus;
-	uint64_t health_prev[BH_N];
+	struct probe_health health;
 	uint64_t boot_offset_ns;
 	struct frame *ev_frame, *span_frame;
 	struct hist *h;
@@ -367,12 +374,6 @@ static uint64_t free_stale(struct block_priv *bp)
 	return n;
 }
 
-/* Read the per-CPU health counters summed over CPUs into sum. */
-static void read_health(struct block_priv *bp, uint64_t sum[BH_N])
-{
-	probe_percpu_sum(bpf_map__fd(bp->skel->maps.health), bp->ncpus, sum, BH_N);
-}
-
 /* Read and fold this tick's totals and events into three frames of t. */
 static int block_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
 			 char **cause)
@@ -381,7 +382,6 @@ static int block_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	struct frame *f = frame_new(&block_schema, t_ns, dt_ns);
 	struct frame *ev = frame_new(&block_events_schema, t_ns, dt_ns);
 	struct frame *sp = frame_new(&block_spans_schema, t_ns, dt_ns);
-	uint64_t health[BH_N];
 	int err;
 
 	bp->ev_frame = ev;
@@ -397,17 +397,9 @@ static int block_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 		return -1;
 	}
 	f->stats.events = read_stats(bp, f);
-	read_health(bp, health);
-	/* Single events over the per-tick budget (BUFFER) are left out by design:
-	 * dropped, not lost. */
-	f->stats.dropped = delta(health[BH_DROPPED], bp->health_prev[BH_DROPPED]) +
-			   delta(health[BH_BUDGET], bp->health_prev[BH_BUDGET]);
-	f->stats.lost = delta(health[BH_LOST], bp->health_prev[BH_LOST]);
-	f->stats.evicted = delta(health[BH_EVICTED], bp->health_prev[BH_EVICTED]) +
-			   delta(health[BH_UNTRACKED], bp->health_prev[BH_UNTRACKED]);
+	probe_health_tick(&bp->health, &f->stats);
 	if (++bp->ticks % IDLE_TICKS == 0)
 		f->stats.evicted += free_stale(bp);
-	memcpy(bp->health_prev, health, sizeof(health));
 	ev->stats = f->stats;
 	ev->stats.events = ev->nrows;
 	sp->stats = ev->stats;
@@ -520,7 +512,8 @@ static int block_open(struct probe *p, char **cause)
 	bp->prev = xcalloc(PREV_SLOTS, sizeof(*bp->prev));
 	bp->cur = xcalloc(1, sizeof(*bp->cur));
 	bp->h = hist_new();
-	read_health(bp, bp->health_prev);
+	probe_health_init(&bp->health, bpf_map__fd(bp->skel->maps.health), bp->ncpus, health_to,
+			  BH_N);
 	return 0;
 fail:
 	block_close(p);

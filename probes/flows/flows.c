@@ -45,6 +45,13 @@ static const struct hook_spec hook_specs[] = {
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
 
+/* Where each health counter goes in the frames' stats: single events over
+ * the per-tick budget (BUFFER) are left out by design, dropped, not lost. */
+static const enum probe_stat health_to[FH_N] = {
+	[FH_DROPPED] = PSTAT_DROPPED, [FH_BUDGET] = PSTAT_DROPPED, [FH_LOST] = PSTAT_LOST,
+	[FH_EVICTED] = PSTAT_EVICTED, [FH_UNTRACKED] = PSTAT_EVICTED, [FH_FULL] = PSTAT_EVICTED,
+};
+
 /* Last tick's totals of one flow. */
 struct prev_ent {
 	struct prev_ent *next;
@@ -60,7 +67,7 @@ struct flows_priv {
 	uint64_t round;
 	int ncpus;
 	uint64_t timeout_ns;
-	uint64_t health_prev[FH_N];
+	struct probe_health health;
 	uint64_t boot_offset_ns;
 	struct frame *ev_frame;	/* the events frame being filled by the ring callback */
 	struct fl_stats cur;	/* one flow's totals, copied out */
@@ -279,12 +286,6 @@ static uint64_t read_flows(struct flows_priv *fp, struct frame *f)
 	return events;
 }
 
-/* Read the per-CPU health counters summed over CPUs into sum. */
-static void read_health(struct flows_priv *fp, uint64_t sum[FH_N])
-{
-	probe_percpu_sum(bpf_map__fd(fp->skel->maps.health), fp->ncpus, sum, FH_N);
-}
-
 /* Read and fold this tick's totals and events into two frames of t. */
 static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
 			 char **cause)
@@ -292,7 +293,6 @@ static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	struct flows_priv *fp = p->priv;
 	struct frame *f = frame_new(&flows_schema, t_ns, dt_ns);
 	struct frame *ev = frame_new(&flow_events_schema, t_ns, dt_ns);
-	uint64_t health[FH_N];
 	int err;
 
 	fp->ev_frame = ev;
@@ -306,16 +306,7 @@ static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 		return -1;
 	}
 	f->stats.events = read_flows(fp, f);
-	read_health(fp, health);
-	/* Single events over the per-tick budget (BUFFER) are left out by design:
-	 * dropped, not lost. */
-	f->stats.dropped = delta(health[FH_DROPPED], fp->health_prev[FH_DROPPED]) +
-			   delta(health[FH_BUDGET], fp->health_prev[FH_BUDGET]);
-	f->stats.lost = delta(health[FH_LOST], fp->health_prev[FH_LOST]);
-	f->stats.evicted = delta(health[FH_EVICTED], fp->health_prev[FH_EVICTED]) +
-			   delta(health[FH_UNTRACKED], fp->health_prev[FH_UNTRACKED]) +
-			   delta(health[FH_FULL], fp->health_prev[FH_FULL]);
-	memcpy(fp->health_prev, health, sizeof(health));
+	probe_health_tick(&fp->health, &f->stats);
 	ev->stats = f->stats;
 	ev->stats.events = ev->nrows;
 	tick_add(t, f);
@@ -559,7 +550,8 @@ static int flows_open(struct probe *p, char **cause)
 	fp->ncpus = libbpf_num_possible_cpus();
 	fp->boot_offset_ns = boot_offset_ns();
 	fp->h = hist_new();
-	read_health(fp, fp->health_prev);
+	probe_health_init(&fp->health, bpf_map__fd(fp->skel->maps.health), fp->ncpus, health_to,
+			  FH_N);
 	return 0;
 fail:
 	flows_close(p);

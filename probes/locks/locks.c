@@ -64,6 +64,13 @@ static const struct hook_spec hook_specs[] = {
 #define NCHOICES (NSPECS + 1)	/* and the holder sampler */
 #define FUTEX_STAGE 0
 
+/* Where each health counter goes in the frames' stats: single events over
+ * the per-tick budget (BUFFER) are left out by design, dropped, not lost. */
+static const enum probe_stat health_to[LH_N] = {
+	[LH_DROPPED] = PSTAT_DROPPED, [LH_BUDGET] = PSTAT_DROPPED, [LH_LOST] = PSTAT_LOST,
+	[LH_STACK] = PSTAT_LOST, [LH_EVICTED] = PSTAT_EVICTED, [LH_SAMPLES] = PSTAT_NONE,
+};
+
 struct prev_ent {
 	struct lk_key key;
 	bool used, dead;
@@ -79,7 +86,7 @@ struct locks_priv {
 	int *perf_fds;
 	struct bpf_link **perf_links;
 	uint32_t sample_n;
-	uint64_t health_prev[LH_N];
+	struct probe_health health;
 	struct prev_ent *prev[PREV_SLOTS];
 	struct lk_timeline tl;		/* waits, holder samples and spans: the timeline */
 	VEC(__u32) stack_ids;		/* read this tick: deleted at its end */
@@ -404,12 +411,6 @@ static void wait_name(struct locks_priv *sp, struct lkt_wait *we)
 		  lock_sym(sp, w->addr, w->tgid, w->kind, w->flags, w->kstack);
 }
 
-/* Read the per-CPU health counters summed over CPUs into sum. */
-static void read_health(struct locks_priv *sp, uint64_t sum[LH_N])
-{
-	probe_percpu_sum(bpf_map__fd(sp->skel->maps.health), sp->ncpus, sum, LH_N);
-}
-
 /* Read and fold this tick's totals and records into three frames of t. */
 static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
 			 char **cause)
@@ -418,7 +419,6 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	struct frame *f = frame_new(&locks_schema, t_ns, dt_ns);
 	struct frame *ev = frame_new(&lock_events_schema, t_ns, dt_ns);
 	struct frame *spans = frame_new(&lock_spans_schema, t_ns, dt_ns);
-	uint64_t health[LH_N];
 	size_t i;
 	int err;
 
@@ -435,15 +435,7 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	for (i = sp->tl.waits_old; i < sp->tl.waits.n; i++)
 		wait_name(sp, &sp->tl.waits.v[i]);
 	lkt_rows(&sp->tl, ev, spans);
-	read_health(sp, health);
-	/* Single events over the per-tick budget (BUFFER) are left out by design:
-	 * dropped, not lost. */
-	f->stats.dropped = delta(health[LH_DROPPED], sp->health_prev[LH_DROPPED]) +
-			   delta(health[LH_BUDGET], sp->health_prev[LH_BUDGET]);
-	f->stats.lost = delta(health[LH_LOST], sp->health_prev[LH_LOST]) +
-			delta(health[LH_STACK], sp->health_prev[LH_STACK]);
-	f->stats.evicted = delta(health[LH_EVICTED], sp->health_prev[LH_EVICTED]);
-	memcpy(sp->health_prev, health, sizeof(health));
+	probe_health_tick(&sp->health, &f->stats);
 	ev->stats = f->stats;
 	ev->stats.events = ev->nrows;
 	spans->stats = f->stats;
@@ -613,7 +605,8 @@ static int locks_open(struct probe *p, char **cause)
 	sp->syms = symbols_new();
 	sp->h = hist_new();
 	sp->ips = xcalloc(STACK_DEPTH, sizeof(*sp->ips));
-	read_health(sp, sp->health_prev);
+	probe_health_init(&sp->health, bpf_map__fd(sp->skel->maps.health), sp->ncpus, health_to,
+			  LH_N);
 	return 0;
 fail:
 	locks_close(p);

@@ -103,6 +103,13 @@ static const struct nvme_hook hook_specs[] = {
 #define INITIATOR_MODULE "nvme_tcp"
 #define TARGET_MODULE "nvmet_tcp"
 
+/* Where each health counter goes in the frames' stats: single events over
+ * the per-tick budget (BUFFER) are left out by design, dropped, not lost. */
+static const enum probe_stat health_to[H_N] = {
+	[H_DROPPED] = PSTAT_DROPPED, [H_BUDGET] = PSTAT_DROPPED, [H_LOST] = PSTAT_LOST,
+	[H_EVICTED] = PSTAT_EVICTED,
+};
+
 /* A key's totals last tick. */
 struct prev_ent {
 	struct nvme_key key;
@@ -118,7 +125,7 @@ struct nvme_priv {
 	struct nvme_stats *cur;	/* one key's totals, read from the map */
 	uint32_t sample_n;
 	int ncpus;
-	uint64_t health_prev[H_N];
+	struct probe_health health;
 	uint64_t boot_offset_ns;
 	struct frame *ev_frame;
 	struct frame *span_frame;
@@ -310,12 +317,6 @@ static uint64_t read_stats(struct nvme_priv *np, struct frame *f)
 	return events;
 }
 
-/* Read the per-CPU health counters summed over CPUs into sum. */
-static void read_health(struct nvme_priv *np, uint64_t sum[H_N])
-{
-	probe_percpu_sum(bpf_map__fd(np->skel->maps.health), np->ncpus, sum, H_N);
-}
-
 /* Read and fold this tick's totals and events into two frames of t. */
 static int nvme_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
 			char **cause)
@@ -324,7 +325,6 @@ static int nvme_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct t
 	struct frame *f = frame_new(&nvme_schema, t_ns, dt_ns);
 	struct frame *ev = frame_new(&nvme_events_schema, t_ns, dt_ns);
 	struct frame *sp = frame_new(&nvme_spans_schema, t_ns, dt_ns);
-	uint64_t health[H_N];
 	int err;
 
 	np->ev_frame = ev;
@@ -340,14 +340,7 @@ static int nvme_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct t
 		return -1;
 	}
 	f->stats.events = read_stats(np, f);
-	read_health(np, health);
-	/* Single events over the per-tick budget (BUFFER) are left out by design:
-	 * dropped, not lost. */
-	f->stats.dropped = delta(health[H_DROPPED], np->health_prev[H_DROPPED]) +
-			   delta(health[H_BUDGET], np->health_prev[H_BUDGET]);
-	f->stats.lost = delta(health[H_LOST], np->health_prev[H_LOST]);
-	f->stats.evicted += delta(health[H_EVICTED], np->health_prev[H_EVICTED]);
-	memcpy(np->health_prev, health, sizeof(health));
+	probe_health_tick(&np->health, &f->stats);
 	ev->stats = f->stats;
 	ev->stats.events = ev->nrows;
 	sp->stats = ev->stats;
@@ -533,7 +526,8 @@ static int nvme_open(struct probe *p, char **cause)
 	np->prev = xcalloc(NVME_MAX_KEYS, sizeof(*np->prev));
 	np->cur = xcalloc(1, sizeof(*np->cur));
 	np->h = hist_new();
-	read_health(np, np->health_prev);
+	probe_health_init(&np->health, bpf_map__fd(np->skel->maps.health), np->ncpus, health_to,
+			  H_N);
 	return 0;
 fail:
 	nvme_close(p);

@@ -42,6 +42,11 @@ static const struct hook_spec hook_specs[] = {
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
 
+/* Where each health counter goes in the frames' stats. */
+static const enum probe_stat health_to[PH_N] = {
+	[PH_DROPPED] = PSTAT_DROPPED, [PH_LOST] = PSTAT_LOST,
+};
+
 /* One row of the paths frame being built. */
 struct agg {
 	struct agg *next;
@@ -58,7 +63,7 @@ struct paths_priv {
 	struct recon *rc;
 	int ncpus;
 	uint64_t boot_offset_ns;
-	uint64_t health_prev[PH_N];
+	struct probe_health health;
 	uint64_t records;		/* records read this tick */
 	/* What the query asked of single events. */
 	uint64_t threshold_ns;
@@ -259,12 +264,6 @@ static void agg_flush(struct paths_priv *sp, struct frame *f)
 	}
 }
 
-/* Read the per-CPU health counters summed over CPUs into sum. */
-static void read_health(struct paths_priv *sp, uint64_t sum[PH_N])
-{
-	probe_percpu_sum(bpf_map__fd(sp->skel->maps.health), sp->ncpus, sum, PH_N);
-}
-
 /* Drain this tick's records and build the three frames. */
 static int paths_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
 			 char **cause)
@@ -272,7 +271,7 @@ static int paths_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	struct paths_priv *sp = p->priv;
 	struct frame *f = frame_new(&paths_schema, t_ns, dt_ns);
 	const struct recon_stats *rs;
-	uint64_t health[PH_N], stray, unanswered;
+	uint64_t stray, unanswered;
 	int err;
 
 	sp->ev = frame_new(&path_events_schema, t_ns, dt_ns);
@@ -291,16 +290,13 @@ static int paths_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	recon_flush(sp->rc, mono_ns(), GRACE_NS, IDLE_NS);
 	agg_flush(sp, f);
 	rs = recon_stats(sp->rc);
-	read_health(sp, health);
 	stray = rs->stray_replies + rs->stray_call_replies;
 	unanswered = rs->unanswered;
 	f->stats.events = sp->records;
-	f->stats.dropped = delta(health[PH_DROPPED], sp->health_prev[PH_DROPPED]);
-	f->stats.lost = delta(health[PH_LOST], sp->health_prev[PH_LOST]);
+	probe_health_tick(&sp->health, &f->stats);
 	f->stats.evicted = delta(stray, sp->stray_prev) + delta(unanswered, sp->unanswered_prev);
 	sp->stray_prev = stray;
 	sp->unanswered_prev = unanswered;
-	memcpy(sp->health_prev, health, sizeof(health));
 	sp->ev->stats = f->stats;
 	sp->ev->stats.events = sp->ev->nrows;
 	sp->ev->stats.dropped += sp->over_budget;	/* over BUFFER: dropped, not lost */
@@ -408,7 +404,8 @@ static int paths_open(struct probe *p, char **cause)
 	sp->rc = recon_new(on_request, sp);
 	sp->ncpus = libbpf_num_possible_cpus();
 	sp->boot_offset_ns = boot_offset_ns();
-	read_health(sp, sp->health_prev);
+	probe_health_init(&sp->health, bpf_map__fd(sp->skel->maps.health), sp->ncpus, health_to,
+			  PH_N);
 	return 0;
 fail:
 	paths_close(p);

@@ -76,6 +76,13 @@ static const struct {
 };
 #define NCHOICES (NSPECS + CTR_N)
 
+/* Where each health counter goes in the frames' stats: single events over
+ * the per-tick budget (BUFFER) are left out by design, dropped, not lost. */
+static const enum probe_stat health_to[H_N] = {
+	[H_DROPPED] = PSTAT_DROPPED, [H_BUDGET] = PSTAT_DROPPED, [H_LOST] = PSTAT_LOST,
+	[H_EVICTED] = PSTAT_EVICTED,
+};
+
 /* What the user side remembers of one slot's key: its totals last tick. */
 struct prev_ent {
 	struct sys_stats st;	/* st.key is the key they belong to */
@@ -91,7 +98,7 @@ struct syscalls_priv {
 	size_t slots_len;
 	uint32_t sample_n;	/* SAMPLE 1/N in effect: counts scale by it */
 	int ncpus;
-	uint64_t health_prev[H_N];
+	struct probe_health health;
 	uint64_t boot_offset_ns;
 	struct frame *ev_frame;	/* the events frame being filled by the ring callback */
 	struct {
@@ -388,12 +395,6 @@ static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
 	return events;
 }
 
-/* Read the per-CPU health counters summed over CPUs into sum. */
-static void read_health(struct syscalls_priv *sp, uint64_t sum[H_N])
-{
-	probe_percpu_sum(bpf_map__fd(sp->skel->maps.health), sp->ncpus, sum, H_N);
-}
-
 /* Read and fold this tick's totals and events into two frames of t. */
 static int syscalls_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
 			    char **cause)
@@ -401,7 +402,6 @@ static int syscalls_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, stru
 	struct syscalls_priv *sp = p->priv;
 	struct frame *f = frame_new(&syscalls_schema, t_ns, dt_ns);
 	struct frame *ev = frame_new(&syscall_events_schema, t_ns, dt_ns);
-	uint64_t health[H_N];
 	int err;
 
 	sp->ev_frame = ev;
@@ -414,14 +414,7 @@ static int syscalls_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, stru
 	}
 	take_dead(sp);
 	f->stats.events = read_stats(sp, f);
-	read_health(sp, health);
-	/* Single events over the per-tick budget (BUFFER) are left out by design:
-	 * dropped, not lost. */
-	f->stats.dropped = delta(health[H_DROPPED], sp->health_prev[H_DROPPED]) +
-			   delta(health[H_BUDGET], sp->health_prev[H_BUDGET]);
-	f->stats.lost = delta(health[H_LOST], sp->health_prev[H_LOST]);
-	f->stats.evicted = delta(health[H_EVICTED], sp->health_prev[H_EVICTED]);
-	memcpy(sp->health_prev, health, sizeof(health));
+	probe_health_tick(&sp->health, &f->stats);
 	ev->stats = f->stats;
 	ev->stats.events = ev->nrows;
 	tick_add(t, f);
@@ -560,7 +553,8 @@ static int syscalls_open(struct probe *p, char **cause)
 	if (map_slots(sp, cause))
 		goto fail;
 	sp->h = hist_new();
-	read_health(sp, sp->health_prev);
+	probe_health_init(&sp->health, bpf_map__fd(sp->skel->maps.health), sp->ncpus, health_to,
+			  H_N);
 	return 0;
 fail:
 	syscalls_close(p);
