@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/fmt.h"
 #include "core/snapshot.h"
 #include "core/source.h"
 #include "core/merge.h"
@@ -370,6 +371,25 @@ static void catch_stop_signals(void)
 	sigaction(SIGHUP, &sa, NULL);
 }
 
+/*
+ * Say how many ticks came late (over 1.5 times interval_ns; 0: their
+ * median) and the longest: their counts are whole, their rates average
+ * over longer than the interval.  who: "record" or "report".
+ */
+static void say_late(const char *who, const struct tick_lengths *tl, uint64_t interval_ns)
+{
+	char a[32], b[32];
+	uint64_t longest;
+	size_t late = tick_lengths_late(tl, &interval_ns, &longest);
+
+	if (!late)
+		return;
+	fprintf(stderr, "latop %s: warning: %zu of %zu ticks came late (the longest lasted %s "
+		"for an interval of %s): the recorder did not run on time; their counts are "
+		"whole, their rates average over the longer span\n", who, late, tl->n,
+		fmt_dur(longest, a, sizeof(a)), fmt_dur(interval_ns, b, sizeof(b)));
+}
+
 /* Records each probe lost so far, for record's closing words. */
 struct lost_tally {
 	size_t n;
@@ -436,14 +456,23 @@ static int record_query(struct source *src, struct query *q, const char *text)
 	return 0;
 }
 
-/* Write tick t to w and count its losses; free t either way.  -1 with *cause. */
-static int record_tick(struct snap_writer *w, struct tick *t, struct lost_tally *lost,
+/* What record tallies of the ticks it writes, for its closing words. */
+struct record_tally {
+	struct lost_tally lost;
+	struct tick_lengths lens;
+};
+
+/* Write tick t to w and tally its losses and length; free t either way.
+ * -1 with *cause. */
+static int record_tick(struct snap_writer *w, struct tick *t, struct record_tally *rt,
 		       char **cause)
 {
 	int rc = snap_write_tick(w, t, cause);
 
-	if (rc == 0)
-		tally_lost(lost, t);
+	if (rc == 0) {
+		tally_lost(&rt->lost, t);
+		tick_lengths_add(&rt->lens, t);
+	}
 	tick_done(t);
 	return rc;
 }
@@ -490,7 +519,7 @@ static int cmd_record(int argc, char **argv)
 	};
 	const char *out = NULL, *text = NULL;
 	uint64_t dur_ns = 0, interval_ns = DEFAULT_INTERVAL_NS, start = 0;
-	struct lost_tally lost = {0};
+	struct record_tally tally = {0};
 	struct query *q = NULL;
 	struct source *src = NULL;
 	struct snap_writer *w = NULL;
@@ -565,7 +594,7 @@ static int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	tmp = xstrdup(snap_tmp_path(w));
-	if (r == 1 && record_tick(w, &t, &lost, &cause) < 0) {
+	if (r == 1 && record_tick(w, &t, &tally, &cause) < 0) {
 		rc = 1;
 		goto out;
 	}
@@ -585,7 +614,7 @@ static int cmd_record(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		if (r == 1 && record_tick(w, &t, &lost, &cause) < 0) {
+		if (r == 1 && record_tick(w, &t, &tally, &cause) < 0) {
 			rc = 1;
 			goto out;
 		}
@@ -598,7 +627,7 @@ static int cmd_record(int argc, char **argv)
 		cause = NULL;
 		rc = 1;
 	}
-	if (r == 1 && record_tick(w, &t, &lost, &cause) < 0) {
+	if (r == 1 && record_tick(w, &t, &tally, &cause) < 0) {
 		rc = 1;
 		goto out;
 	}
@@ -617,7 +646,10 @@ out:
 		nticks = snap_ticks_written(w);
 		snap_abandon(w);
 	}
-	say_lost(&lost);
+	say_lost(&tally.lost);
+	say_late("record", &tally.lens, q && query_option_given(q, "every") ?
+		 query_options(q)->every_ns : interval_ns);
+	tick_lengths_free(&tally.lens);
 	if (closed && !quiet)
 		fprintf(stderr, "latop: recorded %zu ticks (%.1fs) to %s\n", nticks,
 			(double)(mono_ns() - start) / 1e9, out);
@@ -678,7 +710,8 @@ static int cmd_replay(int argc, char **argv)
 }
 
 /* Fold every tick of src from t_from on into run, freeing each as it goes. */
-static void report_ticks(struct source *src, struct query_run *run, uint64_t t_from)
+static void report_ticks(struct source *src, struct query_run *run, uint64_t t_from,
+			 struct tick_lengths *lens)
 {
 	char *cause = NULL;
 	struct tick t;
@@ -694,8 +727,10 @@ static void report_ticks(struct source *src, struct query_run *run, uint64_t t_f
 		}
 		if (r != 1)
 			continue;
-		if (t.t_ns >= t_from)
+		if (t.t_ns >= t_from) {
 			query_run_add(run, &t);
+			tick_lengths_add(lens, &t);
+		}
 		tick_done(&t);
 	}
 }
@@ -758,6 +793,7 @@ static int cmd_report(int argc, char **argv)
 	struct result *res;
 	struct query_run *run = NULL;
 	uint64_t t_from = 0;
+	struct tick_lengths lens = {0};
 	int c, nsrc, rc = 0;
 
 	optind = 1;
@@ -839,7 +875,7 @@ static int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	report_ticks(src, run, t_from);
+	report_ticks(src, run, t_from, &lens);
 	res = query_run_result(run);
 	result_print(stdout, res, fmt);
 	fflush(stdout);
@@ -847,8 +883,10 @@ static int cmd_report(int argc, char **argv)
 		fprintf(stderr, "latop report: warning: %s: %llu records lost in the kernel "
 			"while recording (a ring buffer or map was full)\n", query_table(q),
 			(unsigned long long)res->stats.lost);
+	say_late("report", &lens, 0);
 	result_free(res);
 out:
+	tick_lengths_free(&lens);
 	query_run_free(run);
 	source_close(src);
 	for (int i = 0; i < nsrc; i++)

@@ -202,6 +202,61 @@ void tick_done(struct tick *t)
 	t->nframes = 0;
 }
 
+void tick_lengths_add(struct tick_lengths *tl, const struct tick *t)
+{
+	uint64_t dt = 0;
+	size_t i;
+
+	for (i = 0; i < t->nframes; i++)
+		if (t->frames[i]->dt_ns > dt)
+			dt = t->frames[i]->dt_ns;
+	if (!t->nframes)
+		return;
+	if (tl->n == tl->cap) {
+		tl->cap = tl->cap ? 2 * tl->cap : 64;
+		tl->dt_ns = xreallocarray(tl->dt_ns, tl->cap, sizeof(*tl->dt_ns));
+	}
+	tl->dt_ns[tl->n++] = dt;
+}
+
+/* Order u64 values for qsort. */
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+size_t tick_lengths_late(const struct tick_lengths *tl, uint64_t *interval_ns,
+			 uint64_t *longest_ns)
+{
+	size_t i, late = 0;
+
+	*longest_ns = 0;
+	if (!tl->n)
+		return 0;
+	if (!*interval_ns) {
+		uint64_t *v = xmalloc(tl->n * sizeof(*v));
+
+		memcpy(v, tl->dt_ns, tl->n * sizeof(*v));
+		qsort(v, tl->n, sizeof(*v), cmp_u64);
+		*interval_ns = v[tl->n / 2];
+		free(v);
+	}
+	for (i = 0; i < tl->n; i++) {
+		if (tl->dt_ns[i] > *longest_ns)
+			*longest_ns = tl->dt_ns[i];
+		late += tl->dt_ns[i] > *interval_ns + *interval_ns / 2;
+	}
+	return late;
+}
+
+void tick_lengths_free(struct tick_lengths *tl)
+{
+	free(tl->dt_ns);
+	memset(tl, 0, sizeof(*tl));
+}
+
 struct frame *tick_frame(const struct tick *t, const char *table)
 {
 	size_t i;

@@ -135,6 +135,23 @@ struct tick {
 void tick_init(struct tick *t, uint64_t t_ns);
 void tick_add(struct tick *t, struct frame *f);	/* takes ownership */
 void tick_done(struct tick *t);			/* frees the frames */
+
+/*
+ * Ticks that came late: how long ticks lasted, to say which strayed.  A
+ * tick is late when it lasted over 1.5 times the interval (given, or the
+ * median length of the ticks seen); its counts are whole, but spread over
+ * a longer span than the interval the reader expects.
+ */
+struct tick_lengths {
+	uint64_t *dt_ns;
+	size_t n, cap;
+};
+void tick_lengths_add(struct tick_lengths *tl, const struct tick *t);	/* its longest frame */
+/* Count the late ticks; *interval_ns 0 is set to the median; *longest_ns
+ * gets the longest tick (0 with no tick). */
+size_t tick_lengths_late(const struct tick_lengths *tl, uint64_t *interval_ns,
+			 uint64_t *longest_ns);
+void tick_lengths_free(struct tick_lengths *tl);
 /* Return the frame for table name, or NULL. */
 struct frame *tick_frame(const struct tick *t, const char *table);
 

@@ -137,4 +137,19 @@ else
 	skip "mounting a small tmpfs is not permitted here: $(head -c 200 "$tmp/mount.err")"
 	skip "mounting a small tmpfs is not permitted here"
 fi
+# A recorder that cannot run on time (stopped 2.5 s inside a 300 ms
+# interval): record and report both say which tick came late and how late;
+# the counts stay whole.
+"$L" record -o "$tmp/late.snap" -i 300ms -d 4s -q "$Q" 2>"$tmp/late.err" & rec_pid=$!
+wait_recording "$tmp/late.snap"
+sleep 0.5; kill -STOP $rec_pid; sleep 2.5; kill -CONT $rec_pid
+wait $rec_pid; rc=$?; rec_pid=
+grep -Eq "^latop record: warning: 1 of [0-9]+ ticks came late \(the longest lasted (2\.[5-9]|3\.[0-9])[0-9]*s for an interval of 300ms\)" "$tmp/late.err"
+ok $? "record names the late tick and its length (exit $rc: $(grep late "$tmp/late.err"))"
+"$L" report "$tmp/late.snap" -q "$Q show count" >/dev/null 2>"$tmp/late-rep.err"
+grep -Eq "^latop report: warning: 1 of [0-9]+ ticks came late \(the longest lasted (2\.[5-9]|3\.[0-9])[0-9]*s for an interval of 300ms\)" "$tmp/late-rep.err"
+ok $? "report finds the same late tick in the file ($(cat "$tmp/late-rep.err"))"
+"$L" record -o "$tmp/ontime.snap" -i 1s -d 3s -q "$Q" 2>"$tmp/ontime.err"
+! grep -q "came late" "$tmp/ontime.err"
+ok $? "a recorder left alone warns of no late tick ($(grep late "$tmp/ontime.err"))"
 done_testing

@@ -94,6 +94,42 @@ static void test_tick(void)
 	ok(t.nframes == 0 && t.frames == NULL, "tick_done leaves an empty tick");
 }
 
+/* Make a tick of one frame lasting dt_ms and one lasting half of it. */
+static void lengths_add(struct tick_lengths *tl, uint64_t dt_ms)
+{
+	struct tick t;
+
+	tick_init(&t, 0);
+	tick_add(&t, frame_new(&other, 0, dt_ms * 1000000 / 2));
+	tick_add(&t, frame_new(&other, 0, dt_ms * 1000000));
+	tick_lengths_add(tl, &t);
+	tick_done(&t);
+}
+
+/* Check late ticks are counted against a given interval, or the median. */
+static void test_tick_lengths(void)
+{
+	struct tick_lengths tl = {0};
+	uint64_t iv = 0, longest;
+	struct tick empty;
+	size_t i;
+
+	ok(tick_lengths_late(&tl, &iv, &longest) == 0 && longest == 0, "no ticks: none late");
+	for (i = 0; i < 200; i++)
+		lengths_add(&tl, i == 50 ? 22500 : i == 120 ? 1600 : i == 130 ? 1400 : 1000);
+	tick_init(&empty, 0);
+	tick_lengths_add(&tl, &empty);
+	ok(tl.n == 200, "a tick without frames has no length (%zu)", tl.n);
+	ok(tick_lengths_late(&tl, &iv, &longest) == 2 && iv == 1000000000ull &&
+	   longest == 22500000000ull,
+	   "the median is the interval; over 1.5 times it is late (2, the longest 22.5 s)");
+	iv = 2000000000ull;
+	ok(tick_lengths_late(&tl, &iv, &longest) == 1 && iv == 2000000000ull,
+	   "a given interval is used as it is");
+	tick_lengths_free(&tl);
+	ok(!tl.dt_ns && !tl.n, "free leaves it empty");
+}
+
 static int push_kept_frames;
 
 /* Push a one-frame tick at t_s seconds. */
@@ -138,6 +174,7 @@ int main(void)
 	test_frames();
 	test_dup();
 	test_tick();
+	test_tick_lengths();
 	test_window();
 	tap_done();
 }
