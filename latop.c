@@ -471,7 +471,7 @@ static int record_tick(struct snap_writer *w, struct tick *t, struct record_tall
 
 	if (rc == 0) {
 		tally_lost(&rt->lost, t);
-		tick_lengths_add(&rt->lens, t);
+		tick_lengths_add(&rt->lens, t, NULL);
 	}
 	tick_done(t);
 	return rc;
@@ -711,7 +711,7 @@ static int cmd_replay(int argc, char **argv)
 
 /* Fold every tick of src from t_from on into run, freeing each as it goes. */
 static void report_ticks(struct source *src, struct query_run *run, uint64_t t_from,
-			 struct tick_lengths *lens)
+			 const char *table, struct tick_lengths *lens)
 {
 	char *cause = NULL;
 	struct tick t;
@@ -729,7 +729,7 @@ static void report_ticks(struct source *src, struct query_run *run, uint64_t t_f
 			continue;
 		if (t.t_ns >= t_from) {
 			query_run_add(run, &t);
-			tick_lengths_add(lens, &t);
+			tick_lengths_add(lens, &t, table);
 		}
 		tick_done(&t);
 	}
@@ -875,7 +875,7 @@ static int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
-	report_ticks(src, run, t_from, &lens);
+	report_ticks(src, run, t_from, query_table(q), &lens);
 	res = query_run_result(run);
 	result_print(stdout, res, fmt);
 	fflush(stdout);

@@ -202,15 +202,20 @@ void tick_done(struct tick *t)
 	t->nframes = 0;
 }
 
-void tick_lengths_add(struct tick_lengths *tl, const struct tick *t)
+void tick_lengths_add(struct tick_lengths *tl, const struct tick *t, const char *table)
 {
+	const struct frame *f = table ? tick_frame(t, table) : NULL;
 	uint64_t dt = 0;
 	size_t i;
 
+	if (table && !f)
+		return;
 	for (i = 0; i < t->nframes; i++)
-		if (t->frames[i]->dt_ns > dt)
+		if (!table && t->frames[i]->dt_ns > dt)
 			dt = t->frames[i]->dt_ns;
-	if (!t->nframes)
+	if (f)
+		dt = f->dt_ns;
+	else if (!t->nframes)
 		return;
 	if (tl->n == tl->cap) {
 		tl->cap = tl->cap ? 2 * tl->cap : 64;

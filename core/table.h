@@ -146,7 +146,9 @@ struct tick_lengths {
 	uint64_t *dt_ns;
 	size_t n, cap;
 };
-void tick_lengths_add(struct tick_lengths *tl, const struct tick *t);	/* its longest frame */
+/* Add t's length: its frame of table, or (table NULL) its longest frame;
+ * a tick without that frame adds nothing. */
+void tick_lengths_add(struct tick_lengths *tl, const struct tick *t, const char *table);
 /* Count the late ticks; *interval_ns 0 is set to the median; *longest_ns
  * gets the longest tick (0 with no tick). */
 size_t tick_lengths_late(const struct tick_lengths *tl, uint64_t *interval_ns,

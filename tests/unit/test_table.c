@@ -102,7 +102,7 @@ static void lengths_add(struct tick_lengths *tl, uint64_t dt_ms)
 	tick_init(&t, 0);
 	tick_add(&t, frame_new(&other, 0, dt_ms * 1000000 / 2));
 	tick_add(&t, frame_new(&other, 0, dt_ms * 1000000));
-	tick_lengths_add(tl, &t);
+	tick_lengths_add(tl, &t, NULL);
 	tick_done(&t);
 }
 
@@ -118,8 +118,20 @@ static void test_tick_lengths(void)
 	for (i = 0; i < 200; i++)
 		lengths_add(&tl, i == 50 ? 22500 : i == 120 ? 1600 : i == 130 ? 1400 : 1000);
 	tick_init(&empty, 0);
-	tick_lengths_add(&tl, &empty);
+	tick_lengths_add(&tl, &empty, NULL);
 	ok(tl.n == 200, "a tick without frames has no length (%zu)", tl.n);
+	{
+		struct tick t;
+
+		tick_init(&t, 0);
+		tick_add(&t, frame_new(&other, 0, 5000));
+		tick_lengths_add(&tl, &t, "things");
+		ok(tl.n == 200, "a tick without the table's frame has no length for it");
+		tick_lengths_add(&tl, &t, "others");
+		ok(tl.n == 201 && tl.dt_ns[200] == 5000, "the table's frame gives the length");
+		tl.n--;
+		tick_done(&t);
+	}
 	ok(tick_lengths_late(&tl, &iv, &longest) == 2 && iv == 1000000000ull &&
 	   longest == 22500000000ull,
 	   "the median is the interval; over 1.5 times it is late (2, the longest 22.5 s)");

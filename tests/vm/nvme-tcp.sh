@@ -352,7 +352,7 @@ ok $? "tracepoints only: every I/O counted on both sides, the stages without a h
 # The join: initiator and target in one recording, and in two.
 for files in "all.snap" "init.snap target.snap"; do
 	set -- $(for f in $files; do echo "$S/$f"; done)
-	out=$("$L" report "$@" -q "from nvme_joined where size <= 128K group by op, size show count, unmatched, avg(lat), avg(net), avg(t_exec)" --json 2>&1)
+	out=$("$L" report "$@" -q "from nvme_joined where size <= 128K group by op, size show count, unmatched, avg(lat), avg(net), avg(t_exec)" --json 2>"$S/join.err")
 	echo "$out" | F="$files" N4=$N4 N128=$N128 python3 -c '
 import json, os, sys
 rows = {(r["op"], r["size"]): r for r in map(json.loads, sys.stdin)}
@@ -363,10 +363,10 @@ assert {k: r["count"] for k, r in rows.items()} == want, rows
 for r in rows.values():
     assert r["unmatched"] == 0 and r["avg(net)"] > 0 and r["avg(t_exec)"] > 0, r
 '
-	ok $? "merge $files: every initiator I/O joined to its target command, network time split out ($(echo $out | tr -d '\n' | head -c 400))"
+	ok $? "merge $files: every initiator I/O joined to its target command, network time split out ($(echo $out | tr -d '\n' | head -c 400) $(head -c 300 "$S/join.err"))"
 done
 cols="lat queue submit net t_recv t_exec t_send rx complete r2t data_out remote target_lat"
-out=$("$L" report "$S/init.snap" "$S/target.snap" --json -q "from nvme_joined where count == 1 group by id show $(for c in $cols; do printf 'sum(%s) as %s, ' $c $c; done | sed 's/, $//')" 2>&1)
+out=$("$L" report "$S/init.snap" "$S/target.snap" --json -q "from nvme_joined where count == 1 group by id show $(for c in $cols; do printf 'sum(%s) as %s, ' $c $c; done | sed 's/, $//')" 2>"$S/join.err")
 echo "$out" | python3 -c '
 import json, sys
 rows = [json.loads(l) for l in sys.stdin]
@@ -378,5 +378,5 @@ for r in rows:
     assert r["net"] == r["r2t"] + r["data_out"] + r["remote"] - r["target_lat"], r
     assert r["target_lat"] == r["t_recv"] + r["t_exec"] + r["t_send"], r
 '
-ok $? "merge: the joined stages sum to the initiator's latency; net = send-to-response - target time"
+ok $? "merge: the joined stages sum to the initiator's latency; net = send-to-response - target time ($(head -c 300 "$S/join.err"))"
 done_testing
