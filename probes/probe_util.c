@@ -165,3 +165,13 @@ void probe_health_tick(struct probe_health *h, struct frame_stats *st)
 		}
 	}
 }
+
+int probe_attach_skel(const char *probe, struct bpf_object_skeleton *s, char **cause)
+{
+	int err = bpf_object__attach_skeleton(s);
+
+	if (!err)
+		return 0;
+	*cause = xasprintf("%s: attaching the BPF programs: %s", probe, strerror(-err));
+	return -1;
+}

@@ -102,6 +102,11 @@ void probe_health_init(struct probe_health *h, int fd, int ncpus, const enum pro
  * stat of st it belongs to (st's stats start at 0 in a new frame). */
 void probe_health_tick(struct probe_health *h, struct frame_stats *st);
 
+struct bpf_object_skeleton;
+/* Attach every program of a loaded skeleton (VIEW_bpf.skeleton): 0, or -1
+ * with *cause naming probe and the error. */
+int probe_attach_skel(const char *probe, struct bpf_object_skeleton *s, char **cause);
+
 /* List into out (at most max) the fds of obj's programs that were loaded. */
 size_t probe_prog_fds(struct bpf_object *obj, int *out, size_t max);
 

@@ -524,13 +524,8 @@ fail:
 static int block_attach(struct probe *p, char **cause)
 {
 	struct block_priv *bp = p->priv;
-	int err = block_bpf__attach(bp->skel);
 
-	if (err) {
-		*cause = xasprintf("block: attaching the BPF programs: %s", strerror(-err));
-		return -1;
-	}
-	return 0;
+	return probe_attach_skel("block", bp->skel->skeleton, cause);
 }
 
 /* What each stage would use here, every alternative tried. */

@@ -617,12 +617,10 @@ fail:
 static int locks_attach(struct probe *p, char **cause)
 {
 	struct locks_priv *sp = p->priv;
-	int err = locks_bpf__attach(sp->skel), c;
+	int c;
 
-	if (err) {
-		*cause = xasprintf("locks: attaching the BPF programs: %s", strerror(-err));
+	if (probe_attach_skel("locks", sp->skel->skeleton, cause))
 		return -1;
-	}
 	if (!bpf_program__autoload(sp->skel->progs.holder_sample))
 		return 0;
 	for (c = 0; c < sp->ncpus; c++) {

@@ -538,13 +538,8 @@ fail:
 static int nvme_attach(struct probe *p, char **cause)
 {
 	struct nvme_priv *np = p->priv;
-	int err = nvme_bpf__attach(np->skel);
 
-	if (err) {
-		*cause = xasprintf("nvme: attaching the BPF programs: %s", strerror(-err));
-		return -1;
-	}
-	return 0;
+	return probe_attach_skel("nvme", np->skel->skeleton, cause);
 }
 
 /* What each stage would use here, every alternative tried. */

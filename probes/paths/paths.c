@@ -416,13 +416,8 @@ fail:
 static int paths_attach(struct probe *p, char **cause)
 {
 	struct paths_priv *sp = p->priv;
-	int err = paths_bpf__attach(sp->skel);
 
-	if (err) {
-		*cause = xasprintf("paths: attaching the BPF programs: %s", strerror(-err));
-		return -1;
-	}
-	return 0;
+	return probe_attach_skel("paths", sp->skel->skeleton, cause);
 }
 
 /* What each stage would use here, every alternative tried. */

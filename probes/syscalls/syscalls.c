@@ -565,13 +565,8 @@ fail:
 static int syscalls_attach(struct probe *p, char **cause)
 {
 	struct syscalls_priv *sp = p->priv;
-	int err = syscalls_bpf__attach(sp->skel);
 
-	if (err) {
-		*cause = xasprintf("syscalls: attaching the BPF programs: %s", strerror(-err));
-		return -1;
-	}
-	return 0;
+	return probe_attach_skel("syscalls", sp->skel->skeleton, cause);
 }
 
 /* What each stage would use here, every alternative tried. */
