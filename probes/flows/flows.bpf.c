@@ -59,7 +59,8 @@ static const struct fl_stats zero_stats;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, FLOW_MAX_KEYS);
+	__uint(max_entries, FLOW_DEFAULT_KEYS);	/* set at load: latoprc flow_max */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct fl_key);
 	__type(value, struct fl_stats);
 } flows SEC(".maps");

@@ -29,7 +29,7 @@
 #define FLOW_DEFAULT_TIMEOUT_TEXT "1s"		/* FLOW_DEFAULT_TIMEOUT_NS, as said */
 #define FLOW_TIMEOUT_MIN_NS 1000000ULL		/* flow_timeout's range: 1ms ... */
 #define FLOW_TIMEOUT_MAX_NS 3600000000000ULL	/* ... to 1h */
-#define PREV_BUCKETS 4096	/* user-side table of last tick's totals (a power of 2) */
+#define PREV_BUCKETS 65536	/* user-side table of last tick's totals (a power of 2) */
 
 /* Each stage and its hooks, preferred first. */
 static const struct hook_spec hook_specs[] = {
@@ -67,6 +67,7 @@ struct flows_priv {
 	uint64_t round;
 	int ncpus;
 	uint64_t timeout_ns;
+	uint32_t max_keys;	/* the flows map's size */
 	struct probe_health health;
 	uint64_t boot_offset_ns;
 	struct frame *ev_frame;	/* the events frame being filled by the ring callback */
@@ -254,9 +255,9 @@ static uint64_t read_flows(struct flows_priv *fp, struct frame *f)
 {
 	int fd = bpf_map__fd(fp->skel->maps.flows);
 	struct fl_key k, next, *cur_key = NULL;
-	struct fl_key *dead = xcalloc(FLOW_MAX_KEYS, sizeof(*dead));
+	struct fl_key *dead = NULL;
 	uint64_t events = 0;
-	size_t ndead = 0, i;
+	size_t ndead = 0, cap = 0, i;
 
 	fp->round++;
 	while (bpf_map_get_next_key(fd, cur_key, &next) == 0) {
@@ -276,8 +277,13 @@ static uint64_t read_flows(struct flows_priv *fp, struct frame *f)
 		if (moved(&fp->cur, &p->st))
 			events += add_row(fp, f, &k, &fp->cur, &p->st);
 		p->st = fp->cur;
-		if (fp->cur.closed && ndead < FLOW_MAX_KEYS)
+		if (fp->cur.closed) {
+			if (ndead == cap) {
+				cap = cap ? 2 * cap : 64;
+				dead = xreallocarray(dead, cap, sizeof(*dead));
+			}
 			dead[ndead++] = k;
+		}
 	}
 	for (i = 0; i < ndead; i++)
 		bpf_map_delete_elem(fd, &dead[i]);
@@ -401,6 +407,47 @@ static uint64_t read_timeout(void)
 		return FLOW_DEFAULT_TIMEOUT_NS;
 	}
 	return ns;
+}
+
+/* Return latoprc's flow_max, or the default (said, when it is bad). */
+static uint32_t read_max_keys(void)
+{
+	struct config *cfg = config_shared();
+	const char *v = config_get(cfg, "flow_max");
+	char *end;
+	unsigned long long n;
+
+	if (!v)
+		return FLOW_DEFAULT_KEYS;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || end == v || *end || n < FLOW_KEYS_MIN || n > FLOW_KEYS_MAX) {
+		char *what = xasprintf("not a count of connections from %d to %d; using the "
+				       "default %d", FLOW_KEYS_MIN, FLOW_KEYS_MAX,
+				       FLOW_DEFAULT_KEYS);
+
+		config_warn(cfg, "flow_max", what);
+		free(what);
+		return FLOW_DEFAULT_KEYS;
+	}
+	return (uint32_t)n;
+}
+
+/* Fill c with the flows map's capacity and what it costs when full. */
+static void capacity_choice(struct hook_choice *c, uint32_t max_keys)
+{
+	static char label[48];
+	/* A hash entry: its key and value, and the element header and the
+	 * allocator's share, about 64 bytes on 6.1. */
+	double mib = (double)max_keys * (sizeof(struct fl_key) + sizeof(struct fl_stats) + 64) /
+		     (1 << 20);
+
+	snprintf(label, sizeof(label), "%u connections", max_keys);
+	c->stage = "connections tracked at once (latoprc flow_max)";
+	c->hook = label;
+	c->first = true;
+	snprintf(c->why, sizeof(c->why), "kernel memory grows with them: %.1f MiB when all are "
+		 "tracked; more are counted as untracked (evicted)", mib);
 }
 
 /* Parse one /proc/net/tcp{,6} address "HEX:PORT" into the key form. */
@@ -527,6 +574,7 @@ static int flows_open(struct probe *p, char **cause)
 		goto fail;
 	}
 	fp->timeout_ns = read_timeout();
+	fp->max_keys = read_max_keys();
 	fp->skel = flows_bpf__open();
 	if (!fp->skel) {
 		*cause = xasprintf("flows: opening the BPF object: %s", strerror(errno));
@@ -534,7 +582,13 @@ static int flows_open(struct probe *p, char **cause)
 	}
 	if (hook_choose_all("flows", fp->skel->obj, hook_specs, NSPECS, p->hooks, NULL, 0, cause))
 		goto fail;
-	p->nhooks = NSPECS;
+	capacity_choice(&p->hooks[NSPECS], fp->max_keys);
+	p->nhooks = NSPECS + 1;
+	if (bpf_map__set_max_entries(fp->skel->maps.flows, fp->max_keys)) {
+		*cause = xasprintf("flows: sizing the flows map to %u: %s", fp->max_keys,
+				   strerror(errno));
+		goto fail;
+	}
 	fp->skel->rodata->timeout_ns = fp->timeout_ns;
 	fp->skel->rodata->nr_cpus = (uint32_t)libbpf_num_possible_cpus();
 	err = flows_bpf__load(fp->skel);
@@ -562,12 +616,9 @@ fail:
 static int flows_attach(struct probe *p, char **cause)
 {
 	struct flows_priv *fp = p->priv;
-	int err = flows_bpf__attach(fp->skel);
 
-	if (err) {
-		*cause = xasprintf("flows: attaching the BPF programs: %s", strerror(-err));
+	if (probe_attach_skel("flows", fp->skel->skeleton, cause))
 		return -1;
-	}
 	seed_flows(fp);
 	return 0;
 }
@@ -575,10 +626,11 @@ static int flows_attach(struct probe *p, char **cause)
 /* What each stage would use here, every alternative tried. */
 static size_t flows_hooks(struct hook_choice *out, size_t max)
 {
-	if (max < NSPECS)
+	if (max < NSPECS + 1)
 		return 0;
 	hook_choose_all("flows", NULL, hook_specs, NSPECS, out, NULL, HOOK_CHECK_ALL, NULL);
-	return NSPECS;
+	capacity_choice(&out[NSPECS], read_max_keys());
+	return NSPECS + 1;
 }
 
 /* List the fds of the loaded programs. */

@@ -10,7 +10,11 @@
 #include "flowq.h"
 
 #define FLOW_COMM_LEN 16
-#define FLOW_MAX_KEYS 4096		/* flows tracked at once */
+/* Connections tracked at once: latoprc flow_max, from FLOW_KEYS_MIN to
+ * FLOW_KEYS_MAX; the map's entries are allocated as connections come. */
+#define FLOW_DEFAULT_KEYS 65536
+#define FLOW_KEYS_MIN 64
+#define FLOW_KEYS_MAX 4194304
 #define FLOW_MAX_CPUS 1024		/* CPUs whose early slot set_state scans */
 #define FLOW_RINGBUF_BYTES (1 << 20)
 #define FLOW_DEFAULT_MAX_EVENTS 4096	/* single events per tick when BUFFER is 0 */

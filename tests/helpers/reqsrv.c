@@ -21,6 +21,12 @@
  *       the client then waits wait_ms before going on; -b binds the
  *       client's end to an address first.  Prints "client LPORT" at the end.
  *
+ *   reqsrv many PORT CONNS ROUNDS
+ *       Opens CONNS keep-alive connections to itself on 127.0.0.1:PORT, all
+ *       open at once, then ROUNDS times sends one 8-byte request on every
+ *       one and answers each with 8 bytes; prints "requests N" (CONNS *
+ *       ROUNDS) at the end.  Raises its open-file limit to fit.
+ *
  * A request is a 16-byte header {u32 req_bytes, resp_bytes, delay_us,
  * flags} and padding up to req_bytes; a response is resp_bytes bytes.
  * Both ends set TCP_NODELAY.
@@ -36,7 +42,9 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <stdbool.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include "helper.h"
 
@@ -335,6 +343,76 @@ static int run_client(int argc, char **argv)
 	return 0;
 }
 
+/* Read or write exactly n bytes on fd, or die naming what. */
+static void full_io(int fd, char *buf, size_t n, bool wr, const char *what)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t r = wr ? write(fd, buf + done, n - done) : read(fd, buf + done, n - done);
+
+		if (r <= 0)
+			die(what);
+		done += (size_t)r;
+	}
+}
+
+/* reqsrv many PORT CONNS ROUNDS: CONNS connections at once, ROUNDS requests each. */
+static int run_many(int argc, char **argv)
+{
+	struct sockaddr_storage sa;
+	struct rlimit rl;
+	int port, conns, rounds, one = 1, *cli, *srv, i, r;
+	char buf[8] = "request";
+	socklen_t len;
+
+	if (argc != 3)
+		return 2;
+	port = atoi(argv[0]);
+	conns = atoi(argv[1]);
+	rounds = atoi(argv[2]);
+	if (conns <= 0 || rounds <= 0)
+		return 2;
+	rl.rlim_cur = rl.rlim_max = (rlim_t)conns * 2 + 64;
+	if (setrlimit(RLIMIT_NOFILE, &rl))
+		die("raising the open-file limit");
+	len = make_addr("127.0.0.1", port, &sa);
+	lfd = socket(sa.ss_family, SOCK_STREAM, 0);
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(lfd, (struct sockaddr *)&sa, len) || listen(lfd, 128))
+		die("listen");
+	cli = calloc((size_t)conns, sizeof(*cli));
+	srv = calloc((size_t)conns, sizeof(*srv));
+	if (!cli || !srv)
+		die("calloc");
+	for (i = 0; i < conns; i++) {
+		cli[i] = socket(sa.ss_family, SOCK_STREAM, 0);
+		if (cli[i] < 0 || connect(cli[i], (struct sockaddr *)&sa, len))
+			die("connect");
+		srv[i] = accept(lfd, NULL, NULL);
+		if (srv[i] < 0)
+			die("accept");
+		setsockopt(cli[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(srv[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	}
+	for (r = 0; r < rounds; r++) {
+		for (i = 0; i < conns; i++)
+			full_io(cli[i], buf, sizeof(buf), true, "sending a request");
+		for (i = 0; i < conns; i++) {
+			full_io(srv[i], buf, sizeof(buf), false, "reading a request");
+			full_io(srv[i], buf, sizeof(buf), true, "answering");
+		}
+		for (i = 0; i < conns; i++)
+			full_io(cli[i], buf, sizeof(buf), false, "reading an answer");
+	}
+	for (i = 0; i < conns; i++) {
+		close(cli[i]);
+		close(srv[i]);
+	}
+	printf("requests %lld\n", (long long)conns * rounds);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rc = 2;
@@ -343,10 +421,13 @@ int main(int argc, char **argv)
 		rc = run_server(argc - 2, argv + 2);
 	else if (argc > 1 && !strcmp(argv[1], "client"))
 		rc = run_client(argc - 2, argv + 2);
+	else if (argc > 1 && !strcmp(argv[1], "many"))
+		rc = run_many(argc - 2, argv + 2);
 	if (rc == 2)
 		fprintf(stderr, "usage: reqsrv server ADDR PORT CONNS [WORKERS]\n"
 				"       reqsrv client ADDR PORT N [-P pipeline] [-s req_bytes] "
 				"[-r resp_bytes] [-d delay_us] [-x unanswered] [-n rename] [-w wait_ms] "
-				"[-g gap_us] [-b bind_addr]\n");
+				"[-g gap_us] [-b bind_addr]\n"
+				"       reqsrv many PORT CONNS ROUNDS\n");
 	return rc;
 }

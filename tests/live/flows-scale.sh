@@ -1,0 +1,56 @@
+#!/bin/bash
+# The flows view at the scale of a busy server: 5,000 keep-alive connections
+# open at once on loopback (more than the 4,096 flows a fixed map held),
+# four 8-byte requests each: every connection a row, every request counted,
+# exactly.  latoprc's flow_max sizes the map: `latop probes` says it, a
+# small one holds that many connections and no more, a bad one is named.
+. "$(dirname "$0")/../lib.sh"
+need_root
+L=${LATOP_BIN:?}
+R=$LATOP_HELPERS/reqsrv
+[ -x "$R" ] || skip_all "no reqsrv helper at $R (make tests-build)"
+tmp=$(mktemp -d); rec_pid=
+trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; rm -rf "$tmp"' EXIT
+export XDG_CONFIG_HOME=$tmp/cfg
+mkdir -p "$tmp/cfg/latop"; : > "$tmp/cfg/latop/latoprc"
+P=$((41000 + RANDOM % 9000))
+
+# record_many CONNS ROUNDS NAME: record the port while reqsrv many runs.
+record_many() {
+	"$L" record -o "$tmp/$3.snap" -i 500ms -q "from flows where lport == $P" --quiet \
+		2>"$tmp/$3.err" & rec_pid=$!
+	wait_recording "$tmp/$3.snap"
+	"$R" many $P "$1" "$2" > "$tmp/$3.truth"
+	sleep 1
+	kill -TERM $rec_pid; wait $rec_pid; rec_pid=
+}
+
+"$L" probes | grep -q "connections tracked at once (latoprc flow_max) *65536 connections"
+ok $? "latop probes states the flows map's default size"
+
+record_many 5000 4 big
+"$L" report "$tmp/big.snap" --json -q "from flows group by rport show count, sum(evicted)" \
+	> "$tmp/big.json"
+python3 - "$tmp/big.json" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+n, total = len(rows), sum(r["count"] for r in rows)
+bad = [r for r in rows if r["count"] != 4 or r["sum(evicted)"]]
+print("%d connections, %d requests, %d rows not 4 requests: %s" % (n, total, len(bad), bad[:3]))
+sys.exit(0 if n == 5000 and total == 20000 and not bad else 1)
+EOF
+ok $? "5,000 connections at once: 5,000 rows of 4 requests, 20,000 counted ($(cat "$tmp/big.truth"))"
+
+echo "flow_max = 100" > "$tmp/cfg/latop/latoprc"
+"$L" probes | grep -q "connections tracked at once (latoprc flow_max) *100 connections"
+ok $? "flow_max = 100: latop probes states it"
+record_many 300 2 small
+n=$("$L" report "$tmp/small.snap" --csv -q "from flows group by rport show count" | tail -n +2 | wc -l)
+[ "$n" -ge 50 ] && [ "$n" -le 100 ]
+ok $? "flow_max = 100: 300 connections at once, at most 100 tracked ($n)"
+
+echo "flow_max = 12x" > "$tmp/cfg/latop/latoprc"
+err=$("$L" probes 2>&1 >/dev/null)
+echo "$err" | grep -q "latoprc:1: flow_max: not a count of connections from 64 to 4194304; using the default 65536"
+ok $? "a bad flow_max is named with its line and the default used ($err)"
+done_testing
