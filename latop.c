@@ -390,22 +390,23 @@ static void say_late(const char *who, const struct tick_lengths *tl, uint64_t in
 		fmt_dur(longest, a, sizeof(a)), fmt_dur(interval_ns, b, sizeof(b)));
 }
 
-/* Records each probe lost so far, for record's closing words. */
+/* Records each probe lost, and entries it evicted, so far, for record's
+ * closing words. */
 struct lost_tally {
 	size_t n;
 	struct {
 		const char *probe;
-		uint64_t lost;
+		uint64_t lost, evicted;
 	} t[32];
 };
 
 /*
- * Add a tick's losses to the tally.  A probe's tables share its count:
- * take its largest.
+ * Add a tick's losses and evictions to the tally.  A probe's tables share
+ * its counts: take each one's largest.
  */
 static void tally_lost(struct lost_tally *lt, const struct tick *t)
 {
-	uint64_t most[32] = {0};
+	uint64_t lost[32] = {0}, evicted[32] = {0};
 	size_t i, j;
 
 	for (i = 0; i < t->nframes; i++) {
@@ -413,7 +414,7 @@ static void tally_lost(struct lost_tally *lt, const struct tick *t)
 		const struct probe_ops *ops = probe_for_table(f->schema->table);
 		const char *name = ops ? ops->name : f->schema->table;
 
-		if (!f->stats.lost)
+		if (!f->stats.lost && !f->stats.evicted)
 			continue;
 		for (j = 0; j < lt->n && strcmp(lt->t[j].probe, name); j++)
 			;
@@ -421,22 +422,41 @@ static void tally_lost(struct lost_tally *lt, const struct tick *t)
 			if (lt->n == sizeof(lt->t) / sizeof(lt->t[0]))
 				continue;
 			lt->t[lt->n].probe = name;
-			lt->t[lt->n++].lost = 0;
+			lt->t[lt->n].lost = lt->t[lt->n].evicted = 0;
+			lt->n++;
 		}
-		if (f->stats.lost > most[j])
-			most[j] = f->stats.lost;
+		if (f->stats.lost > lost[j])
+			lost[j] = f->stats.lost;
+		if (f->stats.evicted > evicted[j])
+			evicted[j] = f->stats.evicted;
 	}
-	for (j = 0; j < lt->n; j++)
-		lt->t[j].lost += most[j];
+	for (j = 0; j < lt->n; j++) {
+		lt->t[j].lost += lost[j];
+		lt->t[j].evicted += evicted[j];
+	}
 }
 
-/* Say which probes lost records: what their tables hold is short by them. */
+/* Say what the evicted count of probe (or table) means for its totals. */
+static void say_evicted(const char *who, const char *name, uint64_t n)
+{
+	fprintf(stderr, "latop %s: warning: %s: %llu evicted in the kernel (requests given up "
+		"unanswered or unfinished, or keys, connections or requests not tracked "
+		"because a table was full; latop(1) HEADER says what each view counts)\n",
+		who, name, (unsigned long long)n);
+}
+
+/* Say which probes lost records or evicted entries: what their tables hold
+ * is short by them. */
 static void say_lost(const struct lost_tally *lt)
 {
-	for (size_t j = 0; j < lt->n; j++)
-		fprintf(stderr, "latop record: warning: %s: %llu records lost in the kernel "
-			"(a ring buffer or map was full)\n", lt->t[j].probe,
-			(unsigned long long)lt->t[j].lost);
+	for (size_t j = 0; j < lt->n; j++) {
+		if (lt->t[j].lost)
+			fprintf(stderr, "latop record: warning: %s: %llu records lost in the "
+				"kernel (a ring buffer or map was full)\n", lt->t[j].probe,
+				(unsigned long long)lt->t[j].lost);
+		if (lt->t[j].evicted)
+			say_evicted("record", lt->t[j].probe, lt->t[j].evicted);
+	}
 }
 
 /* Bind q to the live source, push its filter down and apply its EVERY; 0, or 2 said. */
@@ -883,6 +903,8 @@ static int cmd_report(int argc, char **argv)
 		fprintf(stderr, "latop report: warning: %s: %llu records lost in the kernel "
 			"while recording (a ring buffer or map was full)\n", query_table(q),
 			(unsigned long long)res->stats.lost);
+	if (res->stats.evicted)
+		say_evicted("report", query_table(q), res->stats.evicted);
 	say_late("report", &lens, 0);
 	result_free(res);
 out:

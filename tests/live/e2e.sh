@@ -97,7 +97,8 @@ echo "$err" | grep -qE "warning: .*offset [0-9]+"; ok $? "a truncated file warns
 wait_recording "$tmp/buf.snap"; echo g | "$W" sysload 1000 >/dev/null
 wait $rec_pid; rc=$?; rec_pid=
 out=$("$L" report "$tmp/buf.snap" -q "from syscall_events show count" --json 2>>"$tmp/buf.err")
-[ $rc -eq 0 ] && [ "$out" = '{"count":10}' ] && [ ! -s "$tmp/buf.err" ]
+# (A tick the loaded machine let come late is said, and is not what this checks.)
+[ $rc -eq 0 ] && [ "$out" = '{"count":10}' ] && ! grep -v "ticks came late" "$tmp/buf.err" | grep -q .
 ok $? "buffer 10: ten single events kept, the rest dropped without a warning ($out $(head -c 300 "$tmp/buf.err"))"
 "$L" record -o "$tmp/lost.snap" -d 3s --quiet \
 	-q "from syscall_events where comm == 'workload' threshold 1ns buffer 1000000" 2>"$tmp/lost.err" & rec_pid=$!
@@ -126,6 +127,7 @@ done
 kill "${spin[@]}"; pkill -P "$(IFS=,; echo "${spin[*]}")"; wait "${spin[@]}" 2>/dev/null
 out=$("$L" report "$tmp/busy.snap" -q "from syscalls where syscall == getppid show count, p50(lat), max(lat)" \
 	2>>"$tmp/busy.err")
-[ $rc -eq 0 ] && [ ! -s "$tmp/busy.err" ] && echo "$out" | grep -qE '^ *[0-9.]+[KM] '
+[ $rc -eq 0 ] && ! grep -v "ticks came late" "$tmp/busy.err" | grep -q . &&
+	echo "$out" | grep -qE '^ *[0-9.]+[KM] '
 ok $? "a recording under eight busy processes reads back whole ($(echo $out) $(head -c 300 "$tmp/busy.err"))"
 done_testing
