@@ -5,7 +5,8 @@
  * exactly the syscalls its mode names, and exits.
  *
  *   workload sysload N        N getppid, N write(/dev/null, 64 B), N read(/dev/zero, 64 B)
- *   workload pipewait MS      read() on a pipe a thread writes to after MS ms
+ *   workload pipewait MS      read() on a pipe a thread writes to MS ms after the
+ *                             read blocked (however late it began)
  *   workload sockwait MS      read() then recv() on a TCP loopback socket, each
  *                             answered by a thread after MS ms
  *   workload lockwait MS      a thread holds a mutex for MS ms; main blocks on it (futex)
@@ -53,11 +54,46 @@ static void sysload(long n)
 			die("read /dev/zero");
 }
 
-/* Write one byte to wfd after delay_ms. */
+static pid_t waiter_tid;	/* the thread the late writer answers */
+
+/*
+ * Wait (up to 5 s) until waiter_tid sleeps inside a system call: its
+ * /proc syscall file names one and its state is S.  Its wait then lasts
+ * delay_ms from its start however late the scheduler let it begin.
+ */
+static void wait_until_blocked(void)
+{
+	char path[64], buf[64];
+	int i;
+
+	for (i = 0; i < 5000; i++) {
+		FILE *f;
+		int n = 0;
+
+		snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)waiter_tid);
+		if ((f = fopen(path, "r"))) {
+			n = fgets(buf, sizeof(buf), f) && buf[0] >= '0' && buf[0] <= '9';
+			fclose(f);
+		}
+		snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)waiter_tid);
+		if (n && (f = fopen(path, "r"))) {
+			char st = 0;
+
+			n = fscanf(f, "%*d %*s %c", &st) == 1 && st == 'S';
+			fclose(f);
+			if (n)
+				return;
+		}
+		sleep_ms(1);
+	}
+}
+
+/* Write one byte to wfd delay_ms after the waiter blocked. */
 static void *late_writer(void *arg __attribute__((unused)))
 {
 	char c = 'x';
 
+	wait_until_blocked();
 	sleep_ms(delay_ms);
 	if (write(wfd, &c, 1) != 1)
 		die("late write");
@@ -70,6 +106,7 @@ static pthread_t start_writer(int fd)
 	pthread_t t;
 
 	wfd = fd;
+	waiter_tid = (pid_t)syscall(SYS_gettid);
 	if (pthread_create(&t, NULL, late_writer, NULL))
 		die("pthread_create");
 	return t;
