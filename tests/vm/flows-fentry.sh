@@ -52,9 +52,9 @@ ok $? "probes: egress uses fentry on __dev_queue_xmit"
 ok $? "latop record in the guest finished x.snap ($(cat "$S/record.err" 2>/dev/null))"
 
 "$L" report "$S/x.snap" --json -q "from flows group by lport, rport show count, sum(lat), \
-min(lat), sum(evicted), sum(unsolicited), sum(bytes_in)" >"$S/flows.json" 2>&1
-sed 's/^/# flows: /' "$S/flows.json"
-out=$(python3 - "$S" <<'EOF'
+min(lat), sum(evicted), sum(unsolicited), sum(bytes_in)" >"$S/flows.json" 2>"$S/flows.err"
+sed 's/^/# flows: /' "$S/flows.json" "$S/flows.err"
+out=$(python3 - "$S" 2>&1 <<'EOF'
 import json, sys
 s = sys.argv[1]
 flows = {(r["lport"], r["rport"]): r for r in map(json.loads, open(s + "/flows.json"))}
