@@ -205,18 +205,14 @@ void tick_done(struct tick *t)
 void tick_lengths_add(struct tick_lengths *tl, const struct tick *t, const char *table)
 {
 	const struct frame *f = table ? tick_frame(t, table) : NULL;
-	uint64_t dt = 0;
+	uint64_t dt = f ? f->dt_ns : 0;
 	size_t i;
 
-	if (table && !f)
+	if (table ? !f : !t->nframes)
 		return;
-	for (i = 0; i < t->nframes; i++)
-		if (!table && t->frames[i]->dt_ns > dt)
+	for (i = 0; !table && i < t->nframes; i++)
+		if (t->frames[i]->dt_ns > dt)
 			dt = t->frames[i]->dt_ns;
-	if (f)
-		dt = f->dt_ns;
-	else if (!t->nframes)
-		return;
 	if (tl->n == tl->cap) {
 		tl->cap = tl->cap ? 2 * tl->cap : 64;
 		tl->dt_ns = xreallocarray(tl->dt_ns, tl->cap, sizeof(*tl->dt_ns));

@@ -1,5 +1,6 @@
 /* Choose each stage's hook by loading what the kernel offers (probes/hook.h). */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -37,10 +38,12 @@ static bool alt_works(const struct hook_alt *a, char *why, size_t len)
 	return true;
 }
 
-/* Append "; "-separated text to the why of c. */
-static void add_why(struct hook_choice *c, const char *fmt, const char *a, const char *b)
+/* Append "; "-separated text (printf-style) to the why of c. */
+__attribute__((format(printf, 2, 3)))
+static void add_why(struct hook_choice *c, const char *fmt, ...)
 {
 	size_t l = strlen(c->why);
+	va_list ap;
 
 	if (l + 2 >= sizeof(c->why))
 		return;
@@ -48,7 +51,9 @@ static void add_why(struct hook_choice *c, const char *fmt, const char *a, const
 		memcpy(c->why + l, "; ", 3);
 		l += 2;
 	}
-	snprintf(c->why + l, sizeof(c->why) - l, fmt, a, b);
+	va_start(ap, fmt);
+	vsnprintf(c->why + l, sizeof(c->why) - l, fmt, ap);
+	va_end(ap);
 }
 
 int hook_choose(const struct hook_spec *spec, struct hook_choice *choice, unsigned flags)
@@ -73,14 +78,13 @@ int hook_choose(const struct hook_spec *spec, struct hook_choice *choice, unsign
 		const struct hook_alt *a = &spec->alt[order[i]];
 
 		if ((flags & HOOK_NO_FENTRY) && is_fentry(a)) {
-			add_why(choice, "%s not tried (fentry hooks are switched off)%s", a->label,
-				"");
+			add_why(choice, "%s not tried (fentry hooks are switched off)", a->label);
 			continue;
 		}
 		if (chosen >= 0) {
 			/* Only to report whether the others would load too. */
 			if (alt_works(a, why, sizeof(why)))
-				add_why(choice, "alternative %s loads here too%s", a->label, "");
+				add_why(choice, "alternative %s loads here too", a->label);
 			else
 				add_why(choice, "alternative %s does not load here: %s", a->label, why);
 			continue;

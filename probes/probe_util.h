@@ -41,6 +41,19 @@ struct probe_extremes {
 	uint64_t min, max;
 };
 
+/* The extremes of a key whose totals keep their all-time min and max (and
+ * count), given last tick's: each moved when it is new or went further. */
+static inline struct probe_extremes probe_extremes_minmax(uint64_t min, uint64_t max,
+							  uint64_t prev_min, uint64_t prev_max,
+							  uint64_t prev_count)
+{
+	return (struct probe_extremes){
+		.has_min = true, .has_max = true, .min = min, .max = max,
+		.min_moved = !prev_count || min < prev_min,
+		.max_moved = !prev_count || max > prev_max,
+	};
+}
+
 /*
  * Fill h with one tick of a histogram: buckets cur - prev (as
  * probe_hist_buckets) and their count, sum as given, and extremes: each one that moved this tick is exact, the

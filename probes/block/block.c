@@ -240,12 +240,11 @@ static uint64_t add_row(struct block_priv *bp, struct frame *f, const struct blk
 	r[BC_REQUEUES].u = delta(cur->requeues, prev->requeues) * n;
 	r[BC_MERGES].u = delta(cur->merges, prev->merges) * n;
 	r[BC_BYTES].u = delta(cur->bytes, prev->bytes) * n;
+	const struct probe_extremes ex =
+		probe_extremes_minmax(cur->lat_min, cur->lat_max, prev->lat_min, prev->lat_max,
+				      prev->count);
 	probe_hist_delta(bp->h, cur->hist[0], prev->hist[0],
-			 delta(cur->lat_sum, prev->lat_sum), &(struct probe_extremes){
-				 .has_min = true, .has_max = true, .min = cur->lat_min,
-				 .max = cur->lat_max,
-				 .min_moved = !prev->count || cur->lat_min < prev->lat_min,
-				 .max_moved = !prev->count || cur->lat_max > prev->lat_max});
+			 delta(cur->lat_sum, prev->lat_sum), &ex);
 	if (n > 1)
 		hist_scale(bp->h, n);
 	cell_set_hist(&r[BC_LAT], bp->h);

@@ -227,12 +227,11 @@ static uint64_t add_row(struct flows_priv *fp, struct frame *f, const struct fl_
 	comm_str(cur->comm, comm);
 	cell_set_str(&r[FC_COMM], comm);
 	r[FC_COUNT].u = delta(cur->count, prev->count);
+	const struct probe_extremes ex =
+		probe_extremes_minmax(cur->lat_min, cur->lat_max, prev->lat_min, prev->lat_max,
+				      prev->count);
 	probe_hist_delta(fp->h, cur->hist, prev->hist,
-			 delta(cur->lat_sum, prev->lat_sum), &(struct probe_extremes){
-				 .has_min = true, .has_max = true, .min = cur->lat_min,
-				 .max = cur->lat_max,
-				 .min_moved = !prev->count || cur->lat_min < prev->lat_min,
-				 .max_moved = !prev->count || cur->lat_max > prev->lat_max});
+			 delta(cur->lat_sum, prev->lat_sum), &ex);
 	cell_set_hist(&r[FC_LAT], fp->h);
 	r[FC_BYTES].u = in + out;
 	r[FC_BYTES_IN].u = in;

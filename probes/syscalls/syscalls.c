@@ -304,12 +304,11 @@ static uint64_t add_row(struct syscalls_priv *sp, struct frame *f, const struct 
 	cell_set_str(&r[SC_SYSCALL], syscall_label(k->nr, buf, sizeof(buf)));
 	r[SC_COUNT].u = count * n;
 	r[SC_ERRORS].u = delta(cur->errors, prev->errors) * n;
+	const struct probe_extremes ex =
+		probe_extremes_minmax(cur->lat_min, cur->lat_max, prev->lat_min, prev->lat_max,
+				      prev->count);
 	probe_hist_delta(sp->h, cur->hist, prev->hist,
-			 delta(cur->lat_sum, prev->lat_sum), &(struct probe_extremes){
-				 .has_min = true, .has_max = true, .min = cur->lat_min,
-				 .max = cur->lat_max,
-				 .min_moved = !prev->count || cur->lat_min < prev->lat_min,
-				 .max_moved = !prev->count || cur->lat_max > prev->lat_max});
+			 delta(cur->lat_sum, prev->lat_sum), &ex);
 	if (n > 1)
 		hist_scale(sp->h, n);
 	cell_set_hist(&r[SC_LAT], sp->h);
