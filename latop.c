@@ -396,7 +396,7 @@ struct lost_tally {
 	size_t n;
 	struct {
 		const char *probe;
-		uint64_t lost, evicted;
+		uint64_t lost, evicted, overflow;
 	} t[32];
 };
 
@@ -406,7 +406,7 @@ struct lost_tally {
  */
 static void tally_lost(struct lost_tally *lt, const struct tick *t)
 {
-	uint64_t lost[32] = {0}, evicted[32] = {0};
+	uint64_t lost[32] = {0}, evicted[32] = {0}, overflow[32] = {0};
 	size_t i, j;
 
 	for (i = 0; i < t->nframes; i++) {
@@ -414,7 +414,7 @@ static void tally_lost(struct lost_tally *lt, const struct tick *t)
 		const struct probe_ops *ops = probe_for_table(f->schema->table);
 		const char *name = ops ? ops->name : f->schema->table;
 
-		if (!f->stats.lost && !f->stats.evicted)
+		if (!f->stats.lost && !f->stats.evicted && !f->stats.overflow)
 			continue;
 		for (j = 0; j < lt->n && strcmp(lt->t[j].probe, name); j++)
 			;
@@ -422,17 +422,20 @@ static void tally_lost(struct lost_tally *lt, const struct tick *t)
 			if (lt->n == sizeof(lt->t) / sizeof(lt->t[0]))
 				continue;
 			lt->t[lt->n].probe = name;
-			lt->t[lt->n].lost = lt->t[lt->n].evicted = 0;
+			lt->t[lt->n].lost = lt->t[lt->n].evicted = lt->t[lt->n].overflow = 0;
 			lt->n++;
 		}
 		if (f->stats.lost > lost[j])
 			lost[j] = f->stats.lost;
 		if (f->stats.evicted > evicted[j])
 			evicted[j] = f->stats.evicted;
+		if (f->stats.overflow > overflow[j])
+			overflow[j] = f->stats.overflow;
 	}
 	for (j = 0; j < lt->n; j++) {
 		lt->t[j].lost += lost[j];
 		lt->t[j].evicted += evicted[j];
+		lt->t[j].overflow += overflow[j];
 	}
 }
 
@@ -445,8 +448,16 @@ static void say_evicted(const char *who, const char *name, uint64_t n)
 		who, name, (unsigned long long)n);
 }
 
-/* Say which probes lost records or evicted entries: what their tables hold
- * is short by them. */
+/* Say how much of probe's (or table's) counts went to overflow rows. */
+static void say_overflow(const char *who, const char *name, uint64_t n)
+{
+	fprintf(stderr, "latop %s: warning: %s: %llu counted in overflow rows (a table was full: "
+		"every total is exact, the detail by key is not; latop(1) TABLE SIZES says how to "
+		"make it larger)\n", who, name, (unsigned long long)n);
+}
+
+/* Say which probes lost records, evicted entries or counted in overflow
+ * rows: what their tables hold is short by the first two. */
 static void say_lost(const struct lost_tally *lt)
 {
 	for (size_t j = 0; j < lt->n; j++) {
@@ -456,6 +467,8 @@ static void say_lost(const struct lost_tally *lt)
 				(unsigned long long)lt->t[j].lost);
 		if (lt->t[j].evicted)
 			say_evicted("record", lt->t[j].probe, lt->t[j].evicted);
+		if (lt->t[j].overflow)
+			say_overflow("record", lt->t[j].probe, lt->t[j].overflow);
 	}
 }
 
@@ -905,6 +918,8 @@ static int cmd_report(int argc, char **argv)
 			(unsigned long long)res->stats.lost);
 	if (res->stats.evicted)
 		say_evicted("report", query_table(q), res->stats.evicted);
+	if (res->stats.overflow)
+		say_overflow("report", query_table(q), res->stats.overflow);
 	say_late("report", &lens, 0);
 	result_free(res);
 out:

@@ -16,7 +16,8 @@
  * help; every SCHEMA chunk is written twice in a row.  FRAMES: u64 t_ns, u64
  * sequence number (0, 1, 2, ... in the order written), u32 raw length, u8
  * codec (0 stored, 1 zstd), then the body: varint nframes, per frame varint
- * table id, t_ns, dt_ns, 6 stats, nrows, cells row by row.  INDEX: varint n,
+ * table id, t_ns, dt_ns, 6 stats (7 from minor version 1: overflow), nrows,
+ * cells row by row.  INDEX: varint n,
  * then n (u64 t_ns, u64 offset of the FRAMES chunk); written at close.
  *
  * Every byte that changes meaning is under a CRC, and the sync word and the
@@ -537,6 +538,7 @@ static int64_t snap_encode_tick(struct snap_writer *w, const struct tick *t, cha
 		wbuf_varint(raw, f->stats.evicted);
 		wbuf_varint(raw, f->stats.bpf_ns);
 		wbuf_varint(raw, f->stats.bpf_runs);
+		wbuf_varint(raw, f->stats.overflow);
 		wbuf_varint(raw, f->nrows);
 		cost += snap_rows_cost(f->nrows, s->nfields);
 		for (r = 0; r < f->nrows; r++) {
@@ -914,6 +916,8 @@ static uint64_t snap_header_copy(struct snap_reader *r, uint64_t file_bytes)
 	bad = rbuf_u16(&rb, &major, "major") || rbuf_u16(&rb, &minor, "minor") ||
 	      major != SNAP_MAJOR || snap_parse_header_body(r, &rb);
 	rbuf_done(&rb);
+	if (!bad)
+		r->minor = minor;
 	return bad ? 0 : off;
 }
 
@@ -1109,10 +1113,15 @@ static void snap_check_copy(struct snap_reader *r, uint64_t off)
 	rbuf_init(&rb, r->payload.p, r->payload.len);
 	if (rbuf_u16(&rb, &major, "major") || rbuf_u16(&rb, &minor, "minor") ||
 	    major != r->major || minor != r->minor ||
-	    snap_crc(rb.p + rb.pos, rbuf_left(&rb)) != r->body_crc)
+	    snap_crc(rb.p + rb.pos, rbuf_left(&rb)) != r->body_crc) {
 		snap_problem(r, "the header (version %u.%u) differs from its copy at offset %llu "
 			     "(version %u.%u)", r->major, r->minor, (unsigned long long)off, major,
 			     minor);
+		/* The copy's version is under its chunk's CRC, the header's is not:
+		 * frames are laid out as the copy says. */
+		if (major == r->major && snap_crc(rb.p + rb.pos, rbuf_left(&rb)) == r->body_crc)
+			r->minor = minor;
+	}
 	rbuf_done(&rb);
 }
 
@@ -1498,6 +1507,7 @@ static int snap_decode_tick(struct snap_reader *r, struct rbuf *rb, uint64_t *us
 		    rbuf_varint(rb, &f->stats.evicted, "evicted") ||
 		    rbuf_varint(rb, &f->stats.bpf_ns, "bpf time") ||
 		    rbuf_varint(rb, &f->stats.bpf_runs, "bpf runs") ||
+		    (r->minor >= 1 && rbuf_varint(rb, &f->stats.overflow, "overflow")) ||
 		    rbuf_count(rb, &nrows, SNAP_MAX_ROWS, "row count"))
 			return -1;
 		/* Every cell takes at least one byte: refuse counts the payload cannot hold. */

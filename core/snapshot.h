@@ -21,7 +21,7 @@
 #include "source.h"
 
 #define SNAP_MAJOR 2
-#define SNAP_MINOR 0
+#define SNAP_MINOR 1	/* 1: frames carry an overflow count */
 
 struct snap_writer;
 struct snap_reader;

@@ -97,6 +97,8 @@ struct frame_stats {
 	uint64_t lost;		/* ring-buffer records lost */
 	uint64_t dropped;	/* events dropped by the pushdown filter / sampling */
 	uint64_t evicted;	/* map entries evicted or map-full misses */
+	uint64_t overflow;	/* events counted in a table's overflow row (key fields
+				 * empty or "(other)"): in every total, not in the detail */
 	uint64_t bpf_ns;	/* time spent in BPF programs (run_time_ns delta) */
 	uint64_t bpf_runs;	/* program runs (run_cnt delta) */
 };

@@ -1,12 +1,17 @@
 /*
  * Pieces every probe's user side repeats; see probe_util.h.
  */
+#include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "../core/config.h"
 #include "../core/xalloc.h"
+#include "hook.h"
 #include "probe_util.h"
 
 void probe_percpu_sum(int fd, int ncpus, uint64_t *sum, uint32_t n)
@@ -161,6 +166,7 @@ void probe_health_tick(struct probe_health *h, struct frame_stats *st)
 		case PSTAT_DROPPED: st->dropped += d; break;
 		case PSTAT_LOST: st->lost += d; break;
 		case PSTAT_EVICTED: st->evicted += d; break;
+		case PSTAT_OVERFLOW: st->overflow += d; break;
 		case PSTAT_NONE: break;
 		}
 	}
@@ -174,4 +180,59 @@ int probe_attach_skel(const char *probe, struct bpf_object_skeleton *s, char **c
 		return 0;
 	*cause = xasprintf("%s: attaching the BPF programs: %s", probe, strerror(-err));
 	return -1;
+}
+
+uint32_t probe_size_option(const char *key, uint32_t min, uint32_t max, uint32_t def, bool pow2,
+			   const char *unit)
+{
+	struct config *cfg = config_shared();
+	const char *v = config_get(cfg, key);
+	unsigned long long n;
+	char *end;
+
+	if (!v)
+		return def;
+	errno = 0;
+	n = strtoull(v, &end, 10);
+	if (errno || end == v || *end || n < min || n > max) {
+		char *what = xasprintf("not a count of %s from %u to %u; using the default %u",
+				       unit, min, max, def);
+
+		config_warn(cfg, key, what);
+		free(what);
+		return def;
+	}
+	if (pow2)
+		while (n & (n - 1))
+			n += n & -n;	/* up to the next power of two, at most max */
+	return (uint32_t)n;
+}
+
+uint32_t probe_size_fit(uint32_t want, uint32_t min, size_t bytes_each)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	double budget = pages > 0 && page > 0 ? (double)pages * (double)page / 64 : 0;
+
+	while (budget > 0 && want > min && (double)want * (double)bytes_each > budget)
+		want /= 2;
+	return want < min ? min : want;
+}
+
+void probe_capacity(struct hook_choice *c, unsigned slot, const char *stage, uint32_t n,
+		    const char *unit, double bytes_each, bool prealloc, const char *full_text)
+{
+	static char labels[PROBE_CAPACITY_SLOTS][48];
+	double mib = (double)n * bytes_each / (1 << 20);
+	char *label = labels[slot % PROBE_CAPACITY_SLOTS];
+
+	snprintf(label, sizeof(labels[0]), "%u %s", n, unit);
+	c->stage = stage;
+	c->hook = label;
+	c->first = true;
+	if (prealloc)
+		snprintf(c->why, sizeof(c->why), "%.1f MiB of kernel memory, taken at load; %s",
+			 mib, full_text);
+	else
+		snprintf(c->why, sizeof(c->why), "kernel memory grows with them: %.1f MiB when "
+			 "full; %s", mib, full_text);
 }

@@ -89,6 +89,7 @@ enum probe_stat {
 	PSTAT_DROPPED,		/* left out by design: filter, sampling, BUFFER */
 	PSTAT_LOST,		/* lost: a ring buffer or stack map was full */
 	PSTAT_EVICTED,		/* not counted: a map was full or an entry given up */
+	PSTAT_OVERFLOW,		/* counted in the table's overflow row: no key had room */
 };
 
 #define PROBE_HEALTH_MAX 8	/* counters one probe keeps */
@@ -114,6 +115,33 @@ void probe_health_init(struct probe_health *h, int fd, int ncpus, const enum pro
 /* Read the counters and add each one's delta since the last read to the
  * stat of st it belongs to (st's stats start at 0 in a new frame). */
 void probe_health_tick(struct probe_health *h, struct frame_stats *st);
+
+/*
+ * The size of one of a probe's tables: latoprc's key (a count from min to
+ * max, rounded up to a power of two when pow2), else def.  A bad value is
+ * said as a latoprc warning naming key, unit and the range, and def used.
+ */
+uint32_t probe_size_option(const char *key, uint32_t min, uint32_t max, uint32_t def, bool pow2,
+			   const char *unit);
+
+/*
+ * A default size that fits the machine: want, halved while want entries of
+ * bytes_each would take more than 1/64 of physical memory, down to min
+ * (powers of two stay powers of two).
+ */
+uint32_t probe_size_fit(uint32_t want, uint32_t min, size_t bytes_each);
+
+/*
+ * Fill c, for `latop probes`, with what a table holds: stage names it and
+ * its latoprc key, the hook column reads "N UNIT", and why says the kernel
+ * memory it takes (bytes_each an entry; allocated at load when prealloc,
+ * else as entries come) and then full_text, what happens when it is full.
+ * The strings are kept in static storage per slot (0..PROBE_CAPACITY_SLOTS-1).
+ */
+#define PROBE_CAPACITY_SLOTS 16
+struct hook_choice;
+void probe_capacity(struct hook_choice *c, unsigned slot, const char *stage, uint32_t n,
+		    const char *unit, double bytes_each, bool prealloc, const char *full_text);
 
 struct bpf_object_skeleton;
 /* Attach every program of a loaded skeleton (VIEW_bpf.skeleton): 0, or -1

@@ -763,6 +763,7 @@ static void exec_stats(struct frame_stats *st, const struct frame_stats *f)
 	st->lost += f->lost;
 	st->dropped += f->dropped;
 	st->evicted += f->evicted;
+	st->overflow += f->overflow;
 	st->bpf_ns += f->bpf_ns;
 	st->bpf_runs += f->bpf_runs;
 }

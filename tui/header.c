@@ -3,6 +3,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../core/clock.h"
 #include "../core/fmt.h"
@@ -21,12 +22,27 @@ static uint64_t cpu_ns(void)
 	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 }
 
+/* latop's resident memory now, in bytes (0 when /proc cannot say). */
+static uint64_t rss_bytes(void)
+{
+	unsigned long long size = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%llu %llu", &size, &resident) != 2)
+		resident = 0;
+	fclose(f);
+	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+}
+
 /* Start measuring from now. */
 void header_init(struct header *h)
 {
 	h->last_wall_ns = mono_ns();
 	h->last_cpu_ns = cpu_ns();
 	h->cpu_pct = 0;
+	h->rss = rss_bytes();
 }
 
 void header_sample(struct header *h)
@@ -37,6 +53,7 @@ void header_sample(struct header *h)
 		h->cpu_pct = 100.0 * (double)(cpu - h->last_cpu_ns) / (double)(wall - h->last_wall_ns);
 		h->last_wall_ns = wall;
 		h->last_cpu_ns = cpu;
+		h->rss = rss_bytes();
 	}
 }
 
@@ -111,8 +128,11 @@ static void line_rates(const struct screen *s, int y, int w)
 		  st && st->dropped ? ROLE_METER_WARN : ROLE_METER_VALUE);
 	x = meter(y, x, w, "evicted", fmt_count(st ? st->evicted : 0, a, sizeof(a)),
 		  st && st->evicted ? ROLE_METER_BAD : ROLE_METER_VALUE);
+	x = meter(y, x, w, "overflow", fmt_count(st ? st->overflow : 0, a, sizeof(a)),
+		  st && st->overflow ? ROLE_METER_WARN : ROLE_METER_VALUE);
 	snprintf(b, sizeof(b), "%.1f%%", s->header.cpu_pct);
 	x = meter(y, x, w, "latop cpu", b, s->header.cpu_pct > 10 ? ROLE_METER_WARN : ROLE_METER_VALUE);
+	x = meter(y, x, w, "rss", fmt_size(s->header.rss, a, sizeof(a)), ROLE_METER_VALUE);
 	if (st && span > 0 && st->bpf_runs)
 		snprintf(b, sizeof(b), "%.2f%%", 100.0 * (double)st->bpf_ns / 1e9 / span);
 	else if (st && st->events && !st->bpf_runs)

@@ -9,11 +9,12 @@ struct screen;
 struct header {
 	uint64_t last_wall_ns, last_cpu_ns;
 	double cpu_pct;		/* latop's own CPU over the last sample */
+	uint64_t rss;		/* latop's resident memory at the last sample, bytes */
 };
 
 
 void header_init(struct header *h);
-/* Measure latop's own CPU use since the last sample. */
+/* Measure latop's own CPU use since the last sample, and its memory now. */
 void header_sample(struct header *h);
 /* Lines the header takes at width w (the query wraps onto up to three). */
 int header_height(const struct screen *s, int w);

@@ -411,42 +411,18 @@ static uint64_t read_timeout(void)
 /* Return latoprc's flow_max, or the default (said, when it is bad). */
 static uint32_t read_max_keys(void)
 {
-	struct config *cfg = config_shared();
-	const char *v = config_get(cfg, "flow_max");
-	char *end;
-	unsigned long long n;
-
-	if (!v)
-		return FLOW_DEFAULT_KEYS;
-	errno = 0;
-	n = strtoull(v, &end, 10);
-	if (errno || end == v || *end || n < FLOW_KEYS_MIN || n > FLOW_KEYS_MAX) {
-		char *what = xasprintf("not a count of connections from %d to %d; using the "
-				       "default %d", FLOW_KEYS_MIN, FLOW_KEYS_MAX,
-				       FLOW_DEFAULT_KEYS);
-
-		config_warn(cfg, "flow_max", what);
-		free(what);
-		return FLOW_DEFAULT_KEYS;
-	}
-	return (uint32_t)n;
+	return probe_size_option("flow_max", FLOW_KEYS_MIN, FLOW_KEYS_MAX, FLOW_DEFAULT_KEYS, false,
+				 "connections");
 }
 
 /* Fill c with the flows map's capacity and what it costs when full. */
 static void capacity_choice(struct hook_choice *c, uint32_t max_keys)
 {
-	static char label[48];
 	/* A hash entry: its key and value, and the element header and the
 	 * allocator's share, about 64 bytes on 6.1. */
-	double mib = (double)max_keys * (sizeof(struct fl_key) + sizeof(struct fl_stats) + 64) /
-		     (1 << 20);
-
-	snprintf(label, sizeof(label), "%u connections", max_keys);
-	c->stage = "connections tracked at once (latoprc flow_max)";
-	c->hook = label;
-	c->first = true;
-	snprintf(c->why, sizeof(c->why), "kernel memory grows with them: %.1f MiB when all are "
-		 "tracked; more are counted as untracked (evicted)", mib);
+	probe_capacity(c, 0, "connections tracked at once (latoprc flow_max)", max_keys,
+		       "connections", sizeof(struct fl_key) + sizeof(struct fl_stats) + 64, false,
+		       "more are counted as untracked (evicted)");
 }
 
 /* Parse one /proc/net/tcp{,6} address "HEX:PORT" into the key form. */
