@@ -218,12 +218,13 @@ uint32_t probe_size_fit(uint32_t want, uint32_t min, size_t bytes_each)
 	return want < min ? min : want;
 }
 
-void probe_capacity(struct hook_choice *c, unsigned slot, const char *stage, uint32_t n,
+void probe_capacity(struct hook_choice *c, const char *stage, uint32_t n,
 		    const char *unit, double bytes_each, bool prealloc, const char *full_text)
 {
 	static char labels[PROBE_CAPACITY_SLOTS][48];
+	static unsigned next;
 	double mib = (double)n * bytes_each / (1 << 20);
-	char *label = labels[slot % PROBE_CAPACITY_SLOTS];
+	char *label = labels[next++ % PROBE_CAPACITY_SLOTS];
 
 	snprintf(label, sizeof(labels[0]), "%u %s", n, unit);
 	c->stage = stage;

@@ -136,11 +136,12 @@ uint32_t probe_size_fit(uint32_t want, uint32_t min, size_t bytes_each);
  * its latoprc key, the hook column reads "N UNIT", and why says the kernel
  * memory it takes (bytes_each an entry; allocated at load when prealloc,
  * else as entries come) and then full_text, what happens when it is full.
- * The strings are kept in static storage per slot (0..PROBE_CAPACITY_SLOTS-1).
+ * The label is kept in static storage, one of PROBE_CAPACITY_SLOTS used in
+ * turn (more than all probes' tables).
  */
-#define PROBE_CAPACITY_SLOTS 16
+#define PROBE_CAPACITY_SLOTS 64
 struct hook_choice;
-void probe_capacity(struct hook_choice *c, unsigned slot, const char *stage, uint32_t n,
+void probe_capacity(struct hook_choice *c, const char *stage, uint32_t n,
 		    const char *unit, double bytes_each, bool prealloc, const char *full_text);
 
 struct bpf_object_skeleton;

@@ -420,7 +420,7 @@ static void capacity_choice(struct hook_choice *c, uint32_t max_keys)
 {
 	/* A hash entry: its key and value, and the element header and the
 	 * allocator's share, about 64 bytes on 6.1. */
-	probe_capacity(c, 0, "connections tracked at once (latoprc flow_max)", max_keys,
+	probe_capacity(c, "connections tracked at once (latoprc flow_max)", max_keys,
 		       "connections", sizeof(struct fl_key) + sizeof(struct fl_stats) + 64, false,
 		       "more are counted as untracked (evicted)");
 }
