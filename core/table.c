@@ -19,6 +19,8 @@ bool domain_valid(const struct field_domain *d, const char *s)
 	const char *n;
 	size_t i;
 
+	if (!strcmp(s, TABLE_OTHER))
+		return true;
 	if (d->valid)
 		return d->valid(s);
 	for (i = 0; (n = d->name(i)); i++)

@@ -40,7 +40,12 @@ struct field_domain {
 	int64_t (*value)(const char *s);
 };
 
-/* Return whether s is a valid value of domain d. */
+/* The text key fields of a table's overflow row hold: the row of what
+ * was counted when no key had room (numeric key fields hold 0). */
+#define TABLE_OTHER "(other)"
+
+/* Return whether s is a valid value of domain d (TABLE_OTHER always is:
+ * the kernel cannot test it, queries can). */
 bool domain_valid(const struct field_domain *d, const char *s);
 
 struct field {

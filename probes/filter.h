@@ -66,10 +66,20 @@ struct filter_prog {
 	__u32 needs_lat;	/* some entry tests FTERM_LAT: evaluate at the event's end */
 	__u32 max_events;	/* BUFFER: single events sent per tick, 0 = default */
 	__u64 threshold_ns;	/* THRESHOLD: events at least this long go to the ring buffer; 0 = off */
+	__u32 fields_known;	/* 1: fields_used says which of the table's fields the query
+				 * reads, so a probe may key coarser; 0: it may read any */
+	__u32 pad;
+	__u64 fields_used;	/* bit i: field i (bit 63: field 63 or later) */
 	struct filter_entry e[FILTER_MAX_ENTRIES];
 	char strs[FILTER_MAX_STRS][FILTER_STR_LEN];
 	__u64 addrs[FILTER_MAX_ADDRS][2];	/* prefixes of FTERM_LADDR/RADDR tests */
 };
+
+/* Return true when the query behind f may read field idx of its table. */
+static __always_inline int filter_reads(const struct filter_prog *f, __u32 idx)
+{
+	return !f->fields_known || (f->fields_used >> (idx < 63 ? idx : 63)) & 1;
+}
 
 /*
  * Addresses: the 16 bytes of an IPv6 address, IPv4 as ::ffff:a.b.c.d, read

@@ -108,7 +108,8 @@ static bool planner_test(struct filter_prog *f, int *nstrs, const struct field *
 	if (v->kind != V_STR || (op != FOP_EQ && op != FOP_NE))
 		return false;
 	if (fd->domain && fd->domain->value) {
-		kv = domain_valid(fd->domain, v->s) ? fd->domain->value(v->s) : -1;
+		kv = domain_valid(fd->domain, v->s) && strcmp(v->s, TABLE_OTHER) ?
+		     fd->domain->value(v->s) : -1;
 		return kv >= 0 && planner_emit(f, op, term, (uint64_t)kv);
 	}
 	if (strlen(v->s) >= FILTER_STR_LEN || (idx = planner_str(f, v->s, nstrs)) < 0)
@@ -194,6 +195,47 @@ static void planner_conjuncts(const struct schema *s, const struct pred *p,
 	nstrs[1] = ntry[1];
 }
 
+/* Mark field idx in *used (fields past 62 share bit 63). */
+static void planner_use(uint64_t *used, int idx)
+{
+	if (idx >= 0)
+		*used |= 1ull << (idx < 63 ? idx : 63);
+}
+
+/* Mark every field predicate p tests. */
+static void planner_pred_fields(const struct pred *p, uint64_t *used)
+{
+	if (!p)
+		return;
+	if (p->kind == P_AND || p->kind == P_OR || p->kind == P_NOT) {
+		planner_pred_fields(p->l, used);
+		planner_pred_fields(p->r, used);
+		return;
+	}
+	planner_use(used, p->f.idx);
+}
+
+/* Mark every field q (bound) reads: its keys, columns and tests. */
+static uint64_t planner_fields(const struct query *q)
+{
+	const struct plan *pl = &q->plan;
+	uint64_t used = 0;
+	size_t i;
+
+	for (i = 0; i < pl->nkeys; i++)
+		planner_use(&used, pl->keys[i]);
+	for (i = 0; i < pl->ncols; i++)
+		planner_use(&used, pl->cols[i].field);
+	planner_use(&used, pl->hist_field);
+	planner_use(&used, pl->count_field);
+	if (pl->bytes_field >= 0)
+		planner_use(&used, pl->size_field);
+	for (i = 0; i < pl->nparts; i++)
+		planner_use(&used, pl->parts[i]);
+	planner_pred_fields(q->where, &used);
+	return used;
+}
+
 void query_pushdown(const struct query *q, struct filter_prog *f)
 {
 	int nstrs[2] = {0, 0};	/* strs[] and addrs[] entries used */
@@ -204,4 +246,8 @@ void query_pushdown(const struct query *q, struct filter_prog *f)
 	f->max_events = q->opts.buffer > UINT32_MAX ? UINT32_MAX : (__u32)q->opts.buffer;
 	if (q->schema && q->where)
 		planner_conjuncts(q->schema, q->where, f, nstrs);
+	if (q->schema) {
+		f->fields_known = 1;
+		f->fields_used = planner_fields(q);
+	}
 }

@@ -24,10 +24,19 @@
  * A key's totals live in a slot of the mmapable stats_arr array; the
  * stats_idx hash maps the key to its slot and is read only when the small
  * per-thread cache in struct sys_task misses.  User space hands out free slot
- * indices through the stats_free queue and takes them back when it evicts a
- * key (idle for ten ticks, or its thread exited: dead_tids).  A slot carries
- * its key, so a cached index whose key was evicted (and whose slot may serve
- * another key now) is seen as stale and not used.
+ * indices through the stats_free stack, lowest on top, so the array is used
+ * (and read, up to slot_hiwater) from its start, and gives them back when it
+ * evicts a key (idle for ten ticks, or its thread or process exited:
+ * dead_tids).  A slot carries its key, so a cached index whose key was
+ * evicted (and whose slot may serve another key now) is seen as stale and
+ * not used.
+ *
+ * The key is a thread's (tgid, tid, nr, comm), or at process grain (when the
+ * query reads no thread id) the process's on one CPU, so a process of 2,000
+ * threads takes a key per syscall and CPU, and only one CPU writes a slot.
+ * A call whose key gets no slot (the array is full, or the key was just
+ * evicted) is counted in its CPU's overflow slot, the first ovf_slots ones:
+ * every total stays exact.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -104,6 +113,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 self_tgid = 0;
 const volatile bool ctr_enabled[CTR_N] = {};
+const volatile __u32 slot_mask = SYS_DEFAULT_KEYS - 1;	/* slots - 1, set at load */
+const volatile __u32 ovf_slots = 1;	/* overflow slots, one a CPU, set at load */
 
 #define PROBE_HEALTH_N H_N
 #define PROBE_HEALTH_BUDGET H_BUDGET
@@ -111,6 +122,8 @@ const volatile bool ctr_enabled[CTR_N] = {};
 #include "../probe.bpf.h"
 
 __u32 filter_need[2] = {};	/* FILTER_NEED_* of each slot */
+__u32 filter_grain[2] = {};	/* enum sys_grain of each slot */
+__u64 slot_hiwater = 0;		/* slots below it were ever taken */
 static const struct sys_stats zero_stats;
 
 /* What a thread inside a syscall is doing now (in a CPU slot or task storage). */
@@ -158,21 +171,22 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, SYS_MAX_KEYS);
+	__uint(max_entries, SYS_DEFAULT_KEYS);	/* set at load: latoprc syscall_max */
 	__type(key, __u32);
 	__type(value, struct sys_stats);
 } stats_arr SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, SYS_MAX_KEYS);
+	__uint(type, BPF_MAP_TYPE_HASH);	/* preallocated: a burst of new keys
+						 * must not wait on the allocator */
+	__uint(max_entries, SYS_DEFAULT_KEYS);
 	__type(key, struct sys_key);
 	__type(value, __u32);
 } stats_idx SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_QUEUE);
-	__uint(max_entries, SYS_MAX_KEYS);
+	__uint(type, BPF_MAP_TYPE_STACK);
+	__uint(max_entries, SYS_DEFAULT_KEYS);
 	__type(value, __u32);
 } stats_free SEC(".maps");
 
@@ -395,34 +409,51 @@ static __always_inline struct sys_stats *slot_of(__u32 idx, const struct sys_key
 {
 	struct sys_stats *v;
 
-	idx &= SYS_MAX_KEYS - 1;
+	idx &= slot_mask;
 	v = bpf_map_lookup_elem(&stats_arr, &idx);
 	if (!v || v->key.tid != key->tid || v->key.nr != key->nr || v->key.tgid != key->tgid ||
-	    v->key.comm[0] != key->comm[0] || v->key.comm[1] != key->comm[1])
+	    v->key.owner != key->owner || v->key.comm[0] != key->comm[0] ||
+	    v->key.comm[1] != key->comm[1])
 		return NULL;
 	return v;
+}
+
+/* Return this CPU's overflow slot, counting a call in it. */
+static __always_inline struct sys_stats *slot_overflow(void)
+{
+	__u32 idx = bpf_get_smp_processor_id();
+
+	if (idx >= ovf_slots)
+		return NULL;
+	health_inc(H_OVERFLOW);
+	return bpf_map_lookup_elem(&stats_arr, &idx);
 }
 
 /* Take a free slot for key, zero its totals and record it in stats_idx. */
 static __always_inline struct sys_stats *slot_new(const struct sys_key *key, __u32 *idxp)
 {
 	struct sys_stats *v;
-	__u32 idx;
+	__u32 idx, i;
 
-	if (bpf_map_pop_elem(&stats_free, &idx)) {
-		health_inc(H_EVICTED);
+	if (bpf_map_pop_elem(&stats_free, &idx))
 		return NULL;
-	}
-	idx &= SYS_MAX_KEYS - 1;
+	idx &= slot_mask;
+	if (idx < ovf_slots)
+		return NULL;	/* never handed out: not to be reused */
 	if (bpf_map_update_elem(&stats_arr, &idx, &zero_stats, BPF_ANY) ||
 	    bpf_map_update_elem(&stats_idx, key, &idx, BPF_NOEXIST)) {
 		bpf_map_push_elem(&stats_free, &idx, 0);
-		health_inc(H_EVICTED);
 		return NULL;
 	}
 	v = bpf_map_lookup_elem(&stats_arr, &idx);
 	if (!v)
 		return NULL;
+	for (i = 0; i < 8; i++) {	/* raise slot_hiwater to idx + 1 */
+		__u64 hw = slot_hiwater;
+
+		if (hw > idx || __sync_val_compare_and_swap(&slot_hiwater, hw, (__u64)idx + 1) == hw)
+			break;
+	}
 	/* The key last: a reader never sees it over the slot's old totals. */
 	v->key = *key;
 	*idxp = idx;
@@ -431,7 +462,8 @@ static __always_inline struct sys_stats *slot_new(const struct sys_key *key, __u
 
 /*
  * Return key's stats slot: through t's cache, else through stats_idx (taking
- * a new slot for a new key) and remember it in the cache.
+ * a new slot for a new key) and remember it in the cache; else the overflow
+ * slot.
  */
 static __always_inline struct sys_stats *slot_get(struct sys_task *t, const struct sys_key *key)
 {
@@ -461,7 +493,7 @@ static __always_inline struct sys_stats *slot_get(struct sys_task *t, const stru
 		v = slot_new(key, &idx);
 	}
 	if (!v)
-		return NULL;
+		return slot_overflow();
 	if (way >= SYS_CACHE)
 		way = t->cache_next++;
 	way &= SYS_CACHE - 1;
@@ -481,8 +513,13 @@ static __always_inline struct sys_stats *call_slot(struct sys_task *t)
 	const __u64 *comm = (const __u64 *)task->comm;
 	struct sys_key key = {
 		.tgid = t->pid_tgid >> 32, .tid = (__u32)t->pid_tgid, .nr = t->nr,
+		.owner = SYS_OWNER_THREAD,
 	};
 
+	if (filter_grain[filter_idx & 1] == GRAIN_PROCESS) {
+		key.tid = 0;
+		key.owner = SYS_OWNER_CPU0 + bpf_get_smp_processor_id();
+	}
 	key.comm[0] = comm[0];
 	key.comm[1] = comm[1];
 	return slot_get(t, &key);
@@ -496,7 +533,7 @@ static __always_inline void account_call(struct sys_task *t, __u64 lat, long ret
 
 	if (!v)
 		return;
-	/* One thread owns a key, so plain adds cannot race. */
+	/* One thread, or one CPU, owns a key, so plain adds cannot race. */
 	if (v->count == 0 || lat < v->lat_min)
 		v->lat_min = lat;
 	if (lat > v->lat_max)
@@ -631,8 +668,9 @@ int release_slots(void *ctx)
 
 /*
  * A thread that exits makes no more calls: name it to user space, which frees
- * its keys' slots as soon as it has read their last totals instead of after
- * ten idle ticks.  A full queue only leaves the idle timeout to do it.
+ * its keys' slots (and, for a process's first thread, the process's keys) as
+ * soon as it has read their last totals instead of after ten idle ticks.  A
+ * full queue only leaves the idle timeout to do it.
  */
 SEC("tp_btf/sched_process_exit")
 int BPF_PROG(sys_task_exit)

@@ -80,7 +80,7 @@ static const struct {
  * the per-tick budget (BUFFER) are left out by design, dropped, not lost. */
 static const enum probe_stat health_to[H_N] = {
 	[H_DROPPED] = PSTAT_DROPPED, [H_BUDGET] = PSTAT_DROPPED, [H_LOST] = PSTAT_LOST,
-	[H_EVICTED] = PSTAT_EVICTED,
+	[H_OVERFLOW] = PSTAT_OVERFLOW,
 };
 
 /* What the user side remembers of one slot's key: its totals last tick. */
@@ -89,13 +89,24 @@ struct prev_ent {
 	uint32_t idle;		/* ticks in a row without a new call */
 };
 
+/* Where one process key's row is in this tick's frame (process grain sums a
+ * key's CPUs into one row). */
+struct row_ref {
+	struct sys_key key;	/* owner 0: an empty entry */
+	size_t row;
+};
+
 struct syscalls_priv {
 	struct syscalls_bpf *skel;
 	struct ring_buffer *rb;
 	struct perf_counters *ctr[CTR_N];
-	struct prev_ent *prev[SYS_MAX_KEYS];	/* by stats slot */
+	uint32_t nslots;		/* slots of the stats array (a power of 2) */
+	uint32_t novf;			/* the first novf are the overflow row's, one a CPU */
+	struct prev_ent **prev;		/* by stats slot */
 	struct sys_stats *slots;	/* the mmapped stats array */
 	size_t slots_len;
+	struct row_ref *refs;		/* process rows of this tick, open addressing */
+	size_t nrefs;			/* a power of 2 */
 	uint32_t sample_n;	/* SAMPLE 1/N in effect: counts scale by it */
 	int ncpus;
 	struct probe_health health;
@@ -104,12 +115,13 @@ struct syscalls_priv {
 	struct {
 		struct sys_key key;
 		uint32_t idx;
-	} rel[SYS_MAX_KEYS];		/* slots evicted this tick, for slots_release */
+	} *rel;				/* slots evicted this tick, for slots_release */
 	size_t nrel;
 	bool release_prog;		/* release_slots runs here */
 	uint32_t dead[SYS_DEAD_MAX];	/* tids that exited before this tick's read, sorted */
 	size_t ndead;
 	struct sys_stats cur;	/* one slot's totals, copied out */
+	struct sys_stats ovf_prev;	/* the overflow slots' totals last tick, summed */
 	struct hist *h;		/* scratch for one row's histogram */
 };
 
@@ -209,20 +221,20 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Return true when a and b name the same (tgid, tid, nr, comm). */
+/* Return true when a and b name the same (tgid, tid, nr, owner, comm). */
 static bool key_eq(const struct sys_key *a, const struct sys_key *b)
 {
-	return a->tgid == b->tgid && a->tid == b->tid && a->nr == b->nr &&
+	return a->tgid == b->tgid && a->tid == b->tid && a->nr == b->nr && a->owner == b->owner &&
 	       a->comm[0] == b->comm[0] && a->comm[1] == b->comm[1];
 }
 
-/* Read the key of stats slot s; tid 0 means the slot is free. */
+/* Read the key of stats slot s; owner 0 means the slot is free. */
 static void slot_key(const struct sys_stats *s, struct sys_key *k)
 {
 	k->tgid = __atomic_load_n(&s->key.tgid, __ATOMIC_ACQUIRE);
 	k->tid = __atomic_load_n(&s->key.tid, __ATOMIC_ACQUIRE);
 	k->nr = __atomic_load_n(&s->key.nr, __ATOMIC_ACQUIRE);
-	k->pad = 0;
+	k->owner = __atomic_load_n(&s->key.owner, __ATOMIC_ACQUIRE);
 	k->comm[0] = __atomic_load_n(&s->key.comm[0], __ATOMIC_ACQUIRE);
 	k->comm[1] = __atomic_load_n(&s->key.comm[1], __ATOMIC_ACQUIRE);
 }
@@ -230,16 +242,17 @@ static void slot_key(const struct sys_stats *s, struct sys_key *k)
 /*
  * Evict key k from slot i: clear the slot's key so indices threads cached
  * miss, and queue the slot for slots_release, which forgets k in stats_idx
- * and hands the slot back to BPF.  A call that passed its key check just
- * before may still add to the slot: that one call is lost, or counted to the
- * slot's next key (as deleting a hash entry under a running update lost it
- * before).  Until the release, a call of k finds the slot not its own and is
- * not counted; only idle keys and exited threads' keys are evicted.
+ * and hands the slot back.  A call that passed its key check just before may
+ * still add to the slot: that one call is lost, or counted to the slot's
+ * next key (as deleting a hash entry under a running update lost it before).
+ * Until the release, a call of k finds the slot not its own and is counted in
+ * the overflow row; only idle keys and exited threads' keys are evicted.
  */
 static void slot_evict(struct syscalls_priv *sp, uint32_t i, const struct sys_key *k)
 {
 	struct sys_stats *s = &sp->slots[i];
 
+	__atomic_store_n(&s->key.owner, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->key.tid, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->key.tgid, 0, __ATOMIC_RELEASE);
 	__atomic_store_n(&s->key.nr, 0, __ATOMIC_RELEASE);
@@ -284,31 +297,21 @@ static void slots_release(struct syscalls_priv *sp)
 	sp->nrel = 0;
 }
 
-/* Append a row for key's calls since last tick; return the calls counted. */
-static uint64_t add_row(struct syscalls_priv *sp, struct frame *f, const struct sys_key *k,
-			const struct sys_stats *cur, const struct sys_stats *prev)
+/* Fill row r with the totals cur - prev (the histogram goes through sp->h). */
+static void fill_row(struct syscalls_priv *sp, union cell *r, const struct sys_stats *cur,
+		     const struct sys_stats *prev)
 {
 	uint64_t n = sp->sample_n > 1 ? sp->sample_n : 1;
-	uint64_t count = delta(cur->count, prev->count);
 	uint64_t time_ns = delta(cur->lat_sum, prev->lat_sum);
 	uint64_t off = delta(cur->offcpu, prev->offcpu);
-	char comm[SYS_COMM_LEN + 1], buf[24];
-	union cell *r = frame_add_row(f);
 	int i;
 
-	r[SC_PID].u = k->tgid;
-	r[SC_TID].u = k->tid;
-	memcpy(comm, k->comm, SYS_COMM_LEN);
-	comm[SYS_COMM_LEN] = 0;
-	cell_set_str(&r[SC_COMM], comm);
-	cell_set_str(&r[SC_SYSCALL], syscall_label(k->nr, buf, sizeof(buf)));
-	r[SC_COUNT].u = count * n;
+	r[SC_COUNT].u = delta(cur->count, prev->count) * n;
 	r[SC_ERRORS].u = delta(cur->errors, prev->errors) * n;
 	const struct probe_extremes ex =
 		probe_extremes_minmax(cur->lat_min, cur->lat_max, prev->lat_min, prev->lat_max,
 				      prev->count);
-	probe_hist_delta(sp->h, cur->hist, prev->hist,
-			 delta(cur->lat_sum, prev->lat_sum), &ex);
+	probe_hist_delta(sp->h, cur->hist, prev->hist, time_ns, &ex);
 	if (n > 1)
 		hist_scale(sp->h, n);
 	cell_set_hist(&r[SC_LAT], sp->h);
@@ -321,7 +324,94 @@ static uint64_t add_row(struct syscalls_priv *sp, struct frame *f, const struct 
 	r[SC_CSWITCH].u = delta(cur->cswitch, prev->cswitch) * n;
 	for (i = 0; i < CTR_N; i++)
 		r[SC_TASKCLOCK + i].u = delta(cur->ctr[i], prev->ctr[i]) * n;
-	return count;
+}
+
+/* Add the figures of row src into row dst (the same key's, another CPU's). */
+static void sum_rows(union cell *dst, const union cell *src)
+{
+	int i;
+
+	for (i = SC_COUNT; i < SC_NCOLS; i++) {
+		if (i == SC_LAT)
+			hist_merge(dst[i].h, src[i].h);
+		else
+			dst[i].u += src[i].u;
+	}
+}
+
+/* Set r's key cells to k's (pid, tid, comm, syscall), or with k NULL the
+ * overflow row's. */
+static void key_cells(union cell *r, const struct sys_key *k)
+{
+	char comm[SYS_COMM_LEN + 1], buf[24];
+
+	if (!k) {
+		cell_set_str(&r[SC_COMM], TABLE_OTHER);
+		cell_set_str(&r[SC_SYSCALL], TABLE_OTHER);
+		return;
+	}
+	r[SC_PID].u = k->tgid;
+	r[SC_TID].u = k->tid;
+	memcpy(comm, k->comm, SYS_COMM_LEN);
+	comm[SYS_COMM_LEN] = 0;
+	cell_set_str(&r[SC_COMM], comm);
+	cell_set_str(&r[SC_SYSCALL], syscall_label(k->nr, buf, sizeof(buf)));
+}
+
+/* Hash of a process key without its CPU. */
+static size_t ref_hash(const struct sys_key *k)
+{
+	uint64_t h = (uint64_t)k->tgid * 0x9e3779b97f4a7c15ull ^ k->nr ^
+		     k->comm[0] * 0xff51afd7ed558ccdull ^ k->comm[1];
+
+	return (size_t)(h ^ h >> 29);
+}
+
+/* Return the refs entry of process key k (empty when it has no row yet). */
+static struct row_ref *ref_find(struct syscalls_priv *sp, const struct sys_key *k)
+{
+	size_t i = ref_hash(k) & (sp->nrefs - 1);
+
+	for (;; i = (i + 1) & (sp->nrefs - 1)) {
+		struct row_ref *e = &sp->refs[i];
+
+		if (!e->key.owner || (e->key.tgid == k->tgid && e->key.nr == k->nr &&
+				      e->key.comm[0] == k->comm[0] && e->key.comm[1] == k->comm[1]))
+			return e;
+	}
+}
+
+/*
+ * Add key's calls since last tick to f: a row of its own, or at process
+ * grain summed into the row of the same process key on another CPU.
+ * Return the calls counted.
+ */
+static uint64_t add_row(struct syscalls_priv *sp, struct frame *f, const struct sys_key *k,
+			const struct sys_stats *cur, const struct sys_stats *prev)
+{
+	struct row_ref *e = NULL;
+	union cell *r;
+
+	if (k->owner >= SYS_OWNER_CPU0) {
+		e = ref_find(sp, k);
+		if (e->key.owner) {
+			union cell tmp[SC_NCOLS];
+
+			memset(tmp, 0, sizeof(tmp));
+			fill_row(sp, tmp, cur, prev);
+			sum_rows(frame_row(f, e->row), tmp);
+			hist_free(tmp[SC_LAT].h);
+			return delta(cur->count, prev->count);
+		}
+	}
+	r = frame_add_row(f);
+	key_cells(r, k);
+	fill_row(sp, r, cur, prev);
+	if (e) {
+		e->key = *k;
+		e->row = f->nrows - 1;
+	}
+	return delta(cur->count, prev->count);
 }
 
 static int cmp_u32(const void *a, const void *b)
@@ -350,24 +440,92 @@ static bool exited(const struct syscalls_priv *sp, uint32_t tid)
 	return sp->ndead && bsearch(&tid, sp->dead, sp->ndead, sizeof(tid), cmp_u32);
 }
 
-/* Fold every used slot of the stats array into f; return the calls counted. */
+/* True when key k's calls are over: its thread exited, or for a process
+ * key, the process's first thread did. */
+static bool key_over(const struct syscalls_priv *sp, const struct sys_key *k)
+{
+	return exited(sp, k->tid ? k->tid : k->tgid);
+}
+
+/* Make room in refs for the process rows of a tick of up to n used slots. */
+static void refs_reset(struct syscalls_priv *sp, size_t n)
+{
+	size_t want = 64;
+
+	while (want < 2 * n)
+		want *= 2;
+	if (want != sp->nrefs) {
+		free(sp->refs);
+		sp->refs = xcalloc(want, sizeof(*sp->refs));
+		sp->nrefs = want;
+	} else {
+		memset(sp->refs, 0, want * sizeof(*sp->refs));
+	}
+}
+
+/* Sum the overflow slots, one a CPU, into cur. */
+static void overflow_sum(struct syscalls_priv *sp, struct sys_stats *cur)
+{
+	uint32_t i, b;
+	int k;
+
+	memset(cur, 0, sizeof(*cur));
+	for (i = 0; i < sp->novf; i++) {
+		const struct sys_stats *s = &sp->slots[i];
+
+		if (!s->count)
+			continue;
+		if (!cur->count || s->lat_min < cur->lat_min)
+			cur->lat_min = s->lat_min;
+		if (s->lat_max > cur->lat_max)
+			cur->lat_max = s->lat_max;
+		cur->count += s->count;
+		cur->errors += s->errors;
+		cur->lat_sum += s->lat_sum;
+		cur->offcpu += s->offcpu;
+		for (k = 0; k < ST_NSTATES; k++)
+			cur->comp[k] += s->comp[k];
+		cur->faults += s->faults;
+		cur->cswitch += s->cswitch;
+		for (k = 0; k < CTR_N; k++)
+			cur->ctr[k] += s->ctr[k];
+		for (b = 0; b < LH_NBUCKETS; b++)
+			cur->hist[b] += s->hist[b];
+	}
+}
+
+/* Fold every used slot of the stats array into f, and the overflow slots
+ * into one "(other)" row; return the calls counted. */
 static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
 {
 	struct sys_stats *cur = &sp->cur;
 	uint64_t events = 0;
+	uint64_t hiwater = __atomic_load_n(&sp->skel->bss->slot_hiwater, __ATOMIC_ACQUIRE);
 	struct sys_key k, again;
 	uint32_t i;
 
-	for (i = 0; i < SYS_MAX_KEYS; i++) {
+	if (hiwater > sp->nslots)
+		hiwater = sp->nslots;
+	overflow_sum(sp, cur);
+	if (cur->count != sp->ovf_prev.count) {
+		union cell *r = frame_add_row(f);
+
+		key_cells(r, NULL);
+		fill_row(sp, r, cur, &sp->ovf_prev);
+		events += delta(cur->count, sp->ovf_prev.count);
+		sp->ovf_prev = *cur;
+	}
+	refs_reset(sp, (size_t)hiwater);
+	for (i = sp->novf; i < hiwater; i++) {
 		const struct sys_stats *s = &sp->slots[i];
 		struct prev_ent *p = sp->prev[i];
 
 		slot_key(s, &k);
-		if (p && (!k.tid || !key_eq(&k, &p->st.key))) {
+		if (p && (!k.owner || !key_eq(&k, &p->st.key))) {
 			free(p);
 			sp->prev[i] = p = NULL;
 		}
-		if (!k.tid)
+		if (!k.owner)
 			continue;
 		memcpy(cur, s, sizeof(*cur));
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -380,14 +538,14 @@ static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
 			p->st.key = k;
 		}
 		if (cur->count == p->st.count) {
-			if (++p->idle >= IDLE_TICKS || exited(sp, k.tid))
+			if (++p->idle >= IDLE_TICKS || key_over(sp, &k))
 				slot_evict(sp, i, &k);
 			continue;
 		}
 		events += add_row(sp, f, &k, cur, &p->st);
 		p->st = *cur;
 		p->idle = 0;
-		if (exited(sp, k.tid))
+		if (key_over(sp, &k))
 			slot_evict(sp, i, &k);	/* its last totals are in f */
 	}
 	slots_release(sp);
@@ -450,6 +608,7 @@ static int syscalls_set_filter(struct probe *p, const struct filter_prog *f, cha
 	next = (sp->skel->bss->filter_idx + 1) & 1;
 	sp->skel->bss->filters[next] = *f;
 	sp->skel->bss->filter_need[next] = filter_needs(f);
+	sp->skel->bss->filter_grain[next] = filter_reads(f, SC_TID) ? GRAIN_THREAD : GRAIN_PROCESS;
 	__atomic_store_n(&sp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
 	sp->sample_n = f->sample_n;
 	return 0;
@@ -470,19 +629,23 @@ static void syscalls_close(struct probe *p)
 	syscalls_bpf__destroy(sp->skel);
 	for (k = 0; k < CTR_N; k++)
 		perf_counters_free(sp->ctr[k]);
-	for (i = 0; i < SYS_MAX_KEYS; i++)
+	for (i = 0; sp->prev && i < sp->nslots; i++)
 		free(sp->prev[i]);
+	free(sp->prev);
+	free(sp->rel);
+	free(sp->refs);
 	hist_free(sp->h);
 	free(sp);
 	p->priv = NULL;
 }
 
-/* Map the stats array and give BPF every slot through the free queue. */
+/* Map the stats array and give BPF every slot but the overflow row's
+ * through the free stack, lowest on top. */
 static int map_slots(struct syscalls_priv *sp, char **cause)
 {
 	int fd = bpf_map__fd(sp->skel->maps.stats_arr);
+	size_t len = (size_t)bpf_map__value_size(sp->skel->maps.stats_arr) * sp->nslots;
 	int free_fd = bpf_map__fd(sp->skel->maps.stats_free);
-	size_t len = (size_t)bpf_map__value_size(sp->skel->maps.stats_arr) * SYS_MAX_KEYS;
 	void *m;
 	uint32_t i;
 
@@ -497,14 +660,33 @@ static int map_slots(struct syscalls_priv *sp, char **cause)
 	}
 	sp->slots = m;
 	sp->slots_len = len;
-	for (i = 0; i < SYS_MAX_KEYS; i++) {
+	sp->prev = xcalloc(sp->nslots, sizeof(*sp->prev));
+	sp->rel = xcalloc(sp->nslots, sizeof(*sp->rel));
+	for (i = sp->nslots; i-- > sp->novf;) {
 		if (bpf_map_update_elem(free_fd, NULL, &i, BPF_ANY)) {
-			*cause = xasprintf("syscalls: filling the free slot queue: %s",
+			*cause = xasprintf("syscalls: filling the free slot stack: %s",
 					   strerror(errno));
 			return -1;
 		}
 	}
 	return 0;
+}
+
+/* Return the stats array's size: latoprc syscall_max, else what fits here. */
+static uint32_t read_nslots(void)
+{
+	return probe_size_option("syscall_max", SYS_KEYS_MIN, SYS_KEYS_MAX,
+				 probe_size_fit(SYS_DEFAULT_KEYS, SYS_KEYS_MIN,
+						sizeof(struct sys_stats)),
+				 true, "keys");
+}
+
+/* Fill c with the stats array's capacity and what it costs. */
+static void capacity_choice(struct hook_choice *c, uint32_t nslots)
+{
+	probe_capacity(c, "keys held at once (latoprc syscall_max)", nslots, "keys",
+		       sizeof(struct sys_stats), true,
+		       "a call whose key finds none free is counted in the overflow row");
 }
 
 /* Choose hooks and load; syscalls_attach starts counting. */
@@ -527,8 +709,25 @@ static int syscalls_open(struct probe *p, char **cause)
 	if (hook_choose_all("syscalls", sp->skel->obj, hook_specs, NSPECS, p->hooks, NULL, 0, cause))
 		goto fail;
 	open_counters(sp, p->hooks + NSPECS, true);
-	p->nhooks = NCHOICES;
+	sp->ncpus = libbpf_num_possible_cpus();
+	sp->nslots = read_nslots();
+	sp->novf = (uint32_t)sp->ncpus;
+	if (sp->novf > sp->nslots / 2) {
+		*cause = xasprintf("syscalls: latoprc syscall_max %u leaves too few keys for %d "
+				   "CPUs (at least %u)", sp->nslots, sp->ncpus, 2 * sp->novf);
+		goto fail;
+	}
+	capacity_choice(&p->hooks[NCHOICES], sp->nslots);
+	p->nhooks = NCHOICES + 1;
 	sp->skel->rodata->self_tgid = getpid();
+	sp->skel->rodata->slot_mask = sp->nslots - 1;
+	sp->skel->rodata->ovf_slots = sp->novf;
+	if (bpf_map__set_max_entries(sp->skel->maps.stats_arr, sp->nslots) ||
+	    bpf_map__set_max_entries(sp->skel->maps.stats_idx, sp->nslots) ||
+	    bpf_map__set_max_entries(sp->skel->maps.stats_free, sp->nslots)) {
+		*cause = xasprintf("syscalls: sizing the stats maps: %s", strerror(errno));
+		goto fail;
+	}
 	bpf_program__set_autoattach(sp->skel->progs.release_slots, false);
 	for (k = 0; k < CTR_N; k++)
 		sp->skel->rodata->ctr_enabled[k] = sp->ctr[k] != NULL;
@@ -547,7 +746,6 @@ static int syscalls_open(struct probe *p, char **cause)
 		goto fail;
 	}
 	sp->release_prog = true;
-	sp->ncpus = libbpf_num_possible_cpus();
 	sp->boot_offset_ns = boot_offset_ns();
 	if (map_slots(sp, cause))
 		goto fail;
@@ -571,11 +769,12 @@ static int syscalls_attach(struct probe *p, char **cause)
 /* What each stage would use here, every alternative tried. */
 static size_t syscalls_hooks(struct hook_choice *out, size_t max)
 {
-	if (max < NCHOICES)
+	if (max < NCHOICES + 1)
 		return 0;
 	hook_choose_all("syscalls", NULL, hook_specs, NSPECS, out, NULL, HOOK_CHECK_ALL, NULL);
 	open_counters(NULL, out + NSPECS, false);
-	return NCHOICES;
+	capacity_choice(&out[NCHOICES], read_nslots());
+	return NCHOICES + 1;
 }
 
 /* List the fds of the loaded programs. */

@@ -10,7 +10,13 @@
 #include "../../core/lhist.h"
 
 #define SYS_COMM_LEN 16
-#define SYS_MAX_KEYS 8192	/* (tgid, tid, nr, comm) keys the stats array holds (a power of 2) */
+/* Slots of the stats array: latoprc syscall_max (a power of 2), by default
+ * SYS_DEFAULT_KEYS or what fits the machine's memory.  The first ones, one a
+ * CPU, are the overflow row's. */
+#define SYS_DEFAULT_KEYS 65536
+#define SYS_KEYS_MIN 1024
+#define SYS_KEYS_MAX 1048576
+#define SYS_QUEUE_MIN 1024	/* free slots BPF has at hand after each tick, at least */
 #define SYS_RINGBUF_BYTES (1 << 20)
 #define SYS_DEAD_MAX 16384	/* exited threads a tick can name for early slot eviction */
 #define SYS_RELEASE_MAX 1024	/* slots one run of release_slots hands back */
@@ -45,7 +51,7 @@ enum sys_counter {
 enum sys_health {
 	H_DROPPED,	/* calls the pushdown filter or sampling dropped */
 	H_LOST,		/* ring buffer full */
-	H_EVICTED,	/* stats map full: a new key could not be inserted */
+	H_OVERFLOW,	/* calls counted in the overflow row: their key had no slot */
 	H_BUDGET,	/* single events over the per-tick budget (BUFFER) */
 	H_N,
 };
@@ -54,24 +60,36 @@ enum sys_health {
 #define FILTER_NEED_COMM 1
 #define FILTER_NEED_UID 2
 
+/* The grain keys are made at (what the query needs, set with the filter). */
+enum sys_grain {
+	GRAIN_THREAD,	/* a key per thread */
+	GRAIN_PROCESS,	/* a key per process, on each CPU (user space sums the CPUs) */
+};
+
+/* struct sys_key's owner: 0 is a free slot. */
+#define SYS_OWNER_THREAD 1
+#define SYS_OWNER_CPU0 2	/* a process key counted on CPU c: SYS_OWNER_CPU0 + c */
+
 /*
- * A row: one thread's calls of one syscall under one name.  comm is the
- * thread's name as the kernel keeps it (NUL-padded, so equal names are equal
- * words): a thread renamed (exec, prctl, pthread_setname_np) makes its next
- * calls in new rows under the new name.
+ * A row: one thread's calls of one syscall under one name (tid 0 at process
+ * grain: the process's calls on one CPU).  comm is the thread's name as the
+ * kernel keeps it (NUL-padded, so equal names are equal words): a thread
+ * renamed (exec, prctl, pthread_setname_np) makes its next calls in new rows
+ * under the new name.  At process grain a key is one CPU's, so only that CPU
+ * (one call at a time, tracepoints not being preempted) adds to its slot.
  */
 struct sys_key {
 	__u32 tgid;
 	__u32 tid;
 	__u32 nr;
-	__u32 pad;
+	__u32 owner;		/* 0 free, SYS_OWNER_THREAD, or SYS_OWNER_CPU0 + cpu */
 	__u64 comm[SYS_COMM_LEN / 8];
 };
 
 /*
  * Monotonic per-key totals, one slot of the stats array; user space computes
- * per-tick deltas.  key is the slot's owner: tid 0 marks a free slot (the
- * idle task makes no syscalls), and BPF writes it last when it takes a slot.
+ * per-tick deltas.  key is the slot's owner (key.owner 0: a free slot), and
+ * BPF writes it last when it takes a slot.
  */
 struct sys_stats {
 	struct sys_key key;

@@ -14,10 +14,14 @@
  *   workload spin N           no handshake: N getppid in a tight loop, prints ns per call
  *   workload threads N RATE   N short-lived threads, RATE a second, one after another;
  *                             each makes 16 different cheap syscalls once (one getppid)
+ *   workload crowd N CALLS    no handshake: named crowd, N threads alive at once, each making
+ *                             getppid, getpid, gettid, getuid, geteuid, getgid,
+ *                             getegid and getpgrp CALLS times
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -257,6 +261,57 @@ static void threads(long n, long rate)
 	}
 }
 
+static pthread_barrier_t crowd_start, crowd_end;
+static long crowd_calls;
+
+/* One thread of a crowd: 8 cheap syscalls crowd_calls times each, all the
+ * crowd alive together from the first call to the last. */
+static void *crowd_member(void *arg)
+{
+	long i;
+
+	(void)arg;
+	pthread_barrier_wait(&crowd_start);
+	for (i = 0; i < crowd_calls; i++) {
+		syscall(SYS_getppid);
+		syscall(SYS_getpid);
+		syscall(SYS_gettid);
+		syscall(SYS_getuid);
+		syscall(SYS_geteuid);
+		syscall(SYS_getgid);
+		syscall(SYS_getegid);
+		syscall(SYS_getpgrp);
+	}
+	pthread_barrier_wait(&crowd_end);
+	return NULL;
+}
+
+/* n threads at once, each making each of 8 syscalls calls times (no
+ * handshake: run it under a recording). */
+static void crowd(long n, long calls)
+{
+	pthread_t *th = calloc((size_t)n, sizeof(*th));
+	pthread_attr_t attr;
+	long i;
+
+	if (!th || n < 1)
+		die("crowd");
+	prctl(PR_SET_NAME, "crowd");	/* its threads' name: apart from other tests' */
+	crowd_calls = calls;
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 * 1024);
+	pthread_barrier_init(&crowd_start, NULL, (unsigned)n + 1);
+	pthread_barrier_init(&crowd_end, NULL, (unsigned)n + 1);
+	for (i = 0; i < n; i++)
+		if (pthread_create(&th[i], &attr, crowd_member, NULL))
+			die("pthread_create");
+	pthread_barrier_wait(&crowd_start);
+	pthread_barrier_wait(&crowd_end);
+	for (i = 0; i < n; i++)
+		pthread_join(th[i], NULL);
+	free(th);
+}
+
 /* Time n getppid calls and print the mean ns per call. */
 static void spin(long n)
 {
@@ -273,7 +328,7 @@ static void spin(long n)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: workload sysload|pipewait|sockwait|lockwait|fileio|spin|threads ARG [DIR|RATE]\n");
+		fprintf(stderr, "usage: workload sysload|pipewait|sockwait|lockwait|fileio|spin|threads|crowd ARG [DIR|RATE|CALLS]\n");
 		return 2;
 	}
 	delay_ms = atol(argv[2]);
@@ -289,6 +344,8 @@ int main(int argc, char **argv)
 		spin(atol(argv[2]));
 	else if (!strcmp(argv[1], "threads") && argc == 4 && atol(argv[3]) > 0)
 		threads(atol(argv[2]), atol(argv[3]));
+	else if (!strcmp(argv[1], "crowd") && argc == 4 && atol(argv[3]) > 0)
+		crowd(atol(argv[2]), atol(argv[3]));
 	else if (!strcmp(argv[1], "fileio") && argc == 4)
 		fileio(atol(argv[2]), argv[3]);
 	else {

@@ -162,6 +162,7 @@ static void stats_add(struct frame_stats *sum, const struct frame_stats *f)
 	sum->lost += f->lost;
 	sum->dropped += f->dropped;
 	sum->evicted += f->evicted;
+	sum->overflow += f->overflow;
 	sum->bpf_ns += f->bpf_ns;
 	sum->bpf_runs += f->bpf_runs;
 }
@@ -453,8 +454,9 @@ static void test_exits(void)
 	ok(r.pid_getppid == 1200 && r.pid_getppid_rows == 1200,
 	   "each thread's one getppid counted, in a row of its own (%lu in %lu rows)",
 	   (unsigned long)r.pid_getppid, (unsigned long)r.pid_getppid_rows);
-	ok(r.stats.evicted == 0, "no call refused for want of a slot (evicted %lu)",
-	   (unsigned long)r.stats.evicted);
+	ok(r.stats.evicted == 0 && r.stats.overflow == 0,
+	   "no call refused for want of a slot (evicted %lu, overflow %lu)",
+	   (unsigned long)r.stats.evicted, (unsigned long)r.stats.overflow);
 }
 
 /* A pipe read blocked for 300 ms: lat, offcpu and sleep all about 300 ms. */
@@ -523,7 +525,8 @@ static void test_fileio(void)
 	ran = run_workload(&r, args, false, by_pid);
 	ok(ran, "fileio ran to completion");
 	fs = sum_rows(&r, r.pid, r.pid, "fsync");
-	ok(fs.v[SC_COUNT] == 20, "20 fsyncs counted (got %lu)", (unsigned long)fs.v[SC_COUNT]);
+	ok(fs.v[SC_COUNT] == 20, "20 fsyncs counted (got %lu; overflow %lu)",
+	   (unsigned long)fs.v[SC_COUNT], (unsigned long)r.stats.overflow);
 	if (fs.v[SC_TIME] < 20 * 50000ULL)
 		skip("fsync on %s takes %.1f us on average: no real I/O to attribute", dir,
 		     fs.v[SC_TIME] / 20 / 1e3);

@@ -1,0 +1,95 @@
+#!/bin/bash
+# The syscalls view at the scale of a busy host: 1,000 threads alive at once,
+# each making 8 cheap syscalls 20 times (160,000 calls), counted exactly.
+# Per thread, the table holds them all; with latoprc syscall_max = 1024 (fewer
+# slots than 8,000 thread keys) every total stays exact through the overflow
+# row and record and report say so; a query that does not read tid keys by
+# process in the kernel and needs 8 keys a CPU, so nothing overflows.
+. "$(dirname "$0")/../lib.sh"
+need_root
+L=${LATOP_BIN:?}
+W=$LATOP_HELPERS/workload
+[ -x "$W" ] || skip_all "no workload helper at $W (make tests-build)"
+tmp=$(mktemp -d); rec_pid=
+trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; [ -n "$KEEP" ] || rm -rf "$tmp"' EXIT
+export XDG_CONFIG_HOME=$tmp/cfg
+mkdir -p "$tmp/cfg/latop"; : > "$tmp/cfg/latop/latoprc"
+THREADS=1000 CALLS=20
+WANT=$((THREADS * CALLS))
+CALLS8="'getppid', 'getpid', 'gettid', 'getuid', 'geteuid', 'getgid', 'getegid', 'getpgrp'"
+ONLY="comm == 'crowd' and syscall in ($CALLS8)"
+
+# record_crowd NAME QUERY: record while a crowd runs, only the crowd's calls.
+record_crowd() {
+	"$L" record -o "$tmp/$1.snap" -i 500ms -q "$2" 2>"$tmp/$1.err" & rec_pid=$!
+	wait_recording "$tmp/$1.snap"
+	"$W" crowd $THREADS $CALLS
+	sleep 1
+	kill -TERM $rec_pid; wait $rec_pid; rec_pid=
+}
+
+# report NAME QUERY: the report's JSON lines, its warnings in NAME.rerr.
+report() {
+	"$L" report "$tmp/$1.snap" --json -q "$2" 2>"$tmp/$1.rerr"
+}
+
+"$L" probes | grep -Eq "keys held at once \(latoprc syscall_max\) +[0-9]+ keys"
+ok $? "latop probes states the syscalls table's size"
+
+# Per thread, the default size: a row per thread and syscall, all exact.
+record_crowd thread "from syscalls where $ONLY group by pid, tid, comm, syscall show count"
+report thread "from syscalls where syscall in ($CALLS8) group by tid, syscall show count" \
+	> "$tmp/thread.json"
+python3 - "$tmp/thread.json" $THREADS $CALLS <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+threads, calls = int(sys.argv[2]), int(sys.argv[3])
+by = {}
+for r in rows:
+    by.setdefault(r["syscall"], []).append(r["count"])
+bad = {s: (len(v), sum(v)) for s, v in by.items() if len(v) != threads or set(v) != {calls}}
+print("# %d syscalls; not %d rows of %d: %s" % (len(by), threads, calls, bad))
+sys.exit(0 if len(by) == 8 and not bad else 1)
+EOF
+ok $? "per thread: 8 syscalls x $THREADS rows of $CALLS calls each"
+! grep -q "overflow" "$tmp/thread.err" "$tmp/thread.rerr"
+ok $? "per thread, default size: nothing counted in overflow ($(cat "$tmp/thread.err" "$tmp/thread.rerr"))"
+
+# Per thread, 1024 slots: the detail is coarser, every total exact.
+echo "syscall_max = 1024" > "$tmp/cfg/latop/latoprc"
+"$L" probes | grep -q "keys held at once (latoprc syscall_max) *1024 keys"
+ok $? "syscall_max = 1024: latop probes states it"
+record_crowd small "from syscalls where $ONLY group by pid, tid, comm, syscall show count"
+report small "from syscalls group by syscall show count" > "$tmp/small.json"
+python3 - "$tmp/small.json" $((8 * WANT)) <<'EOF'
+import json, sys
+rows = {json.loads(l)["syscall"]: json.loads(l)["count"] for l in open(sys.argv[1])}
+want = int(sys.argv[2])
+other = rows.pop("(other)", 0)
+keyed = sum(rows.values())
+print("# keyed %d + (other) %d = %d of %d; %s" % (keyed, other, keyed + other, want, rows))
+sys.exit(0 if other > 0 and keyed > 0 and keyed + other == want else 1)
+EOF
+ok $? "1024 slots: the keyed rows and the (other) row hold all $((8 * WANT)) calls, exactly"
+grep -q "counted in overflow rows" "$tmp/small.err" && grep -q "counted in overflow rows" "$tmp/small.rerr"
+ok $? "record and report say how much went to overflow ($(grep -h overflow "$tmp/small.err" "$tmp/small.rerr" | head -2))"
+
+# Per process, 1024 slots: a key per process, syscall and CPU; all exact.
+record_crowd proc "from syscalls where $ONLY group by pid, comm, syscall show count"
+report proc "from syscalls where syscall in ($CALLS8) group by syscall, tid show count" > "$tmp/proc.json"
+python3 - "$tmp/proc.json" $WANT <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+want = int(sys.argv[2])
+print("# %s" % rows)
+sys.exit(0 if len(rows) == 8 and all(r["count"] == want and r["tid"] == 0 for r in rows) else 1)
+EOF
+ok $? "per process: each syscall one row (tid 0) of exactly $WANT calls"
+! grep -q "overflow" "$tmp/proc.err" "$tmp/proc.rerr"
+ok $? "per process, 1024 slots: nothing counted in overflow"
+
+echo "syscall_max = 12x" > "$tmp/cfg/latop/latoprc"
+err=$("$L" probes 2>&1 >/dev/null)
+echo "$err" | grep -q "latoprc:1: syscall_max: not a count of keys from 1024 to 1048576; using the default"
+ok $? "a bad syscall_max is named with its line and the default used ($err)"
+done_testing
