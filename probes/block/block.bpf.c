@@ -18,7 +18,8 @@
  *
  * Per (dev, op, size, pid, comm) totals and log-linear histograms of the latency
  * and of each stage live in the stats hash, added atomically because any CPU
- * may complete a request.  Slow or sampled requests go to a ring buffer.
+ * may complete a request; a key the full hash has no room for adds to the
+ * one overflow entry instead.  Slow or sampled requests go to a ring buffer.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -53,10 +54,19 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, BLK_MAX_KEYS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, BLK_DEFAULT_KEYS);	/* set at load: latoprc block_max */
 	__type(key, struct blk_key);
 	__type(value, struct blk_stats);
 } stats SEC(".maps");
+
+/* The totals of the requests whose key found the stats map full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct blk_stats);
+} overflow SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -299,6 +309,24 @@ static __always_inline void key_of(const struct blk_req *r, struct blk_key *key)
 	__builtin_memcpy(key->comm, r->comm, sizeof(key->comm));
 }
 
+/* Return key's totals, made when new; when the stats map has no room for
+ * it, the overflow entry's, with *over set. */
+static __always_inline struct blk_stats *stats_of(const struct blk_key *key, bool *over)
+{
+	struct blk_stats *v = bpf_map_lookup_elem(&stats, key);
+	__u32 zero = 0;
+
+	*over = false;
+	if (v)
+		return v;
+	bpf_map_update_elem(&stats, key, &zero_stats, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&stats, key);
+	if (v)
+		return v;
+	*over = true;
+	return bpf_map_lookup_elem(&overflow, &zero);
+}
+
 /* Count r, a bio or request merged into another request, to its key, and
  * stop following it (the request it joined goes on). */
 static __always_inline void merged(struct blk_req *r)
@@ -306,6 +334,7 @@ static __always_inline void merged(struct blk_req *r)
 	struct blk_key key;
 	struct blk_stats *v;
 	struct blk_dev *d;
+	bool over;
 
 	if (!r)
 		return;
@@ -316,13 +345,7 @@ static __always_inline void merged(struct blk_req *r)
 		if (r->flags & BR_ISSUED)
 			__sync_fetch_and_add(&d->inflight, -1);
 	}
-	v = bpf_map_lookup_elem(&stats, &key);
-	if (!v) {
-		bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&stats, &key);
-		if (!v)
-			health_inc(BH_EVICTED);
-	}
+	v = stats_of(&key, &over);
 	if (v)
 		__sync_fetch_and_add(&v->merges, 1);
 	req_free(r);
@@ -375,18 +398,15 @@ static __always_inline void account(const struct blk_req *r, __u64 lat, int erro
 {
 	struct blk_key key;
 	struct blk_stats *v;
+	bool over;
 	__u32 s;
 
 	key_of(r, &key);
-	v = bpf_map_lookup_elem(&stats, &key);
-	if (!v) {
-		bpf_map_update_elem(&stats, &key, &zero_stats, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&stats, &key);
-		if (!v) {
-			health_inc(BH_EVICTED);
-			return;
-		}
-	}
+	v = stats_of(&key, &over);
+	if (!v)
+		return;
+	if (over)
+		health_inc(BH_OVERFLOW);
 	/* min and max race only between CPUs completing one key at once. */
 	if (v->count == 0 || lat < v->lat_min)
 		v->lat_min = lat;

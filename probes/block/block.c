@@ -25,7 +25,6 @@
 #include "block.skel.h"
 
 #define IDLE_TICKS 10		/* a key idle this many ticks leaves the map */
-#define PREV_SLOTS (4 * BLK_MAX_KEYS)	/* user-side table of last totals, a power of 2 */
 #define NAME_CACHE 64
 
 /* Each stage boundary and its hooks, preferred first. */
@@ -64,7 +63,7 @@ static const struct hook_spec hook_specs[] = {
  * the per-tick budget (BUFFER) are left out by design, dropped, not lost. */
 static const enum probe_stat health_to[BH_N] = {
 	[BH_DROPPED] = PSTAT_DROPPED, [BH_BUDGET] = PSTAT_DROPPED, [BH_LOST] = PSTAT_LOST,
-	[BH_EVICTED] = PSTAT_EVICTED, [BH_UNTRACKED] = PSTAT_EVICTED,
+	[BH_UNTRACKED] = PSTAT_EVICTED, [BH_OVERFLOW] = PSTAT_OVERFLOW,
 };
 
 /* The totals of one key last tick. */
@@ -78,7 +77,10 @@ struct prev_ent {
 struct block_priv {
 	struct block_bpf *skel;
 	struct ring_buffer *rb;
-	struct prev_ent *prev;	/* PREV_SLOTS */
+	struct prev_ent *prev;	/* nprev slots */
+	uint32_t nprev;		/* a power of 2, twice the stats map's keys or more */
+	uint32_t max_keys;	/* the stats map's size: latoprc block_max */
+	struct blk_stats *ovf_prev;	/* the overflow entry's totals last tick */
 	struct blk_dev *devs;	/* the mapped devs array */
 	struct blk_req *reqs;	/* the mapped request table */
 	uint64_t ticks;		/* ticks collected */
@@ -192,10 +194,10 @@ static uint32_t key_hash(const struct blk_key *k)
 /* Return key's entry in the prev table, adding it when absent (NULL when full). */
 static struct prev_ent *prev_get(struct block_priv *bp, const struct blk_key *k)
 {
-	uint32_t i, mask = PREV_SLOTS - 1, h = key_hash(k);
+	uint32_t i, mask = bp->nprev - 1, h = key_hash(k);
 	struct prev_ent *tomb = NULL;
 
-	for (i = 0; i < PREV_SLOTS; i++) {
+	for (i = 0; i < bp->nprev; i++) {
 		struct prev_ent *p = &bp->prev[(h + i) & mask];
 
 		if (p->state == 1 && !memcmp(&p->key, k, sizeof(*k)))
@@ -217,7 +219,8 @@ static struct prev_ent *prev_get(struct block_priv *bp, const struct blk_key *k)
 	return tomb;
 }
 
-/* Append a row for key's requests since last tick; return the requests counted. */
+/* Append a row for key's requests since last tick (k NULL: the overflow
+ * row, text keys "(other)" and numeric ones 0); return the requests counted. */
 static uint64_t add_row(struct block_priv *bp, struct frame *f, const struct blk_key *k,
 			const struct blk_stats *cur, const struct blk_stats *prev,
 			const int64_t *dev_max)
@@ -228,13 +231,21 @@ static uint64_t add_row(struct block_priv *bp, struct frame *f, const struct blk
 	union cell *r = frame_add_row(f);
 	int s;
 
-	cell_set_str(&r[BC_DEV], dev_name(bp, k->dev));
-	cell_set_str(&r[BC_OP], op_name(k->op, buf, sizeof(buf)));
-	r[BC_SIZE].u = k->size;
-	r[BC_PID].u = k->tgid;
-	memcpy(comm, k->comm, BLK_COMM_LEN);
-	comm[BLK_COMM_LEN] = 0;
-	cell_set_str(&r[BC_COMM], comm);
+	if (k) {
+		cell_set_str(&r[BC_DEV], dev_name(bp, k->dev));
+		cell_set_str(&r[BC_OP], op_name(k->op, buf, sizeof(buf)));
+		r[BC_SIZE].u = k->size;
+		r[BC_PID].u = k->tgid;
+		memcpy(comm, k->comm, BLK_COMM_LEN);
+		comm[BLK_COMM_LEN] = 0;
+		cell_set_str(&r[BC_COMM], comm);
+	} else {
+		cell_set_str(&r[BC_DEV], "(other)");
+		cell_set_str(&r[BC_OP], "(other)");
+		r[BC_SIZE].u = 0;
+		r[BC_PID].u = 0;
+		cell_set_str(&r[BC_COMM], "(other)");
+	}
 	r[BC_COUNT].u = count * n;
 	r[BC_ERRORS].u = delta(cur->errors, prev->errors) * n;
 	r[BC_REQUEUES].u = delta(cur->requeues, prev->requeues) * n;
@@ -298,7 +309,23 @@ static size_t read_devs(struct block_priv *bp, uint32_t *devs, int64_t (*max)[2]
 	return n;
 }
 
-/* Fold every key of the stats map into f; return the requests counted. */
+/* Append the overflow entry's row when it moved; return the requests counted. */
+static uint64_t read_overflow(struct block_priv *bp, struct frame *f)
+{
+	static const int64_t zero[2];
+	uint32_t k = 0;
+	uint64_t n;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(bp->skel->maps.overflow), &k, bp->cur) ||
+	    (bp->cur->count == bp->ovf_prev->count && bp->cur->merges == bp->ovf_prev->merges))
+		return 0;
+	n = add_row(bp, f, NULL, bp->cur, bp->ovf_prev, zero);
+	memcpy(bp->ovf_prev, bp->cur, sizeof(*bp->cur));
+	return n;
+}
+
+/* Fold every key of the stats map, and the overflow entry, into f; return
+ * the requests counted. */
 static uint64_t read_stats(struct block_priv *bp, struct frame *f)
 {
 	int fd = bpf_map__fd(bp->skel->maps.stats);
@@ -344,7 +371,7 @@ static uint64_t read_stats(struct block_priv *bp, struct frame *f)
 			p->state = 2;
 		}
 	}
-	return events;
+	return events + read_overflow(bp, f);
 }
 
 /*
@@ -442,13 +469,35 @@ static void block_close(struct probe *p)
 		munmap(bp->reqs, BLK_MAX_REQS * sizeof(struct blk_req));
 	block_bpf__destroy(bp->skel);
 	if (bp->prev)
-		for (i = 0; i < PREV_SLOTS; i++)
+		for (i = 0; i < bp->nprev; i++)
 			free(bp->prev[i].st);
 	free(bp->prev);
 	free(bp->cur);
+	free(bp->ovf_prev);
 	hist_free(bp->h);
 	free(bp);
 	p->priv = NULL;
+}
+
+/* Return latoprc's block_max, or the default (said, when it is bad). */
+static uint32_t read_max_keys(void)
+{
+	return probe_size_option("block_max", BLK_KEYS_MIN, BLK_KEYS_MAX, BLK_DEFAULT_KEYS, false,
+				 "keys");
+}
+
+/* Fill c[0] and c[1] with the stats map's and the request table's capacity
+ * and what happens when each is full. */
+static void capacity_choices(struct hook_choice *c, uint32_t max_keys)
+{
+	/* A hash entry: its key and value, and the element header and the
+	 * allocator's share, about 64 bytes on 6.1. */
+	probe_capacity(&c[0], "keys counted at once (latoprc block_max)", max_keys, "keys",
+		       sizeof(struct blk_key) + sizeof(struct blk_stats) + 64, false,
+		       "more are counted in the (other) row (overflow)");
+	probe_capacity(&c[1], "requests followed at once (fixed)", BLK_MAX_REQS, "requests",
+		       sizeof(struct blk_req), true,
+		       "more are not followed, counted as untracked (evicted)");
 }
 
 /* Choose hooks and load; block_attach starts counting. */
@@ -472,7 +521,14 @@ static int block_open(struct probe *p, char **cause)
 	if (hook_choose_all("block", bp->skel->obj, hook_specs, NSPECS, p->hooks, NULL,
 			    hook_flags(), cause))
 		goto fail;
-	p->nhooks = NSPECS;
+	bp->max_keys = read_max_keys();
+	capacity_choices(&p->hooks[NSPECS], bp->max_keys);
+	p->nhooks = NSPECS + 2;
+	if (bpf_map__set_max_entries(bp->skel->maps.stats, bp->max_keys)) {
+		*cause = xasprintf("block: sizing the stats map to %u: %s", bp->max_keys,
+				   strerror(errno));
+		goto fail;
+	}
 	bp->skel->rodata->self_tgid = getpid();
 	err = block_bpf__load(bp->skel);
 	if (err) {
@@ -508,8 +564,11 @@ static int block_open(struct probe *p, char **cause)
 	bp->reqs = m;
 	bp->ncpus = libbpf_num_possible_cpus();
 	bp->boot_offset_ns = boot_offset_ns();
-	bp->prev = xcalloc(PREV_SLOTS, sizeof(*bp->prev));
+	for (bp->nprev = 64; bp->nprev < 2 * bp->max_keys; bp->nprev *= 2)
+		;
+	bp->prev = xcalloc(bp->nprev, sizeof(*bp->prev));
 	bp->cur = xcalloc(1, sizeof(*bp->cur));
+	bp->ovf_prev = xcalloc(1, sizeof(*bp->ovf_prev));
 	bp->h = hist_new();
 	probe_health_init(&bp->health, bpf_map__fd(bp->skel->maps.health), bp->ncpus, health_to,
 			  BH_N);
@@ -530,11 +589,12 @@ static int block_attach(struct probe *p, char **cause)
 /* What each stage would use here, every alternative tried. */
 static size_t block_hooks(struct hook_choice *out, size_t max)
 {
-	if (max < NSPECS)
+	if (max < NSPECS + 2)
 		return 0;
 	hook_choose_all("block", NULL, hook_specs, NSPECS, out, NULL,
 			hook_flags() | HOOK_CHECK_ALL, NULL);
-	return NSPECS;
+	capacity_choices(&out[NSPECS], read_max_keys());
+	return NSPECS + 2;
 }
 
 /* List the fds of the loaded programs. */

@@ -9,8 +9,14 @@
 #include "../../core/lhist.h"
 
 #define BLK_COMM_LEN 16
-#define BLK_MAX_KEYS 1024	/* (dev, op, size, pid, comm) keys the stats map holds */
-#define BLK_MAX_REQS 16384	/* slots of the request table (a power of 2) */
+/* (dev, op, size, pid, comm) keys the stats map holds: latoprc block_max,
+ * from BLK_KEYS_MIN to BLK_KEYS_MAX; the map's entries are allocated as keys
+ * come, and a request whose key finds it full is counted in the overflow
+ * entry. */
+#define BLK_DEFAULT_KEYS 65536
+#define BLK_KEYS_MIN 1
+#define BLK_KEYS_MAX 1048576
+#define BLK_MAX_REQS 16384	/* slots of the request table (a power of 2), fixed */
 #define BLK_REQ_PROBE 8		/* slots a request may take, from its hash on */
 #define BLK_REQ_STALE_NS (60ULL * 1000000000)	/* a request older than this is given up */
 #define BLK_RINGBUF_BYTES (1 << 20)
@@ -34,9 +40,9 @@ enum blk_stage {
 enum blk_health {
 	BH_DROPPED,	/* requests the pushdown filter or sampling dropped */
 	BH_LOST,	/* ring buffer full */
-	BH_EVICTED,	/* stats map full: a new key could not be inserted */
 	BH_BUDGET,	/* single events over the per-tick budget (BUFFER) */
 	BH_UNTRACKED,	/* request table full: a request could not be followed */
+	BH_OVERFLOW,	/* stats map full: a request counted in the overflow entry */
 	BH_N,
 };
 

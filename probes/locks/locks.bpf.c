@@ -129,10 +129,18 @@ struct holder {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, LK_MAX_KEYS);
+	__uint(max_entries, LK_DEFAULT_KEYS);	/* set at load: latoprc lock_max */
 	__type(key, struct lk_key);
 	__type(value, struct lk_stats);
 } stats SEC(".maps");
+
+/* The totals of the waits whose key found the stats hash full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct lk_stats);
+} overflow SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
@@ -286,19 +294,22 @@ static __always_inline void lock_arrive(__u64 addr, __u32 tgid, __u32 owner, __u
 		holder_set(owner, addr, tgid);
 }
 
-/* Return the stats slot of key, creating it; NULL when the map is full. */
-static __always_inline struct lk_stats *stats_get(const struct lk_key *key)
+/* Return the stats slot of key, creating it; when the map has no room for
+ * it, the overflow entry, with *over set. */
+static __always_inline struct lk_stats *stats_get(const struct lk_key *key, bool *over)
 {
 	struct lk_stats *v = bpf_map_lookup_elem(&stats, key);
+	__u32 zero = 0;
 
+	*over = false;
 	if (v)
 		return v;
-	if (bpf_map_update_elem(&stats, key, &zero_stats, BPF_NOEXIST) &&
-	    !bpf_map_lookup_elem(&stats, key)) {
-		health_inc(LH_EVICTED);
-		return NULL;
-	}
-	return bpf_map_lookup_elem(&stats, key);
+	bpf_map_update_elem(&stats, key, &zero_stats, BPF_NOEXIST);
+	v = bpf_map_lookup_elem(&stats, key);
+	if (v)
+		return v;
+	*over = true;
+	return bpf_map_lookup_elem(&overflow, &zero);
 }
 
 /*
@@ -321,10 +332,13 @@ static __always_inline void account_wait(struct task_struct *task, const struct 
 					 __u64 wait, __u64 hold, __u64 threshold, __s64 kstack,
 					 const char *holder_comm)
 {
-	struct lk_stats *v = stats_get(key);
+	bool over;
+	struct lk_stats *v = stats_get(key, &over);
 
 	if (!v)
 		return;
+	if (over)
+		health_inc(LH_OVERFLOW);
 	__sync_fetch_and_add(&v->count, 1);
 	if (threshold && wait < threshold)
 		__sync_fetch_and_add(&v->below, 1);
@@ -336,6 +350,8 @@ static __always_inline void account_wait(struct task_struct *task, const struct 
 		v->hold_max = hold;
 	lh_add_atomic(v->hist, wait);
 	lh_add_atomic(v->hold_hist, hold);
+	if (over)
+		return;		/* names are the keys': the overflow row has none */
 	if (kstack >= 0)
 		v->kstack = kstack;
 	else if (v->count == 1)

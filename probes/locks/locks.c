@@ -31,7 +31,6 @@
 #include "locks.skel.h"
 
 #define IDLE_TICKS 10		/* a key idle this many ticks leaves the map */
-#define PREV_SLOTS 16384	/* user-side key table (a power of 2, > 2 * LK_MAX_KEYS) */
 #define KFRAMES 4		/* kernel frames in a stack text */
 #define UFRAMES 6		/* user frames in a stack text */
 #define STACK_DEPTH 127
@@ -61,7 +60,7 @@ static const struct hook_spec hook_specs[] = {
 	{"holder off-CPU spans", false, NULL, {HOOK_TP_BTF("sched_switch", "sched_switch")}},
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
-#define NCHOICES (NSPECS + 1)	/* and the holder sampler */
+#define NCHOICES (NSPECS + 2)	/* and the holder sampler and the stats hash's size */
 #define FUTEX_STAGE 0
 
 /* Where each health counter goes in the frames' stats: single events over
@@ -69,6 +68,7 @@ static const struct hook_spec hook_specs[] = {
 static const enum probe_stat health_to[LH_N] = {
 	[LH_DROPPED] = PSTAT_DROPPED, [LH_BUDGET] = PSTAT_DROPPED, [LH_LOST] = PSTAT_LOST,
 	[LH_STACK] = PSTAT_LOST, [LH_EVICTED] = PSTAT_EVICTED, [LH_SAMPLES] = PSTAT_NONE,
+	[LH_OVERFLOW] = PSTAT_OVERFLOW,
 };
 
 struct prev_ent {
@@ -87,7 +87,10 @@ struct locks_priv {
 	struct bpf_link **perf_links;
 	uint32_t sample_n;
 	struct probe_health health;
-	struct prev_ent *prev[PREV_SLOTS];
+	struct prev_ent **prev;		/* nprev slots: the user-side key table */
+	size_t nprev;			/* a power of 2, twice the stats hash's keys or more */
+	uint32_t max_keys;		/* the stats hash's size: latoprc lock_max */
+	struct prev_ent ovf;		/* the overflow entry's totals last tick */
 	struct lk_timeline tl;		/* waits, holder samples and spans: the timeline */
 	VEC(__u32) stack_ids;		/* read this tick: deleted at its end */
 	VEC(struct lk_key) keys;	/* the stats hash's keys this tick */
@@ -245,19 +248,19 @@ static struct prev_ent *prev_find(struct locks_priv *sp, const struct lk_key *ke
 {
 	uint64_t h = (key->addr * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)key->tgid << 20) ^
 		     ((uint64_t)key->holder << 7) ^ key->kind ^ ((uint64_t)key->flags << 40);
-	size_t i, s, first_dead = PREV_SLOTS;
+	size_t i, s, first_dead = sp->nprev;
 
-	for (i = 0; i < PREV_SLOTS; i++) {
+	for (i = 0; i < sp->nprev; i++) {
 		struct prev_ent *p;
 
-		s = (h + i) & (PREV_SLOTS - 1);
+		s = (h + i) & (sp->nprev - 1);
 		p = sp->prev[s];
 		if (!p) {
-			*slot = first_dead < PREV_SLOTS ? first_dead : s;
+			*slot = first_dead < sp->nprev ? first_dead : s;
 			return NULL;
 		}
 		if (p->dead) {
-			if (first_dead == PREV_SLOTS)
+			if (first_dead == sp->nprev)
 				first_dead = s;
 			continue;
 		}
@@ -268,7 +271,27 @@ static struct prev_ent *prev_find(struct locks_priv *sp, const struct lk_key *ke
 	return NULL;
 }
 
-/* Append one locks row for key's waits since last tick. */
+/* Append the overflow row: text keys "(other)", numeric ones 0, and no
+ * holder detail. */
+static union cell *other_row(struct frame *f)
+{
+	static const int text[] = {LC_LOCK, LC_KIND, LC_SYM, LC_PROCESS, LC_COMM,
+				   LC_HOLDER_COMM, LC_HOLDER_FN, LC_HOLDER_FNS};
+	union cell *r = frame_add_row(f);
+	size_t i;
+
+	for (i = 0; i < sizeof(text) / sizeof(text[0]); i++)
+		cell_set_str(&r[text[i]], "(other)");
+	r[LC_PID].u = 0;
+	r[LC_HOLDER].u = 0;
+	r[LC_WAITERS].u = 0;
+	r[LC_HOLDER_OFFCPU].u = 0;
+	r[LC_SAMPLES].u = 0;
+	return r;
+}
+
+/* Append one locks row for key's waits since last tick (p == &sp->ovf: the
+ * overflow row). */
 static uint64_t add_row(struct locks_priv *sp, struct frame *f, struct prev_ent *p,
 			const struct lk_stats *cur)
 {
@@ -277,8 +300,13 @@ static uint64_t add_row(struct locks_priv *sp, struct frame *f, struct prev_ent 
 	uint64_t count = delta(cur->count, p->st.count), samples = 0, off = 0;
 	uint32_t lock_tgid = lkt_kind_is_kernel(k->kind) ? 0 : k->tgid;
 	char buf[64], comm[LK_COMM_LEN + 1], fns[256];
-	union cell *r = frame_add_row(f);
+	union cell *r;
 
+	if (p == &sp->ovf) {
+		r = other_row(f);
+		goto figures;
+	}
+	r = frame_add_row(f);
 	snprintf(buf, sizeof(buf), "0x%llx", (unsigned long long)k->addr);
 	cell_set_str(&r[LC_LOCK], buf);
 	cell_set_str(&r[LC_KIND], lkt_kind_label(&sp->tl, k->tgid, k->addr, k->kind));
@@ -296,9 +324,15 @@ static uint64_t add_row(struct locks_priv *sp, struct frame *f, struct prev_ent 
 	cell_set_str(&r[LC_HOLDER_FN], lkt_holder_fn(&sp->tl, lock_tgid, k->addr, k->holder));
 	lkt_top_fns(&sp->tl, lock_tgid, k->addr, fns, sizeof(fns));
 	cell_set_str(&r[LC_HOLDER_FNS], fns);
+	r[LC_WAITERS].u = lkt_waiters(&sp->tl, k);
+	samples = lkt_lock_samples(&sp->tl, lock_tgid, k->addr, k->holder);
+	if (k->holder)
+		off = lkt_lock_offcpu(&sp->tl, k->holder, k->addr);
+	r[LC_HOLDER_OFFCPU].u = off;
+	r[LC_SAMPLES].u = samples;
+figures:
 	r[LC_COUNT].u = count * n;
 	r[LC_BELOW].u = delta(cur->below, p->st.below) * n;
-	r[LC_WAITERS].u = lkt_waiters(&sp->tl, k);
 	probe_hist_delta(sp->h, cur->hist, p->st.hist, delta(cur->wait_sum, p->st.wait_sum),
 			 &(struct probe_extremes){.has_max = true, .max = cur->wait_max,
 				 .max_moved = cur->wait_max > p->st.wait_max || !p->st.count});
@@ -313,11 +347,6 @@ static uint64_t add_row(struct locks_priv *sp, struct frame *f, struct prev_ent 
 		hist_scale(sp->h, n);
 	cell_set_hist(&r[LC_HOLD], sp->h);
 	r[LC_TIME].u = delta(cur->wait_sum, p->st.wait_sum) * n;
-	samples = lkt_lock_samples(&sp->tl, lock_tgid, k->addr, k->holder);
-	if (k->holder)
-		off = lkt_lock_offcpu(&sp->tl, k->holder, k->addr);
-	r[LC_HOLDER_OFFCPU].u = off;
-	r[LC_SAMPLES].u = samples;
 	return count;
 }
 
@@ -330,7 +359,7 @@ static uint64_t read_stats(struct locks_priv *sp, struct frame *f)
 	uint64_t events = 0;
 	size_t i, k;
 
-	for (i = 0; i < PREV_SLOTS; i++)
+	for (i = 0; i < sp->nprev; i++)
 		if (sp->prev[i] && !sp->prev[i]->dead)
 			sp->prev[i]->used = false;
 	sp->keys.n = 0;
@@ -352,7 +381,7 @@ static uint64_t read_stats(struct locks_priv *sp, struct frame *f)
 			continue;
 		p = prev_find(sp, &key, &slot);
 		if (!p) {
-			if (slot >= PREV_SLOTS)
+			if (slot >= sp->nprev)
 				continue;
 			free(sp->prev[slot]);
 			p = sp->prev[slot] = xcalloc(1, sizeof(*p));
@@ -368,7 +397,7 @@ static uint64_t read_stats(struct locks_priv *sp, struct frame *f)
 		p->st = *cur;
 		p->idle = 0;
 	}
-	for (i = 0; i < PREV_SLOTS; i++) {
+	for (i = 0; i < sp->nprev; i++) {
 		struct prev_ent *p = sp->prev[i];
 
 		if (!p || p->dead || (p->used && p->idle < IDLE_TICKS))
@@ -378,6 +407,11 @@ static uint64_t read_stats(struct locks_priv *sp, struct frame *f)
 		free(p->sym);
 		p->sym = NULL;
 		p->dead = true;
+	}
+	if (!bpf_map_lookup_elem(bpf_map__fd(sp->skel->maps.overflow), &(uint32_t){0}, cur) &&
+	    cur->count != sp->ovf.st.count) {
+		events += add_row(sp, f, &sp->ovf, cur);
+		sp->ovf.st = *cur;
 	}
 	free(cur);
 	return events;
@@ -534,11 +568,12 @@ static void locks_close(struct probe *p)
 	free(sp->perf_fds);
 	ring_buffer__free(sp->rb);
 	locks_bpf__destroy(sp->skel);
-	for (i = 0; i < PREV_SLOTS; i++) {
+	for (i = 0; sp->prev && i < sp->nprev; i++) {
 		if (sp->prev[i])
 			free(sp->prev[i]->sym);
 		free(sp->prev[i]);
 	}
+	free(sp->prev);
 	lkt_free(&sp->tl);
 	free(sp->stack_ids.v);
 	free(sp->keys.v);
@@ -556,6 +591,23 @@ static void sampler_choice(struct hook_choice *c)
 	c->hook = "perf_event/cpu-clock " LATOP_STR(LK_SAMPLE_HZ) " Hz";
 	c->first = true;
 	c->why[0] = 0;
+}
+
+/* Return latoprc's lock_max, or the default (said, when it is bad). */
+static uint32_t read_max_keys(void)
+{
+	return probe_size_option("lock_max", LK_KEYS_MIN, LK_KEYS_MAX, LK_DEFAULT_KEYS, false,
+				 "keys");
+}
+
+/* Fill c with the stats hash's capacity and what happens when it is full. */
+static void capacity_choice(struct hook_choice *c, uint32_t max_keys)
+{
+	/* A hash entry: its key and value, and the element header and the
+	 * allocator's share, about 64 bytes on 6.1. */
+	probe_capacity(c, "lock keys counted at once (latoprc lock_max)", max_keys, "keys",
+		       sizeof(struct lk_key) + sizeof(struct lk_stats) + 64, false,
+		       "more are counted in the (other) row (overflow)");
 }
 
 /* Choose hooks and load; locks_attach starts counting. */
@@ -588,7 +640,17 @@ static int locks_open(struct probe *p, char **cause)
 		snprintf(c->why, sizeof(c->why), "refused: %.140s", why);
 		bpf_program__set_autoload(sp->skel->progs.holder_sample, false);
 	}
+	sp->max_keys = read_max_keys();
+	capacity_choice(&p->hooks[NSPECS + 1], sp->max_keys);
 	p->nhooks = NCHOICES;
+	if (bpf_map__set_max_entries(sp->skel->maps.stats, sp->max_keys)) {
+		*cause = xasprintf("locks: sizing the stats map to %u: %s", sp->max_keys,
+				   strerror(errno));
+		goto fail;
+	}
+	for (sp->nprev = 64; sp->nprev < 2 * (size_t)sp->max_keys; sp->nprev *= 2)
+		;
+	sp->prev = xcalloc(sp->nprev, sizeof(*sp->prev));
 	sp->skel->rodata->self_tgid = getpid();
 	err = locks_bpf__load(sp->skel);
 	if (err) {
@@ -644,6 +706,7 @@ static size_t locks_hooks(struct hook_choice *out, size_t max)
 		return 0;
 	hook_choose_all("locks", NULL, hook_specs, NSPECS, out, NULL, HOOK_CHECK_ALL, NULL);
 	sampler_choice(&out[NSPECS]);
+	capacity_choice(&out[NSPECS + 1], read_max_keys());
 	return NCHOICES;
 }
 

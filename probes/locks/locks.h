@@ -9,7 +9,14 @@
 #include "../../core/lhist.h"
 
 #define LK_COMM_LEN 16
-#define LK_MAX_KEYS 8192	/* (lock, process, holder, kind) keys the stats hash holds */
+/* (lock, process, holder, kind) keys the stats hash holds: latoprc lock_max,
+ * from LK_KEYS_MIN to LK_KEYS_MAX; the hash's entries are allocated as keys
+ * come, and a wait whose key finds it full is counted in the overflow entry. */
+#define LK_DEFAULT_KEYS 65536
+#define LK_KEYS_MIN 1
+#define LK_KEYS_MAX 1048576
+/* The matching tables, fixed LRU hashes: when full the oldest entry gives
+ * way (a wait then ends unseen, or with its holder unknown). */
 #define LK_MAX_WAITS 16384	/* threads waiting at once */
 #define LK_MAX_LOCKS 8192	/* locks contended at once */
 #define LK_STACKS 16384		/* stack traces kept between ticks */
@@ -44,10 +51,11 @@ enum lk_kind {
 enum lk_health {
 	LH_DROPPED,	/* waits the pushdown filter or sampling dropped */
 	LH_LOST,	/* ring buffer full */
-	LH_EVICTED,	/* a map was full: a key, wait or lock could not be tracked */
+	LH_EVICTED,	/* a map was full: a wait or lock could not be tracked */
 	LH_BUDGET,	/* records over the per-tick budget (BUFFER) */
 	LH_STACK,	/* stack samples whose stack could not be stored */
 	LH_SAMPLES,	/* holder stack samples taken */
+	LH_OVERFLOW,	/* stats hash full: a wait counted in the overflow entry */
 	LH_N,
 };
 

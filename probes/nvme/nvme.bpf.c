@@ -174,11 +174,19 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, NVME_MAX_KEYS);
+	__uint(max_entries, NVME_DEFAULT_KEYS);	/* set at load: latoprc nvme_max */
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, struct nvme_key);
 	__type(value, struct nvme_stats);
 } stats SEC(".maps");
+
+/* The totals of the I/Os whose key found the stats map full. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct nvme_stats);
+} overflow SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -499,8 +507,11 @@ static __always_inline void account(const struct nvme_key *k, const __u64 *stage
 		bpf_map_update_elem(&stats, k, z, BPF_NOEXIST);	/* EEXIST: another CPU won */
 		st = bpf_map_lookup_elem(&stats, k);
 		if (!st) {
-			health_inc(H_EVICTED);
-			return;
+			/* No room for k: its figures go to the overflow entry. */
+			st = bpf_map_lookup_elem(&overflow, &zero);
+			if (!st)
+				return;
+			health_inc(H_OVERFLOW);
 		}
 	}
 	if (misfit) {

@@ -97,7 +97,7 @@ static const struct nvme_hook hook_specs[] = {
 	 SIDE_TARGET, HAVE_T(TB_RSP)},
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
-#define NCHOICES (NSPECS + 2)
+#define NCHOICES (NSPECS + 3)	/* the two sides, the boundaries, the stats map's size */
 
 /* The module each side needs loaded. */
 #define INITIATOR_MODULE "nvme_tcp"
@@ -107,7 +107,7 @@ static const struct nvme_hook hook_specs[] = {
  * the per-tick budget (BUFFER) are left out by design, dropped, not lost. */
 static const enum probe_stat health_to[H_N] = {
 	[H_DROPPED] = PSTAT_DROPPED, [H_BUDGET] = PSTAT_DROPPED, [H_LOST] = PSTAT_LOST,
-	[H_EVICTED] = PSTAT_EVICTED,
+	[H_EVICTED] = PSTAT_EVICTED, [H_OVERFLOW] = PSTAT_OVERFLOW,
 };
 
 /* A key's totals last tick. */
@@ -120,8 +120,10 @@ struct prev_ent {
 struct nvme_priv {
 	struct nvme_bpf *skel;
 	struct ring_buffer *rb;
-	struct prev_ent *prev;	/* keys seen, NVME_MAX_KEYS at most */
-	size_t nprev;
+	struct prev_ent **prev;	/* keys seen, by a hash of the key: nprev slots */
+	size_t nprev;		/* a power of 2, twice the stats map's keys or more */
+	uint32_t max_keys;	/* the stats map's size: latoprc nvme_max */
+	struct nvme_stats *ovf_prev;	/* the overflow entry's totals last tick */
 	struct nvme_stats *cur;	/* one key's totals, read from the map */
 	uint32_t sample_n;
 	int ncpus;
@@ -236,22 +238,30 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Return the prev entry of key k, adding a zeroed one; NULL when full. */
+/* Return the prev entry of key k, adding a zeroed one; NULL when full
+ * (keys never leave the stats map, which holds half the slots at most). */
 static struct prev_ent *prev_of(struct nvme_priv *np, const struct nvme_key *k)
 {
-	size_t i;
+	uint64_t h = ((uint64_t)k->side << 56) ^ ((uint64_t)k->instance << 40) ^
+		     ((uint64_t)k->cntlid << 24) ^ ((uint64_t)k->qid << 8) ^ k->op;
+	size_t i, s;
 
-	for (i = 0; i < np->nprev; i++)
-		if (!memcmp(&np->prev[i].key, k, sizeof(*k)))
-			return &np->prev[i];
-	if (np->nprev == NVME_MAX_KEYS)
-		return NULL;
-	memset(&np->prev[np->nprev], 0, sizeof(np->prev[0]));
-	np->prev[np->nprev].key = *k;
-	return &np->prev[np->nprev++];
+	h = (h ^ ((uint64_t)k->size * 0xC2B2AE3D27D4EB4FULL)) * 0x9E3779B97F4A7C15ULL;
+	for (i = 0; i < np->nprev; i++) {
+		s = (h + i) & (np->nprev - 1);
+		if (!np->prev[s]) {
+			np->prev[s] = xcalloc(1, sizeof(*np->prev[s]));
+			np->prev[s]->key = *k;
+			return np->prev[s];
+		}
+		if (!memcmp(&np->prev[s]->key, k, sizeof(*k)))
+			return np->prev[s];
+	}
+	return NULL;
 }
 
-/* Append a row for key k's I/Os since last tick; return the I/Os counted. */
+/* Append a row for key k's I/Os since last tick (k NULL: the overflow row,
+ * text keys "(other)" and numeric ones 0); return the I/Os counted. */
 static uint64_t add_row(struct nvme_priv *np, struct frame *f, const struct nvme_key *k,
 			const struct nvme_stats *cur, const struct nvme_stats *prev)
 {
@@ -265,12 +275,21 @@ static uint64_t add_row(struct nvme_priv *np, struct frame *f, const struct nvme
 	if (!count && !misfit)
 		return 0;
 	r = frame_add_row(f);
-	cell_set_str(&r[NC_SIDE], k->side == SIDE_INITIATOR ? "initiator" : "target");
-	cell_set_str(&r[NC_SESSION], session_name(k, buf, sizeof(buf)));
-	cell_set_str(&r[NC_OP], nvme_op_name(k->op, buf, sizeof(buf)));
-	r[NC_SIZE].u = k->size;
-	r[NC_QID].u = k->qid;
-	r[NC_CNTLID].u = k->cntlid;
+	if (k) {
+		cell_set_str(&r[NC_SIDE], k->side == SIDE_INITIATOR ? "initiator" : "target");
+		cell_set_str(&r[NC_SESSION], session_name(k, buf, sizeof(buf)));
+		cell_set_str(&r[NC_OP], nvme_op_name(k->op, buf, sizeof(buf)));
+		r[NC_SIZE].u = k->size;
+		r[NC_QID].u = k->qid;
+		r[NC_CNTLID].u = k->cntlid;
+	} else {
+		cell_set_str(&r[NC_SIDE], "(other)");
+		cell_set_str(&r[NC_SESSION], "(other)");
+		cell_set_str(&r[NC_OP], "(other)");
+		r[NC_SIZE].u = 0;
+		r[NC_QID].u = 0;
+		r[NC_CNTLID].u = 0;
+	}
 	r[NC_COUNT].u = count * n;
 	r[NC_MISFIT].u = misfit * n;
 	probe_hist_delta(np->h, cur->hist[NS_N], prev->hist[NS_N],
@@ -291,13 +310,15 @@ static uint64_t add_row(struct nvme_priv *np, struct frame *f, const struct nvme
 	return count + misfit;
 }
 
-/* Fold every key of the stats map into f; return the I/Os counted. */
+/* Fold every key of the stats map, and the overflow entry, into f; return
+ * the I/Os counted. */
 static uint64_t read_stats(struct nvme_priv *np, struct frame *f)
 {
 	int fd = bpf_map__fd(np->skel->maps.stats);
 	struct nvme_key k, next;
 	uint64_t events = 0;
 	bool first = true;
+	uint32_t zero = 0;
 
 	while (!bpf_map_get_next_key(fd, first ? NULL : &k, &next)) {
 		struct prev_ent *p;
@@ -313,6 +334,10 @@ static uint64_t read_stats(struct nvme_priv *np, struct frame *f)
 		}
 		events += add_row(np, f, &k, np->cur, &p->st);
 		p->st = *np->cur;
+	}
+	if (!bpf_map_lookup_elem(bpf_map__fd(np->skel->maps.overflow), &zero, np->cur)) {
+		events += add_row(np, f, NULL, np->cur, np->ovf_prev);
+		*np->ovf_prev = *np->cur;
 	}
 	return events;
 }
@@ -416,13 +441,17 @@ static int nvme_set_filter(struct probe *p, const struct filter_prog *f, char **
 static void nvme_close(struct probe *p)
 {
 	struct nvme_priv *np = p->priv;
+	size_t i;
 
 	if (!np)
 		return;
 	ring_buffer__free(np->rb);
 	nvme_bpf__destroy(np->skel);
+	for (i = 0; np->prev && i < np->nprev; i++)
+		free(np->prev[i]);
 	free(np->prev);
 	free(np->cur);
+	free(np->ovf_prev);
 	hist_free(np->h);
 	free(np);
 	p->priv = NULL;
@@ -445,12 +474,30 @@ static void side_choices(struct hook_choice *c, const bool run[3])
 		 "target off: no nvmet_tcp in this kernel (module not loaded)");
 }
 
+/* Return latoprc's nvme_max, or the default (said, when it is bad). */
+static uint32_t read_max_keys(void)
+{
+	return probe_size_option("nvme_max", NVME_KEYS_MIN, NVME_KEYS_MAX, NVME_DEFAULT_KEYS,
+				 false, "keys");
+}
+
+/* Fill c with the stats map's capacity and what happens when it is full. */
+static void capacity_choice(struct hook_choice *c, uint32_t max_keys)
+{
+	/* A hash entry: its key and value, and the element header and the
+	 * allocator's share, about 64 bytes on 6.1. */
+	probe_capacity(c, "keys counted at once (latoprc nvme_max)", max_keys, "keys",
+		       sizeof(struct nvme_key) + sizeof(struct nvme_stats) + 64, false,
+		       "more are counted in the (other) row (overflow)");
+}
+
 /*
- * Choose every boundary's hook into choices (after the two side lines);
- * say which sides can run and which programs and rodata bits are used.
+ * Choose every boundary's hook into choices (after the two side lines, and
+ * before the stats map's size, from max_keys); say which sides can run and
+ * which programs and rodata bits are used.
  */
 static size_t choose_all(struct hook_choice *choices, bool run[3], int used[NSPECS],
-			 __u32 *have, unsigned flags)
+			 __u32 *have, unsigned flags, uint32_t max_keys)
 {
 	size_t i;
 
@@ -467,6 +514,7 @@ static size_t choose_all(struct hook_choice *choices, bool run[3], int used[NSPE
 			*have |= s->have;
 	}
 	side_choices(choices, run);
+	capacity_choice(&choices[2 + NSPECS], max_keys);
 	return NCHOICES;
 }
 
@@ -493,7 +541,8 @@ static int nvme_open(struct probe *p, char **cause)
 				   TARGET_MODULE);
 		goto fail;
 	}
-	p->nhooks = choose_all(p->hooks, run, used, &have, hook_flags());
+	np->max_keys = read_max_keys();
+	p->nhooks = choose_all(p->hooks, run, used, &have, hook_flags(), np->max_keys);
 	if (!run[SIDE_INITIATOR] && !run[SIDE_TARGET]) {
 		for (i = 0; i < NSPECS; i++)
 			if (hook_specs[i].h.required && used[i] < 0 && p->hooks[2 + i].why[0])
@@ -511,6 +560,11 @@ static int nvme_open(struct probe *p, char **cause)
 		hook_disable(np->skel->obj, &hook_specs[i].h,
 			     run[hook_specs[i].side] ? used[i] : -1);
 	np->skel->rodata->have = have;
+	if (bpf_map__set_max_entries(np->skel->maps.stats, np->max_keys)) {
+		*cause = xasprintf("nvme: sizing the stats map to %u: %s", np->max_keys,
+				   strerror(errno));
+		goto fail;
+	}
 	err = nvme_bpf__load(np->skel);
 	if (err) {
 		*cause = hook_load_cause("nvme", err);
@@ -523,8 +577,11 @@ static int nvme_open(struct probe *p, char **cause)
 	}
 	np->ncpus = libbpf_num_possible_cpus();
 	np->boot_offset_ns = boot_offset_ns();
-	np->prev = xcalloc(NVME_MAX_KEYS, sizeof(*np->prev));
+	for (np->nprev = 64; np->nprev < 2 * (size_t)np->max_keys; np->nprev *= 2)
+		;
+	np->prev = xcalloc(np->nprev, sizeof(*np->prev));
 	np->cur = xcalloc(1, sizeof(*np->cur));
+	np->ovf_prev = xcalloc(1, sizeof(*np->ovf_prev));
 	np->h = hist_new();
 	probe_health_init(&np->health, bpf_map__fd(np->skel->maps.health), np->ncpus, health_to,
 			  H_N);
@@ -551,7 +608,7 @@ static size_t nvme_hooks(struct hook_choice *out, size_t max)
 
 	if (max < NCHOICES)
 		return 0;
-	return choose_all(out, run, used, &have, hook_flags() | HOOK_CHECK_ALL);
+	return choose_all(out, run, used, &have, hook_flags() | HOOK_CHECK_ALL, read_max_keys());
 }
 
 /* List the fds of the loaded programs. */

@@ -9,8 +9,15 @@
 
 #include "../../core/lhist.h"
 
-#define NVME_MAX_KEYS 512		/* (side, session, op, size) keys of the stats map */
-#define NVME_MAX_INFLIGHT 16384		/* I/Os tracked at once, per side */
+/* (side, session, op, size) keys of the stats map: latoprc nvme_max, from
+ * NVME_KEYS_MIN to NVME_KEYS_MAX; the map's entries are allocated as keys
+ * come, and an I/O whose key finds it full is counted in the overflow entry. */
+#define NVME_DEFAULT_KEYS 65536
+#define NVME_KEYS_MIN 1
+#define NVME_KEYS_MAX 1048576
+/* I/Os tracked at once, per side: fixed LRU hashes, whose oldest entry gives
+ * way when full (that I/O's end is then not matched). */
+#define NVME_MAX_INFLIGHT 16384
 #define NVME_RINGBUF_BYTES (1 << 21)
 #define NVME_DEFAULT_MAX_EVENTS 8192	/* single I/Os per tick when BUFFER is 0 */
 
@@ -68,8 +75,9 @@ enum nvme_tbound {
 enum nvme_health {
 	H_DROPPED,	/* I/Os the pushdown filter or sampling left untracked */
 	H_LOST,		/* ring buffer full */
-	H_EVICTED,	/* stats or in-flight map full */
+	H_EVICTED,	/* in-flight map full */
 	H_BUDGET,	/* single events over the per-tick budget (BUFFER) */
+	H_OVERFLOW,	/* stats map full: an I/O counted in the overflow entry */
 	H_N,
 };
 

@@ -17,6 +17,13 @@
  *                              time and per second of its own CPU time (user +
  *                              system, which includes BPF programs run in its
  *                              threads' context).
+ *   lockdemo words N K         one thread makes K futex(FUTEX_WAIT) calls on
+ *                              each of N futex words, each sleeping until its
+ *                              200 us timeout (nobody wakes it): N lock keys of
+ *                              K waits each.  Prints the calls made, how
+ *                              many timed out, and how many times the thread
+ *                              went to sleep in them (a call whose timer fired
+ *                              before it got off the CPU never sleeps).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -29,6 +36,8 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
 #include "helper.h"
 
 #define NREQ 3
@@ -199,6 +208,34 @@ static void *bench_main(void *arg)
 	return NULL;
 }
 
+/* Make k FUTEX_WAIT calls on each of n words; print how many. */
+static void run_words(long n, long k)
+{
+	uint32_t *words = calloc((size_t)n, sizeof(*words));
+	struct timespec to = {0, 200000};
+	uint64_t calls = 0, timedout = 0, slept = 0;
+	struct rusage r0, r1;
+	long i, j;
+
+	if (!words)
+		die("calloc");
+	handshake();
+	for (j = 0; j < k; j++)
+		for (i = 0; i < n; i++) {
+			calls++;
+			getrusage(RUSAGE_THREAD, &r0);
+			if (syscall(SYS_futex, &words[i], FUTEX_WAIT_PRIVATE, 0, &to, NULL, 0) &&
+			    errno == ETIMEDOUT)
+				timedout++;
+			getrusage(RUSAGE_THREAD, &r1);
+			slept += (uint64_t)(r1.ru_nvcsw - r0.ru_nvcsw);
+		}
+	printf("{\"pid\": %d, \"mode\": \"words\", \"calls\": %llu, \"timedout\": %llu, "
+	       "\"slept\": %llu}\n", getpid(), (unsigned long long)calls,
+	       (unsigned long long)timedout, (unsigned long long)slept);
+	free(words);
+}
+
 /* Run n threads of fn for run_ms; print operations per second. */
 static void run_threads(void *(*fn)(void *), long n, const char *mode)
 {
@@ -234,7 +271,8 @@ int main(int argc, char **argv)
 	long i;
 
 	if (argc != 4) {
-		fprintf(stderr, "usage: lockdemo snapshot MS DIR | mmap MS N | bench MS N\n");
+		fprintf(stderr, "usage: lockdemo snapshot MS DIR | mmap MS N | bench MS N | "
+			"words N K\n");
 		return 2;
 	}
 	run_ms = atol(argv[2]);
@@ -243,6 +281,8 @@ int main(int argc, char **argv)
 		run_snapshot(argv[3]);
 	} else if (!strcmp(argv[1], "mmap")) {
 		run_threads(mapper_main, atol(argv[3]), "mmap");
+	} else if (!strcmp(argv[1], "words")) {
+		run_words(atol(argv[2]), atol(argv[3]));
 	} else if (!strcmp(argv[1], "bench")) {
 		for (i = 0; i < BENCH_LOCKS; i++)
 			pthread_mutex_init(&bench_locks[i], NULL);

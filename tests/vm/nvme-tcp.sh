@@ -107,6 +107,25 @@ dd128w 20 500 || echo "dd 128k write (tracepoints) failed"
 sleep 2.5
 stop $pid_tp
 echo $? >tp.rc
+
+# Phase 6: a stats map of 2 keys (latoprc nvme_max): the I/Os of the keys
+# that find no room are counted in the (other) row; a bad size is named.
+unset LATOP_NVME_HOOKS
+mkdir -p cfg/latop
+export XDG_CONFIG_HOME=$PWD/cfg
+echo "nvme_max = abc" >cfg/latop/latoprc
+latop probes >probes-bad.txt 2>&1
+echo "nvme_max = 2" >cfg/latop/latoprc
+latop probes >probes-small.txt 2>&1
+rec small.snap "from nvme buffer 100000"
+sleep 1
+dd4r 50 6000 || echo "dd 4k read (nvme_max 2) failed"
+dd4w 50 6000 || echo "dd 4k write (nvme_max 2) failed"
+dd128r 20 600 || echo "dd 128k read (nvme_max 2) failed"
+dd128w 20 600 || echo "dd 128k write (nvme_max 2) failed"
+sleep 2.5
+stop $pid_small
+echo $? >small.rc
 EOF
 vm_ok_run "$VM_DIR/guest.sh" 420 "set up NVMe/TCP over loopback, recorded"
 N4=200 N128=40
@@ -139,7 +158,7 @@ for h in "initiator side (nvme_tcp)|on" "target side (nvmet_tcp)|on" \
 done
 ok $r "probes: module fentry and tracepoint hooks (CO-RE against module BTF) load for every stage"
 
-for f in all init target sampled noflow tp; do
+for f in all init target sampled noflow tp small; do
 	[ "$(cat "$S/$f.rc" 2>/dev/null)" = 0 ] && [ -s "$S/$f.snap" ]
 	ok $? "latop record $f.snap in the guest finished on SIGTERM ($(head -c 300 "$S/$f.snap.err" 2>/dev/null))"
 done
@@ -348,6 +367,32 @@ for (side, op, size), r in rows.items():
         assert r["sum(t_recv)"] == r["sum(t_send)"] == 0 and r["sum(t_exec)"] == r["sum(time)"] > 0, r
 '
 ok $? "tracepoints only: every I/O counted on both sides, the stages without a hook are 0 and the rest add up"
+
+grep -q "keys counted at once (latoprc nvme_max) *65536 keys" "$S/probes.txt" &&
+	grep -q "keys counted at once (latoprc nvme_max) *2 keys" "$S/probes-small.txt"
+ok $? "probes: the stats map's size, by default and with nvme_max = 2"
+grep -q "latoprc:1: nvme_max: not a count of keys from 1 to 1048576; using the default 65536" \
+	"$S/probes-bad.txt" && grep -q "nvme_max) *65536 keys" "$S/probes-bad.txt"
+ok $? "a bad nvme_max is named with its line and the default used ($(head -c 300 "$S/probes-bad.txt"))"
+n=$(json all.snap "from nvme group by side show count" | tr -d '\n')
+echo "$n" | grep -q '"side":"initiator"' && ! echo "$n" | grep -q '(other)'
+ok $? "the default nvme_max: no (other) row ($n)"
+out=$(json small.snap "from nvme group by side, session, op, size show count, misfit, sum(time)" 2>"$S/small.rerr")
+echo "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+other = [r for r in rows if r["side"] == "(other)"]
+# 50 4K reads, 50 4K writes, 20 128K reads and 20 128K writes, on both sides
+assert sum(r["count"] for r in rows) == 2 * (50 + 50 + 20 + 20), rows
+assert all(r["misfit"] == 0 and r["sum(time)"] > 0 for r in rows), rows
+assert len(other) == 1 and other[0]["count"] > 0, rows
+assert (other[0]["session"], other[0]["op"], other[0]["size"]) == ("(other)", "(other)", 0), other
+assert len(rows) <= 3, rows
+'
+ok $? "nvme_max = 2: every I/O of both sides counted, the keys without room in one (other) row ($(echo $out | tr -d '\n' | head -c 600))"
+grep -q "nvme: [0-9]* counted in overflow rows" "$S/small.snap.err" &&
+	grep -q "nvme: [0-9]* counted in overflow rows" "$S/small.rerr"
+ok $? "nvme_max = 2: record and report warn of the overflow ($(head -c 300 "$S/small.snap.err"))"
 
 # The join: initiator and target in one recording, and in two.
 for files in "all.snap" "init.snap target.snap"; do
