@@ -14,6 +14,7 @@
 
 #include "core/clock.h"
 #include "core/fmt.h"
+#include "core/json.h"
 #include "core/snapshot.h"
 #include "core/source.h"
 #include "core/merge.h"
@@ -454,6 +455,28 @@ static void say_overflow(const char *who, const char *name, uint64_t n)
 	fprintf(stderr, "latop %s: warning: %s: %llu counted in overflow rows (a table was full: "
 		"every total is exact, the detail by key is not; latop(1) TABLE SIZES says how to "
 		"make it larger)\n", who, name, (unsigned long long)n);
+}
+
+/*
+ * For --json consumers: the figures of every warning report may give, as one
+ * JSON object, the last line of standard error (all zero when every count
+ * of the table is exact).
+ */
+static void say_health_json(const char *table, const struct frame_stats *st,
+			    const struct tick_lengths *tl)
+{
+	uint64_t interval_ns = 0, longest = 0;
+	size_t late = tick_lengths_late(tl, &interval_ns, &longest);
+
+	fprintf(stderr, "{\"health\": {\"table\": ");
+	json_str(stderr, table);
+	fprintf(stderr, ", \"events\": %llu, \"lost\": %llu, \"dropped\": %llu, "
+		"\"evicted\": %llu, \"overflow\": %llu, \"ticks\": %zu, \"ticks_late\": %zu, "
+		"\"longest_tick_ns\": %llu, \"interval_ns\": %llu}}\n",
+		(unsigned long long)st->events, (unsigned long long)st->lost,
+		(unsigned long long)st->dropped, (unsigned long long)st->evicted,
+		(unsigned long long)st->overflow, tl->n, late,
+		(unsigned long long)(late ? longest : 0), (unsigned long long)interval_ns);
 }
 
 /* Say which probes lost records, evicted entries or counted in overflow
@@ -921,6 +944,8 @@ static int cmd_report(int argc, char **argv)
 	if (res->stats.overflow)
 		say_overflow("report", query_table(q), res->stats.overflow);
 	say_late("report", &lens, 0);
+	if (fmt == RF_JSON)
+		say_health_json(query_table(q), &res->stats, &lens);
 	result_free(res);
 out:
 	tick_lengths_free(&lens);

@@ -96,7 +96,7 @@ ok $? "lock_max = 4: report warns of the overflow ($(cat "$tmp/small.rerr"))"
 run big
 out=$(check big 0)
 ok $? "default lock_max: $N lock keys, $N rows, no (other) row ($out)"
-! grep -q "overflow" "$tmp/big.err" "$tmp/big.rerr"
+! grep -q "counted in overflow" "$tmp/big.err" "$tmp/big.rerr"
 ok $? "default lock_max: no overflow warning"
 
 echo "lock_max = 0x" > "$tmp/cfg/latop/latoprc"

@@ -52,7 +52,7 @@ print("# %d syscalls; not %d rows of %d: %s" % (len(by), threads, calls, bad))
 sys.exit(0 if len(by) == 8 and not bad else 1)
 EOF
 ok $? "per thread: 8 syscalls x $THREADS rows of $CALLS calls each"
-! grep -q "overflow" "$tmp/thread.err" "$tmp/thread.rerr"
+! grep -q "counted in overflow" "$tmp/thread.err" "$tmp/thread.rerr"
 ok $? "per thread, default size: nothing counted in overflow ($(cat "$tmp/thread.err" "$tmp/thread.rerr"))"
 
 # Per thread, 1024 slots: the detail is coarser, every total exact.
@@ -71,6 +71,14 @@ print("# keyed %d + (other) %d = %d of %d; %s" % (keyed, other, keyed + other, w
 sys.exit(0 if other > 0 and keyed > 0 and keyed + other == want else 1)
 EOF
 ok $? "1024 slots: the keyed rows and the (other) row hold all $((8 * WANT)) calls, exactly"
+other=$(report small "from syscalls where syscall == '(other)' show sum(count)" |
+	python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["sum(count)"])')
+tail -1 "$tmp/small.rerr" | python3 -c '
+import json, sys
+h = json.loads(sys.stdin.readline())["health"]
+print("# health:", h)
+sys.exit(0 if h["table"] == "syscalls" and h["overflow"] == int(sys.argv[1]) and h["evicted"] == 0 and h["lost"] == 0 else 1)' "$other"
+ok $? "report --json ends its standard error with the health figures: overflow $other"
 grep -q "counted in overflow rows" "$tmp/small.err" && grep -q "counted in overflow rows" "$tmp/small.rerr"
 ok $? "record and report say how much went to overflow ($(grep -h overflow "$tmp/small.err" "$tmp/small.rerr" | head -2))"
 
@@ -85,7 +93,7 @@ print("# %s" % rows)
 sys.exit(0 if len(rows) == 8 and all(r["count"] == want and r["tid"] == 0 for r in rows) else 1)
 EOF
 ok $? "per process: each syscall one row (tid 0) of exactly $WANT calls"
-! grep -q "overflow" "$tmp/proc.err" "$tmp/proc.rerr"
+! grep -q "counted in overflow" "$tmp/proc.err" "$tmp/proc.rerr"
 ok $? "per process, 1024 slots: nothing counted in overflow"
 
 echo "syscall_max = 12x" > "$tmp/cfg/latop/latoprc"
