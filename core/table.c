@@ -80,7 +80,7 @@ static void cell_free(union cell *c, enum ftype t)
 		free(c->s);
 		break;
 	case FT_HIST:
-		hist_free(c->h);
+		shist_free(c->h);
 		break;
 	case FT_IP:
 		free(c->ip);
@@ -129,8 +129,8 @@ void cell_set_str(union cell *c, const char *s)
 /* Set a histogram cell to a copy of h (NULL clears it). */
 void cell_set_hist(union cell *c, const struct hist *h)
 {
-	hist_free(c->h);
-	c->h = h ? hist_dup(h) : NULL;
+	shist_free(c->h);
+	c->h = h ? shist_pack(h) : NULL;
 }
 
 /* Set an address cell to a copy of ip (NULL clears it). */
@@ -161,7 +161,7 @@ struct frame *frame_dup(const struct frame *f)
 				cell_set_str(&dst[i], src[i].s);
 				break;
 			case FT_HIST:
-				cell_set_hist(&dst[i], src[i].h);
+				dst[i].h = src[i].h ? shist_dup(src[i].h) : NULL;
 				break;
 			case FT_IP:
 				cell_set_ip(&dst[i], src[i].ip);

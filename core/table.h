@@ -87,7 +87,7 @@ struct ipaddr {
 union cell {
 	uint64_t u;		/* FT_U64, FT_DUR, FT_SIZE */
 	char *s;		/* FT_STR: owned by the frame (strdup'd) */
-	struct hist *h;		/* FT_HIST: owned by the frame */
+	struct shist *h;	/* FT_HIST: owned by the frame (sparse, hist.h) */
 	struct ipaddr *ip;	/* FT_IP: owned by the frame */
 };
 
@@ -121,7 +121,7 @@ static inline union cell *frame_row(const struct frame *f, size_t i)
 	return f->cells + i * f->schema->nfields;
 }
 /* Set a string / histogram / ip cell; the frame takes a copy (a NULL string
- * or histogram clears the cell). */
+ * or histogram clears the cell; a histogram is kept sparse). */
 void cell_set_str(union cell *c, const char *s);
 void cell_set_hist(union cell *c, const struct hist *h);
 void cell_set_ip(union cell *c, const struct ipaddr *ip);
