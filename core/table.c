@@ -1,4 +1,5 @@
 /* Schemas, frames, ticks and rolling windows. */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include "table.h"
@@ -268,6 +269,37 @@ struct frame *tick_frame(const struct tick *t, const char *table)
 	return NULL;
 }
 
+/* Return the memory the heap block p takes (its header too), 0 for NULL. */
+static size_t heap_bytes(const void *p)
+{
+	return p ? malloc_usable_size((void *)p) + sizeof(size_t) : 0;
+}
+
+size_t frame_bytes(const struct frame *f)
+{
+	size_t b = heap_bytes(f) + heap_bytes(f->cells), r, i, nf = f->schema->nfields;
+
+	for (i = 0; i < nf; i++) {
+		enum ftype t = f->schema->fields[i].type;
+
+		if (t != FT_STR && t != FT_HIST && t != FT_IP)
+			continue;
+		for (r = 0; r < f->nrows; r++)
+			b += heap_bytes(frame_row(f, r)[i].s);	/* any owned pointer */
+	}
+	return b;
+}
+
+uint64_t tick_bytes(const struct tick *t)
+{
+	uint64_t b = heap_bytes(t->frames);
+	size_t i;
+
+	for (i = 0; i < t->nframes; i++)
+		b += frame_bytes(t->frames[i]);
+	return b;
+}
+
 /* Start an empty window of window_ns. */
 void window_init(struct window *w, uint64_t window_ns)
 {
@@ -275,6 +307,27 @@ void window_init(struct window *w, uint64_t window_ns)
 	w->nticks = 0;
 	w->cap = 0;
 	w->ticks = NULL;
+	w->max_bytes = w->bytes = w->dropped = 0;
+}
+
+/* Drop the oldest n ticks. */
+static void window_drop(struct window *w, size_t n)
+{
+	size_t i;
+
+	if (!n)
+		return;
+	for (i = 0; i < n; i++) {
+		if (w->max_bytes) {
+			uint64_t b = tick_bytes(&w->ticks[i]);
+
+			w->bytes -= b < w->bytes ? b : w->bytes;
+			w->dropped += b;
+		}
+		tick_done(&w->ticks[i]);
+	}
+	memmove(w->ticks, w->ticks + n, (w->nticks - n) * sizeof(*w->ticks));
+	w->nticks -= n;
 }
 
 /* Free every tick in the window and its storage. */
@@ -289,23 +342,29 @@ void window_done(struct window *w)
 /* Drop the ticks older than the newest tick's time minus window_ns. */
 static void window_evict(struct window *w)
 {
-	uint64_t newest, oldest_kept;
-	size_t n = 0, i;
+	uint64_t newest, oldest_kept, over;
+	size_t n = 0;
 
 	if (!w->nticks)
 		return;
 	newest = w->ticks[w->nticks - 1].t_ns;
-	if (newest < w->window_ns)
+	if (newest >= w->window_ns) {
+		oldest_kept = newest - w->window_ns;
+		while (n < w->nticks && w->ticks[n].t_ns < oldest_kept)
+			n++;
+		if (n)
+			window_drop(w, n);
+	}
+	if (!w->max_bytes || w->bytes <= w->max_bytes)
 		return;
-	oldest_kept = newest - w->window_ns;
-	while (n < w->nticks && w->ticks[n].t_ns < oldest_kept)
-		n++;
-	if (!n)
-		return;
-	for (i = 0; i < n; i++)
-		tick_done(&w->ticks[i]);
-	memmove(w->ticks, w->ticks + n, (w->nticks - n) * sizeof(*w->ticks));
-	w->nticks -= n;
+	/* Over the bound: the oldest go until what is left fits. */
+	over = w->bytes - w->max_bytes;
+	for (n = 0; n + 1 < w->nticks && over; n++) {
+		uint64_t b = tick_bytes(&w->ticks[n]);
+
+		over -= b < over ? b : over;
+	}
+	window_drop(w, n);
 }
 
 /* Append a tick (taking its frames, leaving *t empty) and evict old ones. */
@@ -316,6 +375,8 @@ void window_push(struct window *w, struct tick *t)
 		w->ticks = xreallocarray(w->ticks, w->cap, sizeof(*w->ticks));
 	}
 	w->ticks[w->nticks++] = *t;
+	if (w->max_bytes)
+		w->bytes += tick_bytes(t);
 	t->frames = NULL;
 	t->nframes = 0;
 	window_evict(w);
@@ -328,12 +389,19 @@ void window_set(struct window *w, uint64_t window_ns)
 	window_evict(w);
 }
 
-/* Drop every tick. */
-void window_clear(struct window *w)
+void window_set_bytes(struct window *w, uint64_t max_bytes)
 {
 	size_t i;
 
-	for (i = 0; i < w->nticks; i++)
-		tick_done(&w->ticks[i]);
-	w->nticks = 0;
+	w->max_bytes = max_bytes;
+	w->bytes = 0;
+	for (i = 0; max_bytes && i < w->nticks; i++)
+		w->bytes += tick_bytes(&w->ticks[i]);
+	window_evict(w);
+}
+
+/* Drop every tick. */
+void window_clear(struct window *w)
+{
+	window_drop(w, w->nticks);
 }
