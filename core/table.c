@@ -367,9 +367,23 @@ static void window_evict(struct window *w)
 	window_drop(w, n);
 }
 
+/* Give back the rows a frame grew room for and did not fill. */
+static void frame_fit(struct frame *f)
+{
+	if (f->nrows == f->cap || !f->nrows)
+		return;
+	f->cells = xreallocarray(f->cells, f->nrows, f->schema->nfields * sizeof(union cell));
+	f->cap = f->nrows;
+}
+
 /* Append a tick (taking its frames, leaving *t empty) and evict old ones. */
 void window_push(struct window *w, struct tick *t)
 {
+	size_t i;
+
+	/* A bounded window keeps its ticks a while: no room left unused. */
+	for (i = 0; w->max_bytes && i < t->nframes; i++)
+		frame_fit(t->frames[i]);
 	if (w->nticks == w->cap) {
 		w->cap = w->cap ? w->cap * 2 : 16;
 		w->ticks = xreallocarray(w->ticks, w->cap, sizeof(*w->ticks));

@@ -168,7 +168,8 @@ struct frame *tick_frame(const struct tick *t, const char *table);
  * A rolling window: the ticks of the last window_ns, oldest first.  Pushing a
  * tick evicts ticks older than newest.t_ns - window_ns, and with max_bytes
  * set, the oldest while the ticks hold more memory than that (tick_bytes;
- * the newest always stays).
+ * the newest always stays), and a pushed tick's frames give back the rows
+ * they grew room for and did not fill.
  */
 struct window {
 	uint64_t window_ns;
