@@ -394,3 +394,284 @@ bad:
 	hist_init(h);
 	return 0;
 }
+
+/* Allocate a sparse histogram of cap bins, empty. */
+static struct shist *shist_alloc(uint32_t cap)
+{
+	struct shist *s = xmalloc(sizeof(*s) + (size_t)cap * sizeof(s->bin[0]));
+
+	s->count = s->sum = s->max = 0;
+	s->min = UINT64_MAX;
+	s->n = 0;
+	s->cap = cap;
+	return s;
+}
+
+struct shist *shist_new(void)
+{
+	return shist_alloc(0);
+}
+
+void shist_free(struct shist *s)
+{
+	free(s);
+}
+
+struct shist *shist_pack(const struct hist *h)
+{
+	struct shist *s;
+	uint32_t i, n = 0;
+
+	for (i = 0; i < LH_NBUCKETS; i++)
+		n += h->b[i] != 0;
+	s = shist_alloc(n);
+	s->count = h->count;
+	s->sum = h->sum;
+	s->min = h->min;
+	s->max = h->max;
+	for (i = 0; i < LH_NBUCKETS; i++)
+		if (h->b[i])
+			s->bin[s->n++] = (struct hbin){.c = h->b[i], .idx = i};
+	return s;
+}
+
+void shist_unpack(const struct shist *s, struct hist *h)
+{
+	uint32_t i;
+
+	hist_init(h);
+	h->count = s->count;
+	h->sum = s->sum;
+	h->min = s->min;
+	h->max = s->max;
+	for (i = 0; i < s->n; i++)
+		h->b[s->bin[i].idx] = s->bin[i].c;
+}
+
+struct shist *shist_dup(const struct shist *s)
+{
+	struct shist *d = shist_alloc(s->n);
+
+	memcpy(d, s, sizeof(*s) + (size_t)s->n * sizeof(s->bin[0]));
+	d->cap = s->n;
+	return d;
+}
+
+size_t shist_bytes(const struct shist *s)
+{
+	return s ? sizeof(*s) + (size_t)s->cap * sizeof(s->bin[0]) : 0;
+}
+
+int shist_equal(const struct shist *a, const struct shist *b)
+{
+	uint32_t i;
+
+	if (a->count != b->count || a->sum != b->sum || a->min != b->min || a->max != b->max ||
+	    a->n != b->n)
+		return 0;
+	for (i = 0; i < a->n; i++)
+		if (a->bin[i].c != b->bin[i].c || a->bin[i].idx != b->bin[i].idx)
+			return 0;
+	return 1;
+}
+
+struct shist *shist_merge(struct shist *dst, const struct shist *src)
+{
+	uint32_t i, j, u = 0, k, cap;
+
+	if (!dst)
+		dst = shist_new();
+	if (!src->count)
+		return dst;
+	/* The union of both bucket sets, then a merge from the top down in place. */
+	for (i = j = 0; i < dst->n || j < src->n; u++) {
+		if (j == src->n || (i < dst->n && dst->bin[i].idx < src->bin[j].idx))
+			i++;
+		else if (i == dst->n || src->bin[j].idx < dst->bin[i].idx)
+			j++;
+		else
+			i++, j++;
+	}
+	if (u > dst->cap) {
+		cap = dst->cap * 2 < LH_NBUCKETS ? dst->cap * 2 : LH_NBUCKETS;
+		cap = cap > u ? cap : u;
+		dst = xrealloc(dst, sizeof(*dst) + (size_t)cap * sizeof(dst->bin[0]));
+		dst->cap = cap;
+	}
+	i = dst->n;
+	j = src->n;
+	k = u;
+	while (j > 0) {
+		if (i > 0 && dst->bin[i - 1].idx > src->bin[j - 1].idx) {
+			dst->bin[--k] = dst->bin[--i];
+		} else if (i > 0 && dst->bin[i - 1].idx == src->bin[j - 1].idx) {
+			dst->bin[--k] = dst->bin[--i];
+			dst->bin[k].c += src->bin[--j].c;
+		} else {
+			dst->bin[--k] = src->bin[--j];
+		}
+	}
+	dst->n = u;
+	/* A count that wrapped to 0 leaves its bucket empty, as in hist_merge. */
+	for (i = k = 0; i < dst->n; i++)
+		if (dst->bin[i].c)
+			dst->bin[k++] = dst->bin[i];
+	dst->n = k;
+	dst->count += src->count;
+	dst->sum += src->sum;
+	if (src->min < dst->min)
+		dst->min = src->min;
+	if (src->max > dst->max)
+		dst->max = src->max;
+	return dst;
+}
+
+/* Return what bin value idx reports in s: its midpoint within [min, max]. */
+static uint64_t shist_value(const struct shist *s, uint32_t idx)
+{
+	uint64_t m = hist_bucket_mid(idx);
+
+	if (m < s->min)
+		m = s->min;
+	if (m > s->max)
+		m = s->max;
+	return m;
+}
+
+uint64_t shist_percentile(const struct shist *s, double q)
+{
+	uint64_t rank, cum = 0;
+	uint32_t i;
+
+	if (!s->count)
+		return 0;
+	if (!(q > 0.0))
+		return s->min;
+	if (q >= 100.0)
+		return s->max;
+	rank = (uint64_t)ceil(q / 100.0 * (double)s->count);
+	if (rank < 1)
+		rank = 1;
+	if (rank > s->count)
+		rank = s->count;
+	for (i = 0; i < s->n; i++) {
+		cum += s->bin[i].c;
+		if (cum >= rank)
+			return shist_value(s, s->bin[i].idx);
+	}
+	return s->max;
+}
+
+double shist_stddev(const struct shist *s)
+{
+	double avg, var = 0.0;
+	uint32_t i;
+
+	if (s->count < 2)
+		return 0.0;
+	avg = (double)s->sum / (double)s->count;
+	for (i = 0; i < s->n; i++) {
+		double d = (double)shist_value(s, s->bin[i].idx) - avg;
+
+		var += (double)s->bin[i].c * d * d;
+	}
+	return sqrt(var / (double)s->count);
+}
+
+/* Return whether s is whole as hist_whole has it (what decode accepts as is). */
+static bool shist_whole(const struct shist *s)
+{
+	uint64_t total = 0;
+	uint32_t i;
+
+	for (i = 0; i < s->n; i++)
+		total += s->bin[i].c;
+	if (total != s->count)
+		return false;
+	if (!total)
+		return !s->sum && s->min == UINT64_MAX && !s->max;
+	return s->min >= lh_bucket_low(s->bin[0].idx) && s->min <= s->max &&
+	       s->max <= hist_bucket_high(s->bin[s->n - 1].idx);
+}
+
+size_t shist_encode(const struct shist *s, uint8_t *buf, size_t cap)
+{
+	uint8_t tmp[HIST_ENCODE_MAX];
+	uint32_t i, prev = 0;
+	struct hist *h;
+	size_t n = 0;
+	bool zero = false;
+
+	for (i = 0; i < s->n; i++)
+		zero |= !s->bin[i].c;
+	if (zero || !shist_whole(s)) {
+		/* Rare (torn or wrapped): settle the dense form as hist_encode does. */
+		h = hist_new();
+		shist_unpack(s, h);
+		n = hist_encode(h, buf, cap);
+		hist_free(h);
+		return n;
+	}
+	n += varint_put(tmp + n, s->count);
+	n += varint_put(tmp + n, s->sum);
+	n += varint_put(tmp + n, s->min);
+	n += varint_put(tmp + n, s->max);
+	n += varint_put(tmp + n, s->n);
+	for (i = 0; i < s->n; i++) {
+		n += varint_put(tmp + n, s->bin[i].idx - prev);
+		n += varint_put(tmp + n, s->bin[i].c);
+		prev = s->bin[i].idx + 1;
+	}
+	if (n <= cap)
+		memcpy(buf, tmp, n);
+	return n;
+}
+
+struct shist *shist_decode(const uint8_t *buf, size_t len, size_t *usedp)
+{
+	uint64_t hdr[5], total = 0, idx = 0;
+	size_t n = 0, k, used;
+	struct shist *s;
+
+	for (k = 0; k < 5; k++) {
+		used = varint_get(buf + n, len - n, &hdr[k]);
+		if (!used)
+			return NULL;
+		n += used;
+	}
+	if (hdr[4] > LH_NBUCKETS)
+		return NULL;
+	s = shist_alloc((uint32_t)hdr[4]);
+	for (k = 0; k < hdr[4]; k++) {
+		uint64_t gap, c;
+
+		used = varint_get(buf + n, len - n, &gap);
+		if (!used)
+			goto bad;
+		n += used;
+		used = varint_get(buf + n, len - n, &c);
+		if (!used)
+			goto bad;
+		n += used;
+		if (gap >= LH_NBUCKETS - idx || !c || c > UINT64_MAX - total)
+			goto bad;
+		idx += gap;
+		s->bin[s->n++] = (struct hbin){.c = c, .idx = (uint32_t)idx++};
+		total += c;
+	}
+	if (total != hdr[0])
+		goto bad;
+	if (total && hdr[2] > hdr[3])
+		goto bad;
+	if (!total && (hdr[1] || hdr[2] != UINT64_MAX || hdr[3]))
+		goto bad;
+	s->count = hdr[0];
+	s->sum = hdr[1];
+	s->min = hdr[2];
+	s->max = hdr[3];
+	*usedp = n;
+	return s;
+bad:
+	shist_free(s);
+	return NULL;
+}

@@ -50,6 +50,47 @@ double hist_cdf(const struct hist *h, uint64_t v);
 /* Midpoint of bucket idx (what percentiles report). */
 uint64_t hist_bucket_mid(uint32_t idx);
 
+/*
+ * A sparse histogram: the same content as a struct hist with only its
+ * occupied buckets, in ascending order.  What frames and aggregates keep
+ * (struct hist is 4.7 KiB whatever it holds; this is 40 bytes and 16 a
+ * bucket); struct hist stays the form to build and compute in.
+ */
+struct hbin {
+	uint64_t c;		/* values counted, > 0 */
+	uint32_t idx;		/* bucket index, < LH_NBUCKETS */
+	uint32_t pad;		/* zero */
+};
+struct shist {
+	uint64_t count, sum, min, max;	/* as in struct hist */
+	uint32_t n, cap;		/* bins used, bins allocated */
+	struct hbin bin[];
+};
+
+/* Return an empty sparse histogram. */
+struct shist *shist_new(void);
+void shist_free(struct shist *s);
+/* Return a copy of h with only its occupied buckets (every field exact). */
+struct shist *shist_pack(const struct hist *h);
+/* Make h the dense form of s. */
+void shist_unpack(const struct shist *s, struct hist *h);
+struct shist *shist_dup(const struct shist *s);
+/* Return the bytes s holds (its allocation). */
+size_t shist_bytes(const struct shist *s);
+/* Return whether a and b hold the same histogram. */
+int shist_equal(const struct shist *a, const struct shist *b);
+/* Add every value of src to dst, which may move: use the result (dst NULL:
+ * a new histogram).  Like hist_merge. */
+struct shist *shist_merge(struct shist *dst, const struct shist *src);
+/* Like hist_percentile and hist_stddev, with the same results. */
+uint64_t shist_percentile(const struct shist *s, double q);
+double shist_stddev(const struct shist *s);
+/* Like hist_encode of the dense form: the same bytes. */
+size_t shist_encode(const struct shist *s, uint8_t *buf, size_t cap);
+/* Like hist_decode: return a new histogram and set *used to the bytes
+ * consumed, or NULL on malformed input. */
+struct shist *shist_decode(const uint8_t *buf, size_t len, size_t *used);
+
 /* Serialize sparsely (only non-empty buckets) into buf; returns bytes used,
  * or the size needed if cap is too small (call again with a bigger buf). */
 size_t hist_encode(const struct hist *h, uint8_t *buf, size_t cap);

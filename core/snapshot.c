@@ -486,10 +486,10 @@ static uint64_t snap_put_cell(struct wbuf *b, const union cell *c, enum ftype t)
 	case FT_HIST:
 		wbuf_u8(b, c->h != NULL);
 		if (c->h) {
-			size_t need = hist_encode(c->h, wbuf_room(b, 64), 64);
+			size_t need = shist_encode(c->h, wbuf_room(b, 64), 64);
 
 			if (need > 64)
-				need = hist_encode(c->h, wbuf_room(b, need), need);
+				need = shist_encode(c->h, wbuf_room(b, need), need);
 			b->len += need;
 			return snap_cell_cost(t, 0);
 		}
@@ -1445,9 +1445,8 @@ static int snap_get_cell(struct rbuf *rb, union cell *c, enum ftype t, uint64_t 
 			return rbuf_fail(rb, "bad histogram flag %u", present);
 		if (snap_charge(rb, used, snap_cell_cost(t, 0), budget))
 			return -1;
-		c->h = hist_new();
-		got = hist_decode(c->h, rb->p + rb->pos, rbuf_left(rb));
-		if (!got)
+		c->h = shist_decode(rb->p + rb->pos, rbuf_left(rb), &got);
+		if (!c->h)
 			return rbuf_fail(rb, "malformed histogram");
 		rb->pos += got;
 		return 0;

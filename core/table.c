@@ -1,4 +1,5 @@
 /* Schemas, frames, ticks and rolling windows. */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include "table.h"
@@ -82,7 +83,7 @@ static void cell_free(union cell *c, enum ftype t)
 		free(c->s);
 		break;
 	case FT_HIST:
-		hist_free(c->h);
+		shist_free(c->h);
 		break;
 	case FT_IP:
 		free(c->ip);
@@ -131,8 +132,8 @@ void cell_set_str(union cell *c, const char *s)
 /* Set a histogram cell to a copy of h (NULL clears it). */
 void cell_set_hist(union cell *c, const struct hist *h)
 {
-	hist_free(c->h);
-	c->h = h ? hist_dup(h) : NULL;
+	shist_free(c->h);
+	c->h = h ? shist_pack(h) : NULL;
 }
 
 /* Set an address cell to a copy of ip (NULL clears it). */
@@ -163,7 +164,7 @@ struct frame *frame_dup(const struct frame *f)
 				cell_set_str(&dst[i], src[i].s);
 				break;
 			case FT_HIST:
-				cell_set_hist(&dst[i], src[i].h);
+				dst[i].h = src[i].h ? shist_dup(src[i].h) : NULL;
 				break;
 			case FT_IP:
 				cell_set_ip(&dst[i], src[i].ip);
@@ -270,6 +271,37 @@ struct frame *tick_frame(const struct tick *t, const char *table)
 	return NULL;
 }
 
+/* Return the memory the heap block p takes (its header too), 0 for NULL. */
+static size_t heap_bytes(const void *p)
+{
+	return p ? malloc_usable_size((void *)p) + sizeof(size_t) : 0;
+}
+
+size_t frame_bytes(const struct frame *f)
+{
+	size_t b = heap_bytes(f) + heap_bytes(f->cells), r, i, nf = f->schema->nfields;
+
+	for (i = 0; i < nf; i++) {
+		enum ftype t = f->schema->fields[i].type;
+
+		if (t != FT_STR && t != FT_HIST && t != FT_IP)
+			continue;
+		for (r = 0; r < f->nrows; r++)
+			b += heap_bytes(frame_row(f, r)[i].s);	/* any owned pointer */
+	}
+	return b;
+}
+
+uint64_t tick_bytes(const struct tick *t)
+{
+	uint64_t b = heap_bytes(t->frames);
+	size_t i;
+
+	for (i = 0; i < t->nframes; i++)
+		b += frame_bytes(t->frames[i]);
+	return b;
+}
+
 /* Start an empty window of window_ns. */
 void window_init(struct window *w, uint64_t window_ns)
 {
@@ -277,6 +309,27 @@ void window_init(struct window *w, uint64_t window_ns)
 	w->nticks = 0;
 	w->cap = 0;
 	w->ticks = NULL;
+	w->max_bytes = w->bytes = w->dropped = 0;
+}
+
+/* Drop the oldest n ticks. */
+static void window_drop(struct window *w, size_t n)
+{
+	size_t i;
+
+	if (!n)
+		return;
+	for (i = 0; i < n; i++) {
+		if (w->max_bytes) {
+			uint64_t b = tick_bytes(&w->ticks[i]);
+
+			w->bytes -= b < w->bytes ? b : w->bytes;
+			w->dropped += b;
+		}
+		tick_done(&w->ticks[i]);
+	}
+	memmove(w->ticks, w->ticks + n, (w->nticks - n) * sizeof(*w->ticks));
+	w->nticks -= n;
 }
 
 /* Free every tick in the window and its storage. */
@@ -291,33 +344,55 @@ void window_done(struct window *w)
 /* Drop the ticks older than the newest tick's time minus window_ns. */
 static void window_evict(struct window *w)
 {
-	uint64_t newest, oldest_kept;
-	size_t n = 0, i;
+	uint64_t newest, oldest_kept, over;
+	size_t n = 0;
 
 	if (!w->nticks)
 		return;
 	newest = w->ticks[w->nticks - 1].t_ns;
-	if (newest < w->window_ns)
+	if (newest >= w->window_ns) {
+		oldest_kept = newest - w->window_ns;
+		while (n < w->nticks && w->ticks[n].t_ns < oldest_kept)
+			n++;
+		if (n)
+			window_drop(w, n);
+	}
+	if (!w->max_bytes || w->bytes <= w->max_bytes)
 		return;
-	oldest_kept = newest - w->window_ns;
-	while (n < w->nticks && w->ticks[n].t_ns < oldest_kept)
-		n++;
-	if (!n)
+	/* Over the bound: the oldest go until what is left fits. */
+	over = w->bytes - w->max_bytes;
+	for (n = 0; n + 1 < w->nticks && over; n++) {
+		uint64_t b = tick_bytes(&w->ticks[n]);
+
+		over -= b < over ? b : over;
+	}
+	window_drop(w, n);
+}
+
+/* Give back the rows a frame grew room for and did not fill. */
+static void frame_fit(struct frame *f)
+{
+	if (f->nrows == f->cap || !f->nrows)
 		return;
-	for (i = 0; i < n; i++)
-		tick_done(&w->ticks[i]);
-	memmove(w->ticks, w->ticks + n, (w->nticks - n) * sizeof(*w->ticks));
-	w->nticks -= n;
+	f->cells = xreallocarray(f->cells, f->nrows, f->schema->nfields * sizeof(union cell));
+	f->cap = f->nrows;
 }
 
 /* Append a tick (taking its frames, leaving *t empty) and evict old ones. */
 void window_push(struct window *w, struct tick *t)
 {
+	size_t i;
+
+	/* A bounded window keeps its ticks a while: no room left unused. */
+	for (i = 0; w->max_bytes && i < t->nframes; i++)
+		frame_fit(t->frames[i]);
 	if (w->nticks == w->cap) {
 		w->cap = w->cap ? w->cap * 2 : 16;
 		w->ticks = xreallocarray(w->ticks, w->cap, sizeof(*w->ticks));
 	}
 	w->ticks[w->nticks++] = *t;
+	if (w->max_bytes)
+		w->bytes += tick_bytes(t);
 	t->frames = NULL;
 	t->nframes = 0;
 	window_evict(w);
@@ -330,12 +405,19 @@ void window_set(struct window *w, uint64_t window_ns)
 	window_evict(w);
 }
 
-/* Drop every tick. */
-void window_clear(struct window *w)
+void window_set_bytes(struct window *w, uint64_t max_bytes)
 {
 	size_t i;
 
-	for (i = 0; i < w->nticks; i++)
-		tick_done(&w->ticks[i]);
-	w->nticks = 0;
+	w->max_bytes = max_bytes;
+	w->bytes = 0;
+	for (i = 0; max_bytes && i < w->nticks; i++)
+		w->bytes += tick_bytes(&w->ticks[i]);
+	window_evict(w);
+}
+
+/* Drop every tick. */
+void window_clear(struct window *w)
+{
+	window_drop(w, w->nticks);
 }

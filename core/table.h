@@ -92,7 +92,7 @@ struct ipaddr {
 union cell {
 	uint64_t u;		/* FT_U64, FT_DUR, FT_SIZE */
 	char *s;		/* FT_STR: owned by the frame (strdup'd) */
-	struct hist *h;		/* FT_HIST: owned by the frame */
+	struct shist *h;	/* FT_HIST: owned by the frame (sparse, hist.h) */
 	struct ipaddr *ip;	/* FT_IP: owned by the frame */
 };
 
@@ -126,11 +126,14 @@ static inline union cell *frame_row(const struct frame *f, size_t i)
 	return f->cells + i * f->schema->nfields;
 }
 /* Set a string / histogram / ip cell; the frame takes a copy (a NULL string
- * or histogram clears the cell). */
+ * or histogram clears the cell; a histogram is kept sparse). */
 void cell_set_str(union cell *c, const char *s);
 void cell_set_hist(union cell *c, const struct hist *h);
 void cell_set_ip(union cell *c, const struct ipaddr *ip);
 struct frame *frame_dup(const struct frame *f);
+/* Return the heap memory f holds: its cells and what they own, with the
+ * allocator's per-block overhead. */
+size_t frame_bytes(const struct frame *f);
 
 /* A tick: every frame one source produced at one time (one per table). */
 struct tick {
@@ -142,6 +145,8 @@ struct tick {
 void tick_init(struct tick *t, uint64_t t_ns);
 void tick_add(struct tick *t, struct frame *f);	/* takes ownership */
 void tick_done(struct tick *t);			/* frees the frames */
+/* Return the heap memory t's frames hold (frame_bytes of each). */
+uint64_t tick_bytes(const struct tick *t);
 
 /*
  * Ticks that came late: how long ticks lasted, to say which strayed.  A
@@ -166,18 +171,26 @@ struct frame *tick_frame(const struct tick *t, const char *table);
 
 /*
  * A rolling window: the ticks of the last window_ns, oldest first.  Pushing a
- * tick evicts ticks older than newest.t_ns - window_ns.
+ * tick evicts ticks older than newest.t_ns - window_ns, and with max_bytes
+ * set, the oldest while the ticks hold more memory than that (tick_bytes;
+ * the newest always stays), and a pushed tick's frames give back the rows
+ * they grew room for and did not fill.
  */
 struct window {
 	uint64_t window_ns;
 	size_t nticks, cap;
 	struct tick *ticks;
+	uint64_t max_bytes;	/* 0: no bound (see window_set_bytes) */
+	uint64_t bytes;		/* with max_bytes: what the ticks hold */
+	uint64_t dropped;	/* with max_bytes: bytes of every tick evicted so far */
 };
 
 void window_init(struct window *w, uint64_t window_ns);
 void window_done(struct window *w);
 void window_push(struct window *w, struct tick *t);	/* takes the tick's frames */
 void window_set(struct window *w, uint64_t window_ns);	/* resize, evicting if shorter */
+/* Bound the memory the ticks hold (0: none), evicting the oldest beyond it. */
+void window_set_bytes(struct window *w, uint64_t max_bytes);
 void window_clear(struct window *w);
 
 #endif

@@ -62,7 +62,7 @@
 
 /* One aggregate being accumulated. */
 struct acc {
-	struct hist *h;		/* histogram columns: the merge */
+	struct shist *h;	/* histogram columns: the merge */
 	uint64_t sum, events, rows, min, max;
 	double mean, m2;	/* Welford over row values */
 	uint64_t *vals;		/* pNN over rows */
@@ -81,7 +81,7 @@ struct rowview {
 	const union cell *cells;
 	const int *map;		/* query schema index -> frame schema index, or -1 */
 	int part;		/* unpivoted: index into plan.parts; -1 = the row as recorded */
-	const struct hist *clipped;	/* hist_field's kept part, or NULL */
+	const struct shist *clipped;	/* hist_field's kept part, or NULL */
 	double fcount, fdur;	/* kept share of events and of time */
 	union cell bytes;	/* plan.bytes_field's value in the row as recorded */
 };
@@ -94,7 +94,7 @@ struct query_run {
 	struct group *groups;
 	size_t hcap;
 	size_t *hash;		/* open addressing: group index + 1, 0 = empty */
-	struct hist clip;	/* scratch for a clipped row */
+	struct shist *clip;	/* scratch for a clipped row, room for every bucket */
 	union cell *pnames;	/* PART_KEY's value for each part */
 	int *map;		/* query schema index -> current frame's schema index */
 	const union cell zero;
@@ -283,7 +283,7 @@ static bool exec_pred(const struct query_run *x, const struct pred *p, const str
 }
 
 /* Return the value hist_clip reports for bucket i: its midpoint within [min, max]. */
-static uint64_t exec_bucket_value(const struct hist *h, uint32_t i)
+static uint64_t exec_bucket_value(const struct shist *h, uint32_t i)
 {
 	uint64_t m = hist_bucket_mid(i);
 
@@ -297,10 +297,10 @@ static uint64_t exec_bucket_value(const struct hist *h, uint32_t i)
 static bool exec_where(struct query_run *x, struct rowview *rv)
 {
 	const struct query *q = x->q;
-	const struct hist *h;
-	struct hist *k = &x->clip;
+	const struct shist *h;
+	struct shist *k;
 	uint64_t all_t = 0, first = LH_NBUCKETS, last = 0;
-	uint32_t i;
+	uint32_t j;
 
 	rv->clipped = NULL;
 	if (!q->where)
@@ -310,19 +310,27 @@ static bool exec_where(struct query_run *x, struct rowview *rv)
 	h = exec_cell(x, rv, q->plan.hist_field)->h;
 	if (!h || !h->count)
 		return false;
-	hist_init(k);
-	for (i = 0; i < LH_NBUCKETS; i++) {
-		uint64_t v;
+	if (!x->clip) {
+		x->clip = shist_new();
+		x->clip = xrealloc(x->clip, sizeof(*x->clip) + LH_NBUCKETS * sizeof(x->clip->bin[0]));
+		x->clip->cap = LH_NBUCKETS;
+	}
+	k = x->clip;
+	k->n = 0;
+	k->count = k->sum = 0;
+	for (j = 0; j < h->n; j++) {
+		uint32_t i = h->bin[j].idx;
+		uint64_t v, c = h->bin[j].c;
 
-		if (!h->b[i])
+		if (!c)
 			continue;
 		v = exec_bucket_value(h, i);
-		all_t += v * h->b[i];
+		all_t += v * c;
 		if (!exec_pred(x, q->where, rv, v))
 			continue;
-		k->b[i] = h->b[i];
-		k->count += h->b[i];
-		k->sum += v * h->b[i];
+		k->bin[k->n++] = h->bin[j];
+		k->count += c;
+		k->sum += v * c;
 		if (first == LH_NBUCKETS)
 			first = i;
 		last = i;
@@ -455,8 +463,8 @@ static struct group *exec_group(struct query_run *x, const struct rowview *rv)
 		g->acc[i].min = UINT64_MAX;
 		if (!pl->cols[i].key && pl->cols[i].field >= 0 &&
 		    x->s->fields[pl->cols[i].field].type == FT_HIST) {
-			g->acc[i].h = hist_new();
-			x->bytes += sizeof(*g->acc[i].h);
+			g->acc[i].h = shist_new();
+			x->bytes += shist_bytes(g->acc[i].h);
 		}
 	}
 	return g;
@@ -471,11 +479,14 @@ static void exec_add(struct query_run *x, const struct pcol *c, struct acc *a,
 	double d;
 
 	if (a->h) {
-		const struct hist *h = c->field == pl->hist_field && rv->clipped ? rv->clipped :
-				       exec_cell(x, rv, c->field)->h;
+		const struct shist *h = c->field == pl->hist_field && rv->clipped ? rv->clipped :
+					exec_cell(x, rv, c->field)->h;
 
-		if (h)
-			hist_merge(a->h, h);
+		if (h) {
+			x->bytes -= shist_bytes(a->h);
+			a->h = shist_merge(a->h, h);
+			x->bytes += shist_bytes(a->h);
+		}
 		return;
 	}
 	a->events += exec_events(x, rv);
@@ -526,7 +537,7 @@ static void exec_final(const struct query_run *x, const struct pcol *c, struct g
 		       struct acc *a, double span_s, struct result_val *out)
 {
 	const struct field *f = c->field >= 0 ? &x->s->fields[c->field] : NULL;
-	const struct hist *h = a->h;
+	const struct shist *h = a->h;
 	bool hist = h != NULL;
 	uint64_t events = hist ? h->count : a->events;
 
@@ -566,7 +577,7 @@ static void exec_final(const struct query_run *x, const struct pcol *c, struct g
 		break;
 	case AGG_AVG:
 		if (hist) {
-			out->d = hist_avg(h);
+			out->d = h->count ? (double)h->sum / (double)h->count : 0.0;
 		} else if ((f->flags & FF_SUM) && x->q->plan.count_field >= 0 &&
 			   c->field != x->q->plan.count_field) {
 			out->null = !a->events;
@@ -576,11 +587,11 @@ static void exec_final(const struct query_run *x, const struct pcol *c, struct g
 		}
 		break;
 	case AGG_STDDEV:
-		out->d = hist ? hist_stddev(h) : a->rows ? sqrt(a->m2 / (double)a->rows) : 0;
+		out->d = hist ? shist_stddev(h) : a->rows ? sqrt(a->m2 / (double)a->rows) : 0;
 		break;
 	case AGG_PCT:
 		if (hist) {
-			out->u = hist_percentile(h, c->pct);
+			out->u = shist_percentile(h, c->pct);
 		} else if (a->nvals) {
 			size_t rank = (size_t)ceil(c->pct / 100.0 * (double)a->nvals);
 
@@ -590,7 +601,8 @@ static void exec_final(const struct query_run *x, const struct pcol *c, struct g
 		break;
 	case AGG_DIST:
 		out->null = false;
-		out->h = hist_dup(h);
+		out->h = hist_new();
+		shist_unpack(h, out->h);
 		break;
 	default:
 		break;
@@ -848,7 +860,7 @@ void query_run_free(struct query_run *r)
 				free(g->kcells[j].ip);
 		}
 		for (j = 0; j < pl->ncols; j++) {
-			hist_free(g->acc[j].h);
+			shist_free(g->acc[j].h);
 			free(g->acc[j].vals);
 		}
 		free(g->acc);
@@ -861,6 +873,7 @@ void query_run_free(struct query_run *r)
 		free(r->pnames[i].s);
 	free(r->pnames);
 	free(r->map);
+	shist_free(r->clip);
 	free(r);
 }
 

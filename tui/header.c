@@ -105,7 +105,15 @@ static void line_mode(const struct screen *s, int y, int w)
 	snprintf(a, sizeof(a), "%s", fmt_dur(s->win.window_ns, b, sizeof(b)));
 	x = meter(y, x, w, "window", a, ROLE_METER_VALUE);
 	snprintf(a, sizeof(a), "%zu", s->win.nticks);
-	meter(y, x, w, "ticks", a, ROLE_METER_VALUE);
+	x = meter(y, x, w, "ticks", a, ROLE_METER_VALUE);
+	if (!s->opts->replay && s->history.nticks) {
+		/* How far back time travel reaches; short of the window when
+		 * latoprc's history_mb holds fewer ticks than it spans. */
+		uint64_t span = history_span_ns(s);
+
+		meter(y, x, w, "history", fmt_dur(span, b, sizeof(b)),
+		      span < s->win.window_ns ? ROLE_METER_WARN : ROLE_METER_VALUE);
+	}
 }
 
 /* Draw the second meter line: rates, losses and latop's own cost. */

@@ -512,6 +512,7 @@ int tui_run(struct source *src, const struct tui_opts *o, char **cause)
 	s.playing = o->replay;
 	s.cursor = o->replay && src->ops->tell ? src->ops->tell(src) : 0;
 	window_init(&s.history, UINT64_MAX);
+	history_bound(&s);
 	window_init(&s.win, 5000000000ULL);
 	table_view_init(&s.tv);
 	detail_init(&s.detail);

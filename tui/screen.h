@@ -34,7 +34,9 @@ struct screen {
 	char *stack[SCREEN_STACK_MAX];	/* drill-down: the query texts to go back to */
 	size_t depth;
 
-	struct window history;		/* owns the recent ticks, oldest first */
+	struct window history;		/* owns the recent ticks, oldest first, within
+					 * latoprc's history_mb */
+	uint64_t trimmed;		/* history.dropped at the last malloc_trim */
 	struct window win;		/* the query's window: a view of history's tail */
 	uint64_t t_end;			/* newest tick shown (UINT64_MAX: the latest) */
 	struct result *res;
@@ -98,5 +100,8 @@ double screen_speed(const struct screen *s);
 void screen_speed_step(struct screen *s, int delta);
 /* Index of the newest shown tick in the recording (replay). */
 size_t screen_cursor(const struct screen *s);
+/* How far back the history reaches: from the start of its oldest tick to
+ * the end of its newest (0 when empty). */
+uint64_t history_span_ns(const struct screen *s);
 
 #endif

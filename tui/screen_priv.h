@@ -22,7 +22,12 @@ bool screen_error_shown(const struct screen *s);
 /* Forget every query to go back to. */
 void stack_clear(struct screen *s);
 
-/* Add a tick to the history (taking it), dropping the oldest beyond its bounds. */
+/* Bound the history's memory by latoprc's history_mb (default
+ * HISTORY_MB_DEFAULT). */
+#define HISTORY_MB_DEFAULT 64
+void history_bound(struct screen *s);
+/* Add a tick to the history (taking it), dropping the oldest beyond its bound;
+ * what they held goes back to the system. */
 void history_push(struct screen *s, struct tick *t);
 /* Rerun the detail query for the selected row, if the detail pane is open. */
 void detail_refresh(struct screen *s);

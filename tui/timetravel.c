@@ -3,49 +3,49 @@
  * query's window as a view of it, rerunning the query, and stepping, pausing
  * and playing (a recording is reread from the file around the shown tick).
  */
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "../core/xalloc.h"
+#include "../probes/probe_util.h"
 #include "screen_priv.h"
 
-#define HISTORY_TICKS 600		/* ticks kept for 's' and stepping back */
-#define HISTORY_BYTES (256ULL << 20)	/* ... unless they take more memory than this */
+#define REPLAY_TICKS 600		/* ticks a replay's window is rebuilt from, at most */
 
 static const double speeds[] = {0.25, 0.5, 1, 2, 4, 8, 16, 64};
 
-/* Estimate the memory one tick takes. */
-static uint64_t tick_bytes(const struct tick *t)
+void history_bound(struct screen *s)
 {
-	uint64_t b = sizeof(*t);
-	size_t i, f;
+	uint32_t mb = probe_size_option("history_mb", 1, 1u << 20, HISTORY_MB_DEFAULT, false, "MiB");
 
-	for (i = 0; i < t->nframes; i++) {
-		const struct schema *sc = t->frames[i]->schema;
-		uint64_t row = sc->nfields * sizeof(union cell);
-
-		for (f = 0; f < sc->nfields; f++)
-			if (sc->fields[f].type == FT_HIST)
-				row += sizeof(struct hist);
-		b += row * t->frames[i]->nrows;
-	}
-	return b;
+	window_set_bytes(&s->history, (uint64_t)mb << 20);
 }
 
 void history_push(struct screen *s, struct tick *t)
 {
-	uint64_t per = tick_bytes(t) + 1;
-	size_t max = HISTORY_TICKS;
-
-	if (per * max > HISTORY_BYTES)
-		max = (size_t)(HISTORY_BYTES / per) > 16 ? (size_t)(HISTORY_BYTES / per) : 16;
 	window_push(&s->history, t);
-	while (s->history.nticks > max) {
-		tick_done(&s->history.ticks[0]);
-		memmove(s->history.ticks, s->history.ticks + 1,
-			(s->history.nticks - 1) * sizeof(s->history.ticks[0]));
-		s->history.nticks--;
+	/* The heap keeps what dropped ticks freed, scattered among what stays:
+	 * give it back once an eighth of the bound has gone. */
+	if (s->history.dropped - s->trimmed > s->history.max_bytes / 8) {
+		malloc_trim(0);
+		s->trimmed = s->history.dropped;
 	}
+}
+
+uint64_t history_span_ns(const struct screen *s)
+{
+	const struct window *h = &s->history;
+	const struct tick *old;
+	uint64_t dt = 0;
+	size_t i;
+
+	if (!h->nticks)
+		return 0;
+	old = &h->ticks[0];
+	for (i = 0; i < old->nframes; i++)
+		dt = old->frames[i]->dt_ns > dt ? old->frames[i]->dt_ns : dt;
+	return h->ticks[h->nticks - 1].t_ns - old->t_ns + dt;
 }
 
 /* Point the query's window at the history's ticks ending at t_end. */
@@ -103,13 +103,13 @@ void requery(struct screen *s)
 /* Replay: make tick idx the newest shown, the window rebuilt from the ticks before it. */
 static int replay_rebuild(struct screen *s, size_t idx)
 {
-	struct tick *got = xcalloc(HISTORY_TICKS, sizeof(*got));
+	struct tick *got = xcalloc(REPLAY_TICKS, sizeof(*got));
 	size_t n = 0, i = idx + 1, bad = 0;
 	uint64_t newest = 0;
 	char *cause = NULL, *bad_cause = NULL;
 	int rc = 0;
 
-	while (i-- > 0 && n < HISTORY_TICKS) {
+	while (i-- > 0 && n < REPLAY_TICKS) {
 		if (s->src->ops->seek(s->src, i, &cause) < 0) {
 			rc = -1;
 			break;

@@ -303,6 +303,61 @@ static void test_settle(void)
 	ok(whole_kept, "... decoding to their settled form, extremes within the occupied buckets");
 }
 
+/* The sparse form holds, merges, reports and encodes exactly what the dense one does. */
+static void test_sparse(void)
+{
+	static struct hist h, g, d, m;
+	static uint8_t b1[16384], b2[16384];
+	int same = 1, merged = 1, reported = 1, encoded = 1, decoded = 1, small = 1, i;
+	struct shist *s, *t, *acc = NULL;
+	size_t n1, n2, used;
+
+	srand(11);
+	hist_init(&m);
+	for (i = 0; i < 2000; i++) {
+		v_fill(&h);
+		if (i % 3 == 0)		/* torn, as a producer may hand it over */
+			h.count += 1;
+		if (i % 5 == 0)
+			h.b[rand() % LH_NBUCKETS] += 3;
+		s = shist_pack(&h);
+		shist_unpack(s, &g);
+		if (memcmp(&g, &h, sizeof(h)))
+			same = 0;
+		if (shist_percentile(s, 50) != hist_percentile(&h, 50) ||
+		    shist_percentile(s, 99.9) != hist_percentile(&h, 99.9) ||
+		    shist_stddev(s) != hist_stddev(&h))
+			reported = 0;
+		n1 = hist_encode(&h, b1, sizeof(b1));
+		n2 = shist_encode(s, b2, sizeof(b2));
+		if (n1 != n2 || memcmp(b1, b2, n1) || shist_encode(s, b2, 4) != n1)
+			encoded = 0;
+		t = shist_decode(b2, n2, &used);
+		if (!t || used != n2 || hist_decode(&d, b1, n1) != n1)
+			decoded = 0;
+		else if (shist_unpack(t, &g), memcmp(&g, &d, sizeof(d)))
+			decoded = 0;
+		hist_merge(&m, &h);
+		acc = shist_merge(acc, s);
+		shist_unpack(acc, &g);
+		if (memcmp(&g, &m, sizeof(m)))
+			merged = 0;
+		if (shist_bytes(s) > 64 + 16 * (size_t)s->n)
+			small = 0;
+		shist_free(s);
+		shist_free(t);
+	}
+	ok(same, "2000 histograms, torn ones too, pack and unpack to themselves");
+	ok(reported, "... with the dense form's percentiles and stddev");
+	ok(encoded, "... encoding to the dense form's bytes");
+	ok(decoded, "... and decoding as the dense form does");
+	ok(merged, "merging them sparse gives the dense merge");
+	ok(small, "a sparse histogram holds 16 bytes a bucket in use (%zu for the merge of all, "
+	   "%zu dense)", shist_bytes(acc), sizeof(struct hist));
+	ok(!shist_decode(b1, 3, &used), "a truncated encoding is refused");
+	shist_free(acc);
+}
+
 int main(void)
 {
 	test_error_bound();
@@ -314,5 +369,6 @@ int main(void)
 	test_clip();
 	test_encode();
 	test_settle();
+	test_sparse();
 	tap_done();
 }

@@ -91,7 +91,7 @@ static int cell_eq(const union cell *a, const union cell *b, enum ftype ty)
 	case FT_STR:
 		return (!a->s && !b->s) || (a->s && b->s && !strcmp(a->s, b->s));
 	case FT_HIST:
-		return (!a->h && !b->h) || (a->h && b->h && !memcmp(a->h, b->h, sizeof(*a->h)));
+		return (!a->h && !b->h) || (a->h && b->h && shist_equal(a->h, b->h));
 	case FT_IP:
 		return (!a->ip && !b->ip) || (a->ip && b->ip && !memcmp(a->ip, b->ip, sizeof(*a->ip)));
 	default:

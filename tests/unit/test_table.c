@@ -181,6 +181,79 @@ static void test_window(void)
 	window_done(&w);
 }
 
+/* A tick of n rows, each a histogram of one or two values, as a fork loop's
+ * syscalls make them. */
+static void sparse_tick(struct tick *t, uint64_t t_s, size_t n)
+{
+	struct frame *f;
+	struct hist h;
+	size_t i;
+
+	tick_init(t, t_s * 1000000000ULL);
+	f = frame_new(&sch, t->t_ns, 1000000000);
+	for (i = 0; i < n; i++) {
+		union cell *r = frame_add_row(f);
+
+		hist_init(&h);
+		hist_add(&h, 1000 + 37 * (t_s + i));
+		if (i % 2)
+			hist_add_n(&h, 250000, 3);
+		r[0].u = 1000 + i;
+		cell_set_str(&r[1], "true");
+		cell_set_hist(&r[2], &h);
+	}
+	tick_add(t, f);
+}
+
+/* Check a window bounded by memory: the oldest ticks go, what stays fits. */
+static void test_window_bytes(void)
+{
+	const uint64_t max = 8ULL << 20;
+	uint64_t per, sum, over = 0;
+	struct window w;
+	struct tick t;
+	size_t i, k;
+	int consecutive = 1;
+
+	sparse_tick(&t, 0, 2000);
+	per = tick_bytes(&t);
+	tick_done(&t);
+	ok(per < 2000 * 400, "a tick of 2000 rows of sparse histograms holds %llu KiB "
+	   "(under 400 bytes a row; a dense histogram alone is %zu)",
+	   (unsigned long long)(per >> 10), sizeof(struct hist));
+
+	window_init(&w, UINT64_MAX);
+	window_set_bytes(&w, max);
+	for (i = 1; i <= 500; i++) {
+		sparse_tick(&t, i, 2000);
+		window_push(&w, &t);
+		if (w.bytes > max)
+			over++;
+	}
+	for (sum = 0, k = 0; k < w.nticks; k++) {
+		sum += tick_bytes(&w.ticks[k]);
+		if (k && w.ticks[k].t_ns != w.ticks[k - 1].t_ns + 1000000000ULL)
+			consecutive = 0;
+	}
+	ok(!over && sum == w.bytes, "500 ticks of %llu KiB pushed under an 8 MiB bound: the "
+	   "ticks kept always held at most the bound (%llu KiB in %zu ticks, counted right)",
+	   (unsigned long long)(per >> 10), (unsigned long long)(w.bytes >> 10), w.nticks);
+	ok(w.nticks > 1 && w.nticks < 500 && consecutive &&
+	   w.ticks[w.nticks - 1].t_ns == 500000000000ULL && w.bytes + per > max,
+	   "the oldest went first: ticks %llu..500 are kept, as many as fit",
+	   (unsigned long long)(w.ticks[0].t_ns / 1000000000ULL));
+	ok(w.dropped >= (500 - w.nticks) * per / 2, "the dropped ticks are counted (%llu KiB)",
+	   (unsigned long long)(w.dropped >> 10));
+	window_set_bytes(&w, 1);
+	ok(w.nticks == 1 && w.ticks[0].t_ns == 500000000000ULL,
+	   "a bound smaller than one tick keeps the newest");
+	window_set_bytes(&w, 0);
+	sparse_tick(&t, 501, 10);
+	window_push(&w, &t);
+	ok(w.nticks == 2 && !w.bytes, "no bound: nothing is dropped or counted");
+	window_done(&w);
+}
+
 int main(void)
 {
 	test_frames();
@@ -188,5 +261,6 @@ int main(void)
 	test_tick();
 	test_tick_lengths();
 	test_window();
+	test_window_bytes();
 	tap_done();
 }
