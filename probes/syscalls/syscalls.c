@@ -333,7 +333,7 @@ static void sum_rows(union cell *dst, const union cell *src)
 
 	for (i = SC_COUNT; i < SC_NCOLS; i++) {
 		if (i == SC_LAT)
-			hist_merge(dst[i].h, src[i].h);
+			dst[i].h = shist_merge(dst[i].h, src[i].h);
 		else
 			dst[i].u += src[i].u;
 	}
@@ -400,7 +400,7 @@ static uint64_t add_row(struct syscalls_priv *sp, struct frame *f, const struct 
 			memset(tmp, 0, sizeof(tmp));
 			fill_row(sp, tmp, cur, prev);
 			sum_rows(frame_row(f, e->row), tmp);
-			hist_free(tmp[SC_LAT].h);
+			shist_free(tmp[SC_LAT].h);
 			return delta(cur->count, prev->count);
 		}
 	}
