@@ -42,7 +42,7 @@ static int cmd_probes(int argc, char **argv);
 
 static const struct cmd_entry commands[] = {
 	{"record", "record -o FILE [-d DURATION] [-q QUERY] [-i INTERVAL] [--quiet]\n"
-	 "             [--counters LIST] [--bpf-stats]",
+	 "             [--counters LIST] [--bpf-stats] [--no-realtime]",
 	 "record live data to a snapshot file, headless", cmd_record},
 	{"replay", "replay FILE [-q QUERY] [-t THEME]",
 	 "browse a recording in the TUI, with time travel", cmd_replay},
@@ -102,7 +102,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [--no-color] [--counters LIST]\n"
-		"             [--bpf-stats]\n"
+		"             [--bpf-stats] [--no-realtime]\n"
 		"       latop COMMAND [ARGS]\n"
 		"\n");
 	views_usage(out);
@@ -116,6 +116,7 @@ static void usage(FILE *out)
 		"      --counters LIST   perf counters per call: taskclock,cycles,instructions\n"
 		"                        (\"\" for none; each costs time per syscall)\n"
 		"      --bpf-stats       measure time in BPF programs for the header (costly)\n"
+		"      --no-realtime     collect at the default priority, not SCHED_FIFO 1\n"
 		"  -h, --help            this help\n"
 		"  -V, --version         the version\n"
 		"\n"
@@ -186,13 +187,17 @@ static int bad_usage(const char *cmd, const char *fmt, const char *arg)
 	return 2;
 }
 
-/* Apply --counters LIST ('c') or --bpf-stats ('B') to the probes. */
+/* Apply --counters LIST ('c'), --bpf-stats ('B') or --no-realtime ('R')
+ * to the probes. */
 static int probe_option(int c, const char *arg)
 {
 	char *cause = NULL;
 
-	if (c == 'B') {
-		probe_set_run_stats(true);
+	if (c == 'B' || c == 'R') {
+		if (c == 'B')
+			probe_set_run_stats(true);
+		else
+			probe_set_realtime(false);
 		return 0;
 	}
 	if (probe_set_counters(arg, &cause) < 0) {
@@ -276,6 +281,17 @@ static struct source *open_live(struct query *q, uint64_t interval_ns)
 	return src;
 }
 
+/* Say once, as who, that live source src collects at less than real-time
+ * priority although that was asked for, and why. */
+static void say_priority(const char *who, const struct source *src)
+{
+	bool refused;
+	const char *what = live_priority(src, &refused);
+
+	if (what && refused)
+		fprintf(stderr, "latop%s%s: warning: %s\n", who ? " " : "", who ? who : "", what);
+}
+
 /* Push q's kernel filter into a live source. */
 static int push_filter(struct source *src, struct query *q, const struct schema *s)
 {
@@ -303,6 +319,7 @@ static int cmd_live(int argc, char **argv)
 		{"no-color", no_argument, NULL, 'C'},
 		{"counters", required_argument, NULL, 'c'},
 		{"bpf-stats", no_argument, NULL, 'B'},
+		{"no-realtime", no_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -321,6 +338,7 @@ static int cmd_live(int argc, char **argv)
 		case 'C': o.no_color = true; break;
 		case 'c':
 		case 'B':
+		case 'R':
 			if (probe_option(c, optarg) < 0)
 				return 2;
 			break;
@@ -350,6 +368,7 @@ static int cmd_live(int argc, char **argv)
 	if (!src)
 		return 1;
 	rc = run_tui(src, &o);
+	say_priority(NULL, src);
 	source_close(src);
 	return rc;
 }
@@ -547,6 +566,7 @@ static int cmd_record(int argc, char **argv)
 		{"quiet", no_argument, NULL, 'Q'},
 		{"counters", required_argument, NULL, 'c'},
 		{"bpf-stats", no_argument, NULL, 'B'},
+		{"no-realtime", no_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -570,6 +590,7 @@ static int cmd_record(int argc, char **argv)
 		case 'Q': quiet = true; break;
 		case 'c':
 		case 'B':
+		case 'R':
 			if (probe_option(c, optarg) < 0)
 				return 2;
 			break;
@@ -617,6 +638,8 @@ static int cmd_record(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	if (!quiet)
+		say_priority("record", src);
 	/* From the file's creation on, a stop signal ends it whole. */
 	catch_stop_signals();
 	w = snap_create(out, src->ops->info(src), &cause);
