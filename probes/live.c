@@ -39,6 +39,7 @@ struct live {
 	const struct schema *schemas[MAX_SCHEMAS];
 	char *status;
 	char *priority;			/* what collecting runs at, from the first read */
+	bool realtime;			/* ask for real time once attached */
 	bool priority_refused;		/* real time was asked for and refused */
 	int tfd;
 	int stats_fd;			/* keeps BPF run-time statistics on */
@@ -91,6 +92,7 @@ static int arm_timer(struct live *l, uint64_t interval_ns, char **cause)
 		return -1;
 	}
 	l->interval_ns = interval_ns;
+	l->info.interval_ns = interval_ns;
 	return 0;
 }
 
@@ -178,7 +180,7 @@ static void raise_priority(struct live *l)
 	struct sched_param fifo = { .sched_priority = 1 }, other = { .sched_priority = 0 };
 	int err, nice, lowest;
 
-	if (!realtime_wanted()) {
+	if (!l->realtime) {
 		l->priority = xstrdup("collecting runs at the default priority (real time "
 				      "turned off)");
 		return;
@@ -435,6 +437,8 @@ struct source *live_open(const char *const *tables, size_t ntables,
 
 	l->tfd = -1;
 	l->stats_fd = -1;
+	/* Read now: a latoprc warning is said before a TUI takes the terminal. */
+	l->realtime = realtime_wanted();
 	for (i = 0; tables && i < ntables; i++) {
 		if (!probe_for_table(tables[i])) {
 			*cause = xasprintf("live: no probe fills table '%s'", tables[i]);

@@ -94,7 +94,7 @@ bool probe_run_stats(void);
  * collects its ticks to real-time priority (SCHED_FIFO 1, else the lowest
  * nice allowed; children get the default back), so that ticks come on time
  * on a saturated machine.  Without this call: latoprc's realtime (yes or
- * no), else yes.
+ * no), read when the live source opens, else yes.
  */
 void probe_set_realtime(bool on);
 /*
