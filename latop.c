@@ -943,7 +943,7 @@ static int cmd_report(int argc, char **argv)
 		say_evicted("report", query_table(q), res->stats.evicted);
 	if (res->stats.overflow)
 		say_overflow("report", query_table(q), res->stats.overflow);
-	say_late("report", &lens, 0);
+	say_late("report", &lens, src->ops->info(src)->interval_ns);
 	result_free(res);
 out:
 	tick_lengths_free(&lens);
