@@ -74,6 +74,32 @@ finish; rc=$?
 	grep -q 'warning: 1 of 2 ticks came late (the longest lasted 3\.[0-9]*s for an interval of 1\.00s)' "$tmp/stop.rep"
 ok $? "a tick 3 s long stays marked: record and report both say it came late (exit $rc: $(grep late "$tmp/stop.snap.err") / $(cat "$tmp/stop.rep"))"
 
+# The live TUI collects at SCHED_FIFO 1 too, once its probes are attached
+# (its header counts ticks: "LIVE").
+if command -v tmux >/dev/null; then
+	S=latop-rt-$$
+	trap '[ -n "$crowd_pid" ] && kill -9 $crowd_pid 2>/dev/null
+	      [ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null
+	      tmux kill-session -t "$S" 2>/dev/null; rm -rf "$tmp"' EXIT
+	tmux new-session -d -s "$S" -x 160 -y 48 \
+		"env TERM=xterm-256color XDG_CONFIG_HOME=$tmp/none $L -q 'from syscalls' 2>$tmp/tui.err; sleep 60"
+	tui_pid=
+	for _ in $(seq 150); do
+		tui_pid=$(pgrep -x -P "$(tmux list-panes -t "$S" -F '#{pane_pid}')" latop)
+		[ -n "$tui_pid" ] && tmux capture-pane -p -t "$S" | grep -q 'syscalls' &&
+			[ "$(sed 's/^.*) //' /proc/$tui_pid/stat | awk '{print $39}')" = 1 ] && break
+		sleep 0.1
+	done
+	pol=$(for f in /proc/$tui_pid/task/*/stat; do sed 's/^.*) //' "$f" | awk '{print $38, $39}'; done |
+		sort -u | tr '\n' ' ')
+	tmux send-keys -t "$S" q
+	[ "$pol" = "1 1 " ]
+	ok $? "the live TUI collects at SCHED_FIFO 1 (rtprio policy: $pol)"
+	tmux kill-session -t "$S" 2>/dev/null
+else
+	skip "no tmux for the live TUI"
+fi
+
 # --no-realtime: the default policy, and nothing said.
 record_bg "$tmp/off.snap" -d 2s --no-realtime
 pol=$(sched | sort -u | tr '\n' ' ')
