@@ -153,6 +153,8 @@ static bool realtime_wanted(void)
 	return true;
 }
 
+static bool has_cap(const struct __user_cap_data_struct *d, unsigned c);
+
 /* Why SCHED_FIFO was refused with errno err. */
 static const char *fifo_refused(int err)
 {
@@ -161,8 +163,7 @@ static const char *fifo_refused(int err)
 
 	if (err != EPERM)
 		return strerror(err);
-	if (syscall(SYS_capget, &h, d) == 0 && (d[CAP_SYS_NICE / 32].effective >>
-						 (CAP_SYS_NICE % 32) & 1))
+	if (syscall(SYS_capget, &h, d) == 0 && has_cap(d, CAP_SYS_NICE))
 		return "refused although latop has CAP_SYS_NICE (its cgroup may give real-time "
 		       "tasks no run time)";
 	return "it needs CAP_SYS_NICE or an RLIMIT_RTPRIO of 1 or more";
