@@ -43,7 +43,7 @@ static int cmd_probes(int argc, char **argv);
 
 static const struct cmd_entry commands[] = {
 	{"record", "record -o FILE [-d DURATION] [-q QUERY] [-i INTERVAL] [--quiet]\n"
-	 "             [--counters LIST] [--bpf-stats]",
+	 "             [--counters LIST] [--bpf-stats] [--no-realtime]",
 	 "record live data to a snapshot file, headless", cmd_record},
 	{"replay", "replay FILE [-q QUERY] [-t THEME]",
 	 "browse a recording in the TUI, with time travel", cmd_replay},
@@ -103,7 +103,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [--no-color] [--counters LIST]\n"
-		"             [--bpf-stats]\n"
+		"             [--bpf-stats] [--no-realtime]\n"
 		"       latop COMMAND [ARGS]\n"
 		"\n");
 	views_usage(out);
@@ -117,6 +117,7 @@ static void usage(FILE *out)
 		"      --counters LIST   perf counters per call: taskclock,cycles,instructions\n"
 		"                        (\"\" for none; each costs time per syscall)\n"
 		"      --bpf-stats       measure time in BPF programs for the header (costly)\n"
+		"      --no-realtime     collect at the default priority, not SCHED_FIFO 1\n"
 		"  -h, --help            this help\n"
 		"  -V, --version         the version\n"
 		"\n"
@@ -187,13 +188,17 @@ static int bad_usage(const char *cmd, const char *fmt, const char *arg)
 	return 2;
 }
 
-/* Apply --counters LIST ('c') or --bpf-stats ('B') to the probes. */
+/* Apply --counters LIST ('c'), --bpf-stats ('B') or --no-realtime ('R')
+ * to the probes. */
 static int probe_option(int c, const char *arg)
 {
 	char *cause = NULL;
 
-	if (c == 'B') {
-		probe_set_run_stats(true);
+	if (c == 'B' || c == 'R') {
+		if (c == 'B')
+			probe_set_run_stats(true);
+		else
+			probe_set_realtime(false);
 		return 0;
 	}
 	if (probe_set_counters(arg, &cause) < 0) {
@@ -277,6 +282,17 @@ static struct source *open_live(struct query *q, uint64_t interval_ns)
 	return src;
 }
 
+/* Say once, as who, that live source src collects at less than real-time
+ * priority although that was asked for, and why. */
+static void say_priority(const char *who, const struct source *src)
+{
+	bool refused;
+	const char *what = live_priority(src, &refused);
+
+	if (what && refused)
+		fprintf(stderr, "latop%s%s: warning: %s\n", who ? " " : "", who ? who : "", what);
+}
+
 /* Push q's kernel filter into a live source. */
 static int push_filter(struct source *src, struct query *q, const struct schema *s)
 {
@@ -304,6 +320,7 @@ static int cmd_live(int argc, char **argv)
 		{"no-color", no_argument, NULL, 'C'},
 		{"counters", required_argument, NULL, 'c'},
 		{"bpf-stats", no_argument, NULL, 'B'},
+		{"no-realtime", no_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{"version", no_argument, NULL, 'V'},
 		{0},
@@ -322,6 +339,7 @@ static int cmd_live(int argc, char **argv)
 		case 'C': o.no_color = true; break;
 		case 'c':
 		case 'B':
+		case 'R':
 			if (probe_option(c, optarg) < 0)
 				return 2;
 			break;
@@ -351,6 +369,7 @@ static int cmd_live(int argc, char **argv)
 	if (!src)
 		return 1;
 	rc = run_tui(src, &o);
+	say_priority(NULL, src);
 	source_close(src);
 	return rc;
 }
@@ -460,12 +479,12 @@ static void say_overflow(const char *who, const char *name, uint64_t n)
 /*
  * For --json consumers: the figures of every warning report may give, as one
  * JSON object, the last line of standard error (all zero when every count
- * of the table is exact).
+ * of the table is exact); interval_ns as for say_late.
  */
 static void say_health_json(const char *table, const struct frame_stats *st,
-			    const struct tick_lengths *tl)
+			    const struct tick_lengths *tl, uint64_t interval_ns)
 {
-	uint64_t interval_ns = 0, longest = 0;
+	uint64_t longest = 0;
 	size_t late = tick_lengths_late(tl, &interval_ns, &longest);
 
 	fprintf(stderr, "{\"health\": {\"table\": ");
@@ -570,6 +589,7 @@ static int cmd_record(int argc, char **argv)
 		{"quiet", no_argument, NULL, 'Q'},
 		{"counters", required_argument, NULL, 'c'},
 		{"bpf-stats", no_argument, NULL, 'B'},
+		{"no-realtime", no_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{0},
 	};
@@ -593,6 +613,7 @@ static int cmd_record(int argc, char **argv)
 		case 'Q': quiet = true; break;
 		case 'c':
 		case 'B':
+		case 'R':
 			if (probe_option(c, optarg) < 0)
 				return 2;
 			break;
@@ -640,6 +661,8 @@ static int cmd_record(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	if (!quiet)
+		say_priority("record", src);
 	/* From the file's creation on, a stop signal ends it whole. */
 	catch_stop_signals();
 	w = snap_create(out, src->ops->info(src), &cause);
@@ -943,9 +966,10 @@ static int cmd_report(int argc, char **argv)
 		say_evicted("report", query_table(q), res->stats.evicted);
 	if (res->stats.overflow)
 		say_overflow("report", query_table(q), res->stats.overflow);
-	say_late("report", &lens, 0);
+	say_late("report", &lens, src->ops->info(src)->interval_ns);
 	if (fmt == RF_JSON)
-		say_health_json(query_table(q), &res->stats, &lens);
+		say_health_json(query_table(q), &res->stats, &lens,
+				src->ops->info(src)->interval_ns);
 	result_free(res);
 out:
 	tick_lengths_free(&lens);

@@ -167,6 +167,8 @@ struct source *merge_open(struct source **srcs, size_t n, const struct joiner *c
 			m->info.t_first_ns = in->t_first_ns;
 		if (in->t_last_ns > m->info.t_last_ns)
 			m->info.t_last_ns = in->t_last_ns;
+		if (in->interval_ns != m->info.interval_ns)
+			m->info.interval_ns = 0;	/* the files do not agree */
 		if (in->warning) {
 			char *w = m->warning ? xasprintf("%s; %s", m->warning, in->warning)
 					     : xstrdup(in->warning);

@@ -5,7 +5,8 @@
  *   8   u16 major, u16 minor
  *   12  u32 header body length, u32 crc32(body)
  *   20  body: u64 start_ns, u64 boot_offset_ns, u32 clock id, str host,
- *       str kernel, str status (minor versions may append; readers skip)
+ *       str kernel, str status, then in files written since 2.1 u64 tick
+ *       interval (ns; 0 unknown) (minor versions may append; readers skip)
  *   ..  chunks: u32 sync "LCHK", u32 type, u32 len, u32 crc32(payload),
  *       u32 crc32(the 16 bytes before it), payload
  *
@@ -372,6 +373,7 @@ struct snap_writer *snap_create(const char *path, const struct source_info *info
 	wbuf_str(&body, info ? info->host : "", SNAP_MAX_TEXT);
 	wbuf_str(&body, info ? info->kernel : "", SNAP_MAX_TEXT);
 	wbuf_str(&body, info ? info->status : "", SNAP_MAX_TEXT);
+	wbuf_u64(&body, info ? info->interval_ns : 0);
 	rc = snap_put_header(w, &body, cause);
 	wbuf_done(&body);
 	if (rc) {
@@ -877,9 +879,11 @@ static int snap_parse_header_body(struct snap_reader *r, struct rbuf *rb)
 	    rbuf_u32(rb, &clock_id, "clock id") ||
 	    rbuf_str(rb, &host, SNAP_MAX_TEXT, "host") ||
 	    rbuf_str(rb, &kernel, SNAP_MAX_TEXT, "kernel") ||
-	    rbuf_str(rb, &status, SNAP_MAX_TEXT, "status")) {
+	    rbuf_str(rb, &status, SNAP_MAX_TEXT, "status") ||
+	    (rb->len - rb->pos >= 8 && rbuf_u64(rb, &r->info.interval_ns, "interval"))) {
 		free(host);
 		free(kernel);
+		free(status);
 		return -1;
 	}
 	snprintf(r->info.host, sizeof(r->info.host), "%s", host);

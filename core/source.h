@@ -19,6 +19,8 @@ struct source_info {
 	size_t nschemas;
 	const struct schema *const *schemas;	/* every table this source can give */
 	const char *status;		/* free text: which hooks are live, what failed */
+	uint64_t interval_ns;		/* the tick interval asked for (live; replay: the
+					 * recording's, if it says); 0 unknown */
 	const char *warning;		/* replay: damage found in the file and what was kept, or NULL */
 };
 

@@ -5,11 +5,13 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include <sys/utsname.h>
@@ -17,6 +19,7 @@
 #include <linux/capability.h>
 #include <bpf/bpf.h>
 #include "../core/clock.h"
+#include "../core/config.h"
 #include "../core/xalloc.h"
 #include "probe.h"
 
@@ -35,12 +38,24 @@ struct live {
 	size_t nprobes;
 	const struct schema *schemas[MAX_SCHEMAS];
 	char *status;
+	char *priority;			/* what collecting runs at, from the first read */
+	bool realtime;			/* ask for real time once attached */
+	bool priority_refused;		/* real time was asked for and refused */
 	int tfd;
 	int stats_fd;			/* keeps BPF run-time statistics on */
 	uint64_t interval_ns;
 	uint64_t last_mono_ns;
 	bool attached;			/* the probes' programs are attached */
 };
+
+/* Append text to *s (a growing status line). */
+static void append(char **s, const char *text)
+{
+	char *n = xasprintf("%s%s%s", *s ? *s : "", *s ? "; " : "", text);
+
+	free(*s);
+	*s = n;
+}
 
 /* Sum run_time_ns and run_cnt over a probe's programs. */
 static void prog_totals(struct live_probe *lp, uint64_t *run_ns, uint64_t *run_cnt)
@@ -77,6 +92,7 @@ static int arm_timer(struct live *l, uint64_t interval_ns, char **cause)
 		return -1;
 	}
 	l->interval_ns = interval_ns;
+	l->info.interval_ns = interval_ns;
 	return 0;
 }
 
@@ -111,7 +127,87 @@ static int collect_tick(struct live *l, struct tick *out, char **cause)
 	return 1;
 }
 
-/* Attach every live probe and start the first tick from now. */
+static int realtime_opt = -1;	/* -1: latoprc's realtime, else on */
+
+void probe_set_realtime(bool on)
+{
+	realtime_opt = on;
+}
+
+/* Whether collecting asks for real time: the option, else latoprc's
+ * realtime (yes or no, a bad value said), else yes. */
+static bool realtime_wanted(void)
+{
+	struct config *cfg;
+	const char *v;
+
+	if (realtime_opt >= 0)
+		return realtime_opt;
+	cfg = config_shared();
+	v = config_get(cfg, "realtime");
+	if (!v || !strcmp(v, "yes"))
+		return true;
+	if (!strcmp(v, "no"))
+		return false;
+	config_warn(cfg, "realtime", "not yes or no; using the default yes");
+	return true;
+}
+
+static bool has_cap(const struct __user_cap_data_struct *d, unsigned c);
+
+/* Why SCHED_FIFO was refused with errno err. */
+static const char *fifo_refused(int err)
+{
+	struct __user_cap_header_struct h = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct d[2] = {0};
+
+	if (err != EPERM)
+		return strerror(err);
+	if (syscall(SYS_capget, &h, d) == 0 && has_cap(d, CAP_SYS_NICE))
+		return "refused although latop has CAP_SYS_NICE (its cgroup may give real-time "
+		       "tasks no run time)";
+	return "it needs CAP_SYS_NICE or an RLIMIT_RTPRIO of 1 or more";
+}
+
+/*
+ * Have the thread that collects ticks (this one: collecting, the TUI and
+ * the recording's writes share it) run when its timer fires, however many
+ * threads want the CPUs: SCHED_FIFO at priority 1, else the lowest nice
+ * this process may take.  Children it would start get the default policy
+ * back (SCHED_RESET_ON_FORK).  Say what it got in l->priority.
+ */
+static void raise_priority(struct live *l)
+{
+	struct sched_param fifo = { .sched_priority = 1 }, other = { .sched_priority = 0 };
+	int err, nice, lowest;
+
+	if (!l->realtime) {
+		l->priority = xstrdup("collecting runs at the default priority (real time "
+				      "turned off)");
+		return;
+	}
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &fifo) == 0) {
+		l->priority = xstrdup("collecting runs at real-time priority (SCHED_FIFO 1)");
+		return;
+	}
+	err = errno;
+	sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &other);
+	errno = 0;
+	nice = getpriority(PRIO_PROCESS, 0);
+	if (errno)
+		nice = 0;
+	for (lowest = -20; lowest < nice && setpriority(PRIO_PROCESS, 0, lowest); lowest++)
+		;
+	if (lowest > nice)
+		lowest = nice;
+	l->priority_refused = true;
+	l->priority = xasprintf("collecting runs at nice %d, not at real-time priority "
+				"(SCHED_FIFO: %s), so its ticks may come late on a busy machine",
+				lowest, fifo_refused(err));
+}
+
+/* Attach every live probe, raise collecting's priority and start the first
+ * tick from now. */
 static int attach_probes(struct live *l, char **cause)
 {
 	size_t i;
@@ -123,6 +219,9 @@ static int attach_probes(struct live *l, char **cause)
 			return -1;
 	}
 	l->attached = true;
+	raise_priority(l);
+	append(&l->status, l->priority);
+	l->info.status = l->status;
 	l->last_mono_ns = clock_ns(CLOCK_MONOTONIC);
 	return arm_timer(l, l->interval_ns, cause);
 }
@@ -224,6 +323,7 @@ static void live_close(struct source *s)
 		close(l->stats_fd);
 	free(l->probes);
 	free(l->status);
+	free(l->priority);
 	free(l);
 }
 
@@ -237,6 +337,14 @@ static const struct source_ops live_ops = {
 	.close = live_close,
 };
 
+const char *live_priority(const struct source *s, bool *refused)
+{
+	const struct live *l = s->ops == &live_ops ? s->priv : NULL;
+
+	*refused = l && l->priority_refused;
+	return l ? l->priority : NULL;
+}
+
 /* Return true when ops owns one of tables (all tables when tables is NULL). */
 static bool probe_wanted(const struct probe_ops *ops, const char *const *tables, size_t n)
 {
@@ -249,15 +357,6 @@ static bool probe_wanted(const struct probe_ops *ops, const char *const *tables,
 			if (!strcmp(ops->tables[j]->table, tables[i]))
 				return true;
 	return false;
-}
-
-/* Append text to *s (a growing status line). */
-static void append(char **s, const char *text)
-{
-	char *n = xasprintf("%s%s%s", *s ? *s : "", *s ? "; " : "", text);
-
-	free(*s);
-	*s = n;
 }
 
 /* Describe a live probe: its name and any stage that fell back. */
@@ -339,6 +438,8 @@ struct source *live_open(const char *const *tables, size_t ntables,
 
 	l->tfd = -1;
 	l->stats_fd = -1;
+	/* Read now: a latoprc warning is said before a TUI takes the terminal. */
+	l->realtime = realtime_wanted();
 	for (i = 0; tables && i < ntables; i++) {
 		if (!probe_for_table(tables[i])) {
 			*cause = xasprintf("live: no probe fills table '%s'", tables[i]);

@@ -89,6 +89,21 @@ const char *probe_counters(void);
 void probe_set_run_stats(bool on);
 bool probe_run_stats(void);
 
+/*
+ * Whether a live source, once its probes attach, raises the thread that
+ * collects its ticks to real-time priority (SCHED_FIFO 1, else the lowest
+ * nice allowed; children get the default back), so that ticks come on time
+ * on a saturated machine.  Without this call: latoprc's realtime (yes or
+ * no), read when the live source opens, else yes.
+ */
+void probe_set_realtime(bool on);
+/*
+ * What live source s's collecting got when it attached, as text for a
+ * person, and *refused true when real time was asked for and refused;
+ * NULL before its first read, or when s is not live.
+ */
+const char *live_priority(const struct source *s, bool *refused);
+
 /* Print, for `latop probes`, each probe's stages and chosen hooks. */
 int probes_report(FILE *out, bool json);
 

@@ -140,7 +140,8 @@ static int tick_eq(const struct tick *a, const struct tick *b)
 static void record(const char *path, unsigned n, int abandon)
 {
 	struct source_info info = {.host = "testhost", .kernel = "6.18.0-test",
-				   .boot_offset_ns = 1699990000000000000ull, .status = "syscalls: tp"};
+				   .boot_offset_ns = 1699990000000000000ull, .status = "syscalls: tp",
+				   .interval_ns = 250000000};
 	struct snap_writer *w;
 	char *cause = NULL;
 	unsigned i;
@@ -317,6 +318,8 @@ static void test_round_trip(void)
 	ok(!strcmp(info->host, "testhost") && !strcmp(info->kernel, "6.18.0-test") &&
 	   info->boot_offset_ns == 1699990000000000000ull && !strcmp(info->status, "syscalls: tp"),
 	   "host, kernel, boot offset and status come back from the header");
+	ok(info->interval_ns == 250000000, "so does the tick interval (%llu ns)",
+	   (unsigned long long)info->interval_ns);
 	ok(info->t_first_ns == 1700000000000000000ull && info->t_last_ns == 1700000005000000000ull,
 	   "the time range is the first and last tick");
 	ok(info->nschemas == 2 && schema_eq(info->schemas[0], &a_schema) &&
