@@ -267,6 +267,7 @@ static int live_set_filter(struct source *s, const char *table, const void *blob
 			   size_t len, char **cause)
 {
 	struct live *l = s->priv;
+	uint64_t threshold_ns;
 	size_t i, j;
 
 	if (len != sizeof(struct filter_prog)) {
@@ -285,7 +286,18 @@ static int live_set_filter(struct source *s, const char *table, const void *blob
 						   l->probes[i].p.error);
 				return -1;
 			}
-			return ops->set_filter(&l->probes[i].p, blob, cause);
+			if (ops->set_filter(&l->probes[i].p, blob, cause))
+				return -1;
+			threshold_ns = ((const struct filter_prog *)blob)->threshold_ns;
+			if (threshold_ns && !l->attached) {
+				char *note = xasprintf("%s: THRESHOLD %lluns on single events",
+						       ops->name, (unsigned long long)threshold_ns);
+
+				append(&l->status, note);
+				l->info.status = l->status;
+				free(note);
+			}
+			return 0;
 		}
 	}
 	*cause = xasprintf("live: no open probe fills table '%s'", table);

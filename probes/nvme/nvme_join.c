@@ -16,7 +16,13 @@
  *                                     to sending the response
  *
  * so the joined stages queue, submit, net, t_recv, t_exec, t_send, rx and
- * complete sum to the initiator's latency.  Fields are found by name in
+ * complete sum to the initiator's latency.
+ *
+ * Pairing by order needs both sides to keep the same I/Os: every record, or
+ * SAMPLE 1/N, which keeps an I/O by its (queue id, command id) on both sides
+ * alike (nvme.h: nvme_sample_keep).  A THRESHOLD keeps each side's slow
+ * I/Os, by latencies that differ per side, so a recording whose status says
+ * its nvme events had one is refused.  Fields are found by name in
  * each recording's schema, so recordings of other latop versions join as
  * long as they carry these names.
  */
@@ -146,6 +152,29 @@ static void *nj_begin(const struct source_info *const *infos, size_t nsrc)
 
 		if (s && cols_resolve(&c, s))
 			return xcalloc(1, sizeof(struct nvme_join));
+	}
+	return NULL;
+}
+
+/* Refuse a recording made with a THRESHOLD on its nvme events (probe.h: live_open). */
+static char *nj_refuse(const struct source_info *const *infos, size_t nsrc)
+{
+	size_t i;
+
+	for (i = 0; i < nsrc; i++) {
+		const char *st = infos[i]->status;
+		char *name, *why;
+
+		if (!st || !strstr(st, "nvme: THRESHOLD ") || !source_schema(infos[i], "nvme_events"))
+			continue;
+		name = infos[i]->path ? xstrdup(infos[i]->path)
+				      : xasprintf("recording %zu (host %s)", i + 1, infos[i]->host);
+		why = xasprintf("nvme_joined: %s was recorded with a THRESHOLD on its nvme events, "
+				"which keeps different I/Os on the initiator and the target (their "
+				"latencies differ), so the join would pair the wrong records; record "
+				"with SAMPLE 1/N or BUFFER n instead", name);
+		free(name);
+		return why;
 	}
 	return NULL;
 }
@@ -358,6 +387,7 @@ const struct joiner nvme_joiner = {
 	.ntables = 1,
 	.tables = nvme_join_tables,
 	.begin = nj_begin,
+	.refuse = nj_refuse,
 	.add = nj_add,
 	.finish = nj_finish,
 	.free = nj_free,
