@@ -263,11 +263,30 @@ static int live_flush(struct source *s, struct tick *out, char **cause)
 }
 
 /* Install a pushdown filter in the probe that owns table. */
+/* Say in l's status how filter f chooses probe's single events by latency
+ * (probe.h: live_open). */
+static void note_selection(struct live *l, const char *probe, const struct filter_prog *f)
+{
+	char *note;
+
+	if (f->threshold_ns) {
+		note = xasprintf("%s: THRESHOLD %lluns on single events", probe,
+				 (unsigned long long)f->threshold_ns);
+		append(&l->status, note);
+		free(note);
+	}
+	if (f->needs_lat) {
+		note = xasprintf("%s: a WHERE on latency chooses its events", probe);
+		append(&l->status, note);
+		free(note);
+	}
+	l->info.status = l->status;
+}
+
 static int live_set_filter(struct source *s, const char *table, const void *blob,
 			   size_t len, char **cause)
 {
 	struct live *l = s->priv;
-	uint64_t threshold_ns;
 	size_t i, j;
 
 	if (len != sizeof(struct filter_prog)) {
@@ -288,15 +307,8 @@ static int live_set_filter(struct source *s, const char *table, const void *blob
 			}
 			if (ops->set_filter(&l->probes[i].p, blob, cause))
 				return -1;
-			threshold_ns = ((const struct filter_prog *)blob)->threshold_ns;
-			if (threshold_ns && !l->attached) {
-				char *note = xasprintf("%s: THRESHOLD %lluns on single events",
-						       ops->name, (unsigned long long)threshold_ns);
-
-				append(&l->status, note);
-				l->info.status = l->status;
-				free(note);
-			}
+			if (!l->attached)
+				note_selection(l, ops->name, blob);
 			return 0;
 		}
 	}

@@ -228,7 +228,7 @@ int main(void)
 		free(rt);
 	}
 
-	/* A recording made with a THRESHOLD on its nvme events is refused, naming it. */
+	/* A recording whose nvme I/Os were chosen by latency is refused, naming it. */
 	{
 		const struct schema *schemas[] = { &nvme_events_schema };
 		struct source_info plain = { .nschemas = 1, .schemas = schemas,
@@ -245,6 +245,11 @@ int main(void)
 		why = nvme_joiner.refuse ? nvme_joiner.refuse(infos, 2) : NULL;
 		ok(why && strstr(why, "b.snap") && strstr(why, "THRESHOLD") && !strstr(why, "a.snap"),
 		   "refuse: a thresholded recording, named (%s)", why ? why : "none");
+		free(why);
+		thr.status = "replay of b.snap; recorded: nvme: a WHERE on latency chooses its events";
+		why = nvme_joiner.refuse ? nvme_joiner.refuse(infos, 2) : NULL;
+		ok(why && strstr(why, "b.snap") && strstr(why, "WHERE on latency"),
+		   "refuse: a recording whose I/Os a WHERE on lat chose (%s)", why ? why : "none");
 		free(why);
 	}
 
