@@ -262,7 +262,6 @@ static int live_flush(struct source *s, struct tick *out, char **cause)
 	return collect_tick(l, out, cause);
 }
 
-/* Install a pushdown filter in the probe that owns table. */
 /* Say in l's status how filter f chooses probe's single events by latency
  * (probe.h: live_open). */
 static void note_selection(struct live *l, const char *probe, const struct filter_prog *f)
@@ -283,6 +282,7 @@ static void note_selection(struct live *l, const char *probe, const struct filte
 	l->info.status = l->status;
 }
 
+/* Install a pushdown filter in the probe that owns table. */
 static int live_set_filter(struct source *s, const char *table, const void *blob,
 			   size_t len, char **cause)
 {
