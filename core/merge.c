@@ -125,26 +125,38 @@ struct source *merge_open(struct source **srcs, size_t n, const struct joiner *c
 			  size_t nlist, const char *table, char **cause)
 {
 	const struct source_info **infos;
+	const struct joiner *want;
 	struct source *s;
 	struct merge *m;
 	size_t i, k, cap = 0;
+	char *why;
 
 	if (!n) {
 		*cause = xstrdup("no recordings to read");
+		return NULL;
+	}
+	infos = xcalloc(n, sizeof(*infos));
+	for (i = 0; i < n; i++)
+		infos[i] = srcs[i]->ops->info(srcs[i]);
+	want = joiner_in(list, nlist, table);
+	if (want && want->refuse && (why = want->refuse(infos, n))) {
+		*cause = why;
+		free(infos);
 		return NULL;
 	}
 	m = xcalloc(1, sizeof(*m));
 	m->srcs = xcalloc(n, sizeof(*m->srcs));
 	memcpy(m->srcs, srcs, n * sizeof(*srcs));
 	m->n = n;
-	infos = xcalloc(n, sizeof(*infos));
-	for (i = 0; i < n; i++)
-		infos[i] = srcs[i]->ops->info(srcs[i]);
 	m->j = xcalloc(nlist, sizeof(*m->j));
 	m->st = xcalloc(nlist, sizeof(*m->st));
 	for (i = 0; i < nlist; i++) {
-		if (!list[i] || (table && joiner_in(list, nlist, table) != list[i]))
+		if (!list[i] || (table && want != list[i]))
 			continue;
+		if (!table && list[i]->refuse && (why = list[i]->refuse(infos, n))) {
+			free(why);
+			continue;
+		}
 		m->j[m->nj] = list[i];
 		m->st[m->nj++] = list[i]->begin(infos, n);
 	}
@@ -186,6 +198,7 @@ struct source *merge_open(struct source **srcs, size_t n, const struct joiner *c
 	if (m->host)
 		snprintf(m->info.host, sizeof(m->info.host), "%s", m->host);
 	m->info.warning = m->warning;
+	m->info.path = n == 1 ? infos[0]->path : NULL;
 	free(infos);
 	s = xcalloc(1, sizeof(*s));
 	s->ops = &merge_ops;

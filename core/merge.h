@@ -32,6 +32,9 @@ struct joiner {
 	/* Append one frame per derived table to out (stamped out->t_ns). */
 	void (*finish)(void *st, struct tick *out);
 	void (*free)(void *st);
+	/* Optional: why these recordings cannot be joined exactly (the caller
+	 * frees it), or NULL when they can. */
+	char *(*refuse)(const struct source_info *const *infos, size_t nsrc);
 };
 
 /*
@@ -40,7 +43,8 @@ struct joiner {
  * something to join.  The joiners are list[0..nlist) (latop passes every
  * view's: views_joiners() in probes/views.h).  Only the joiner deriving table
  * runs (NULL: every joiner), so a report on a recorded table pays nothing
- * for joins.  Its info
+ * for joins.  A joiner that refuses the recordings fails the open when table
+ * is one of its own (*cause its reason), and is skipped otherwise.  Its info
  * lists every recording's tables (the first recording's schema of a table
  * that several hold) and the derived ones.  NULL and *cause on error.
  */

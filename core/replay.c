@@ -11,6 +11,7 @@ struct replay {
 	struct source_info info;
 	char *status;
 	char *warning;
+	char *path;
 };
 
 /* Return the next tick, or 2 at the end of the recording; past a tick that
@@ -60,6 +61,7 @@ static void replay_close(struct source *s)
 	snap_free(rp->r);
 	free(rp->status);
 	free(rp->warning);
+	free(rp->path);
 	free(rp);
 	free(s);
 }
@@ -99,6 +101,8 @@ struct source *replay_open(const char *path, char **cause)
 	rp->warning = warning;
 	rp->info.status = rp->status;
 	rp->info.warning = rp->warning;
+	rp->path = xstrdup(path);
+	rp->info.path = rp->path;
 	s = xcalloc(1, sizeof(*s));
 	s->ops = &replay_ops;
 	s->priv = rp;

@@ -22,6 +22,7 @@ struct source_info {
 	uint64_t interval_ns;		/* the tick interval asked for (live; replay: the
 					 * recording's, if it says); 0 unknown */
 	const char *warning;		/* replay: damage found in the file and what was kept, or NULL */
+	const char *path;		/* replay: the file read; otherwise NULL */
 };
 
 struct source;

@@ -262,6 +262,26 @@ static int live_flush(struct source *s, struct tick *out, char **cause)
 	return collect_tick(l, out, cause);
 }
 
+/* Say in l's status how filter f chooses probe's single events by latency
+ * (probe.h: live_open). */
+static void note_selection(struct live *l, const char *probe, const struct filter_prog *f)
+{
+	char *note;
+
+	if (f->threshold_ns) {
+		note = xasprintf("%s: THRESHOLD %lluns on single events", probe,
+				 (unsigned long long)f->threshold_ns);
+		append(&l->status, note);
+		free(note);
+	}
+	if (f->needs_lat) {
+		note = xasprintf("%s: a WHERE on latency chooses its events", probe);
+		append(&l->status, note);
+		free(note);
+	}
+	l->info.status = l->status;
+}
+
 /* Install a pushdown filter in the probe that owns table. */
 static int live_set_filter(struct source *s, const char *table, const void *blob,
 			   size_t len, char **cause)
@@ -285,7 +305,11 @@ static int live_set_filter(struct source *s, const char *table, const void *blob
 						   l->probes[i].p.error);
 				return -1;
 			}
-			return ops->set_filter(&l->probes[i].p, blob, cause);
+			if (ops->set_filter(&l->probes[i].p, blob, cause))
+				return -1;
+			if (!l->attached)
+				note_selection(l, ops->name, blob);
+			return 0;
 		}
 	}
 	*cause = xasprintf("live: no open probe fills table '%s'", table);

@@ -65,7 +65,10 @@ size_t probe_schemas(const struct schema **out, size_t max);
  * ticking every interval_ns.  A probe that fails to open is reported in
  * info()->status and the others run on; if none opens, NULL with *cause.
  * The probes attach at the first read, so a filter set before it applies
- * to every event counted.
+ * to every event counted.  A filter set before then that chooses by latency
+ * adds to the status (which a recording keeps) "PROBE: THRESHOLD Nns on
+ * single events" for a THRESHOLD, "PROBE: a WHERE on latency chooses its
+ * events" for a WHERE testing lat: a join refuses such recordings.
  */
 struct source *live_open(const char *const *tables, size_t ntables,
 			 uint64_t interval_ns, char **cause);

@@ -215,12 +215,16 @@ static __always_inline bool filter_io(const struct filter_prog *f, const struct 
 	return filter_match(f, &in);
 }
 
-/* Decide at an I/O's start whether it is tracked (filter, SAMPLE 1/N). */
-static __always_inline bool track_start(const struct nvme_key *k)
+/*
+ * Decide at an I/O's start whether it is tracked (filter, SAMPLE 1/N by its
+ * command slot, nvme.h: nvme_sample_keep).  cid is NULL when the command id
+ * is not known yet (the initiator's queue_rq): setup_cmd samples it then.
+ */
+static __always_inline bool track_start(const struct nvme_key *k, const __u32 *cid)
 {
 	const struct filter_prog *f = filter_cur();
 
-	if ((f->sample_n > 1 && bpf_get_prandom_u32() % f->sample_n) ||
+	if ((cid && !nvme_sample_keep(f->sample_n, k->qid, *cid)) ||
 	    (f->n && !f->needs_lat && !filter_io(f, k, 0))) {
 		health_inc(H_DROPPED);
 		return false;
@@ -289,7 +293,7 @@ static __always_inline void start_io(struct request *rq, __u64 now)
 		return;
 	op = BPF_CORE_READ(rq, cmd_flags) & 0xff;	/* REQ_OP_*, until nvme_setup_cmd */
 	io.key.op = op == 0 ? NVME_OP_READ : op == 1 ? NVME_OP_WRITE : op == 2 ? 0 : 0xff;
-	if (!track_start(&io.key))
+	if (!track_start(&io.key, NULL))
 		return;
 	io.t[IB_QRQ] = now;
 	bio = (__u64)BPF_CORE_READ(rq, bio);
@@ -360,6 +364,11 @@ int BPF_PROG(setup_cmd, struct request *rq, void *cmd)
 
 		read_cmd(cmd, &op, &io->cid);
 		io->key.op = op;
+		/* SAMPLE 1/N: the command id is known from here */
+		if (!nvme_sample_keep(filter_cur()->sample_n, io->key.qid, io->cid)) {
+			bpf_map_delete_elem(&ios, &key);
+			health_inc(H_DROPPED);
+		}
 	}
 	return 0;
 }
@@ -661,7 +670,7 @@ static __always_inline void tstart(struct nvmet_req___l *req, struct nvmet_sq___
 	io.key.qid = BPF_CORE_READ(sq, qid);
 	io.key.op = op;
 	io.cid = tk.cid;
-	if (!track_start(&io.key))
+	if (!track_start(&io.key, &io.cid))
 		return;
 	io.t[TB_INIT] = bpf_ktime_get_ns();
 	if (bpf_map_update_elem(&tios, &tk, &io, BPF_ANY))

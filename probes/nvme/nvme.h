@@ -21,6 +21,32 @@
 #define NVME_RINGBUF_BYTES (1 << 21)
 #define NVME_DEFAULT_MAX_EVENTS 8192	/* single I/Os per tick when BUFFER is 0 */
 
+/*
+ * SAMPLE 1/N by command slot: an I/O is kept when the hash of its queue id
+ * and command id is 0 modulo N.  Both sides see the same (qid, cid) for one
+ * command on the wire, so they keep the same I/Os, every use of a kept slot
+ * and none of the others, and nvme_joined pairs them exactly.  Command ids
+ * cycle through their slots, so about 1 in N I/Os are kept.
+ */
+static inline __u32 nvme_sample_hash(__u32 qid, __u32 cid)
+{
+	__u32 h = qid << 16 | (cid & 0xffff);
+
+	/* murmur3's finaliser: every input bit reaches the low bits */
+	h ^= h >> 16;
+	h *= 0x85ebca6b;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35;
+	h ^= h >> 16;
+	return h;
+}
+
+/* Return true when the I/O on (qid, cid) is kept by SAMPLE 1/n (always for n <= 1). */
+static inline int nvme_sample_keep(__u32 n, __u32 qid, __u32 cid)
+{
+	return n <= 1 || nvme_sample_hash(qid, cid) % n == 0;
+}
+
 enum nvme_side {
 	SIDE_INITIATOR = 1,
 	SIDE_TARGET = 2,

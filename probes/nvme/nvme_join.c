@@ -16,7 +16,13 @@
  *                                     to sending the response
  *
  * so the joined stages queue, submit, net, t_recv, t_exec, t_send, rx and
- * complete sum to the initiator's latency.  Fields are found by name in
+ * complete sum to the initiator's latency.
+ *
+ * Pairing by order needs both sides to keep the same I/Os: every record, or
+ * SAMPLE 1/N, which keeps an I/O by its (queue id, command id) on both sides
+ * alike (nvme.h: nvme_sample_keep).  A THRESHOLD keeps each side's slow
+ * I/Os, by latencies that differ per side (so does a WHERE on lat pushed
+ * into the probe), so a recording whose status says so is refused.  Fields are found by name in
  * each recording's schema, so recordings of other latop versions join as
  * long as they carry these names.
  */
@@ -146,6 +152,37 @@ static void *nj_begin(const struct source_info *const *infos, size_t nsrc)
 
 		if (s && cols_resolve(&c, s))
 			return xcalloc(1, sizeof(struct nvme_join));
+	}
+	return NULL;
+}
+
+/* Refuse a recording whose nvme I/Os were chosen by latency: a THRESHOLD or a
+ * WHERE on lat (probe.h: live_open says how its status tells). */
+static char *nj_refuse(const struct source_info *const *infos, size_t nsrc)
+{
+	size_t i;
+
+	for (i = 0; i < nsrc; i++) {
+		const char *st = infos[i]->status;
+		const char *how;
+		char *name, *why;
+
+		if (!st || !source_schema(infos[i], "nvme_events"))
+			continue;
+		if (strstr(st, "nvme: THRESHOLD "))
+			how = "a THRESHOLD on its nvme events";
+		else if (strstr(st, "nvme: a WHERE on latency"))
+			how = "a WHERE on latency choosing its nvme I/Os";
+		else
+			continue;
+		name = infos[i]->path ? xstrdup(infos[i]->path)
+				      : xasprintf("recording %zu (host %s)", i + 1, infos[i]->host);
+		why = xasprintf("nvme_joined: %s was recorded with %s, which keeps different "
+				"I/Os on the initiator and the target (their latencies differ), so the "
+				"join would pair the wrong records; record with SAMPLE 1/N or BUFFER n "
+				"instead", name, how);
+		free(name);
+		return why;
 	}
 	return NULL;
 }
@@ -358,6 +395,7 @@ const struct joiner nvme_joiner = {
 	.ntables = 1,
 	.tables = nvme_join_tables,
 	.begin = nj_begin,
+	.refuse = nj_refuse,
 	.add = nj_add,
 	.finish = nj_finish,
 	.free = nj_free,

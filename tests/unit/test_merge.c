@@ -72,6 +72,23 @@ static const struct joiner pairs_joiner = {
 	"pairs", "test", 1, pair_tables, pairs_begin, pairs_add, pairs_finish, free,
 };
 
+/* pairs_joiner refusing any recording of host "back". */
+static char *refuse_back(const struct source_info *const *infos, size_t nsrc)
+{
+	size_t i;
+
+	for (i = 0; i < nsrc; i++)
+		if (!strcmp(infos[i]->host, "back"))
+			return xasprintf("%s: refused", infos[i]->path);
+	return NULL;
+}
+
+static const struct joiner refusing_joiner = {
+	"pairs", "test", 1, pair_tables, pairs_begin, pairs_add, pairs_finish, free, refuse_back,
+};
+
+static char *open_cause;	/* why open2's last merge_open failed */
+
 /* Write a recording of host with ticks at t0, t0+1s, ...: conn c has c+k messages. */
 static int write_rec(const char *path, const char *host, uint64_t t0, int nticks, int k)
 {
@@ -113,7 +130,7 @@ static int write_rec(const char *path, const char *host, uint64_t t0, int nticks
 static struct source *open2(const char *a, const char *b, const struct joiner *const *list,
 			    size_t nlist, const char *table)
 {
-	struct source *s[2];
+	struct source *s[2], *m;
 	char *cause = NULL;
 
 	s[0] = replay_open(a, &cause);
@@ -122,7 +139,14 @@ static struct source *open2(const char *a, const char *b, const struct joiner *c
 		printf("# %s\n", cause);
 		exit(1);
 	}
-	return merge_open(s, 2, list, nlist, table, &cause);
+	m = merge_open(s, 2, list, nlist, table, &cause);
+	if (!m) {
+		source_close(s[0]);
+		source_close(s[1]);
+		free(open_cause);
+		open_cause = cause;
+	}
+	return m;
 }
 
 int main(void)
@@ -198,6 +222,28 @@ int main(void)
 	ok(nticks == 7 && strcmp(m->ops->info(m)->host, "front") == 0,
 	   "the same host twice is named once; the joiner's frame comes (%d)", nticks);
 	source_close(m);
+
+	/* A joiner that refuses the recordings fails a query on its table, and is
+	 * skipped (the recorded ticks still read) when the query names none. */
+	{
+		const struct joiner *const rlist[] = {&refusing_joiner};
+
+		m = open2(a, b, rlist, 1, "pairs");
+		ok(!m && open_cause && strstr(open_cause, b) && strstr(open_cause, "refused"),
+		   "a refused join fails, with the joiner's reason (%s)", open_cause ? open_cause : "");
+		source_close(m);
+		m = open2(a, b, rlist, 1, NULL);
+		nticks = 0;
+		while (m && source_read(m, &t, 0, &cause) == 1) {
+			nticks++;
+			tick_done(&t);
+		}
+		ok(nticks == 5, "with no table named, the refusing joiner is skipped (%d ticks)",
+		   nticks);
+		source_close(m);
+		free(open_cause);
+		open_cause = NULL;
+	}
 
 	ok(merge_open(NULL, 0, NULL, 0, NULL, &cause) == NULL && cause && strstr(cause, "no recordings"),
 	   "no recordings is an error (%s)", cause ? cause : "");

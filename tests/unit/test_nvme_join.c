@@ -1,8 +1,10 @@
 /* The nvme joiner: initiator and target records matched by queue, command id and order. */
 #include <stdlib.h>
 #include <string.h>
+#include <linux/types.h>
 #include "core/merge.h"
 #include "core/source.h"
+#include "probes/nvme/nvme.h"
 #include "probes/nvme/nvme_schema.h"
 #include "tap.h"
 
@@ -182,6 +184,73 @@ int main(void)
 		ok(f && sum(f, "count") == 0 && sum(f, "unmatched") == 2,
 		   "a pair whose target time exceeds the initiator's wait stays unmatched");
 		frame_free(f);
+	}
+
+	/* SAMPLE 1/N keeps the same I/Os on both sides (by queue and command id), so
+	 * the join pairs exactly what the true pairing does: 4 queues whose commands
+	 * cycle through 32 slots with the command id's generation bits above them,
+	 * t_exec different for every I/O.  The initiator samples 1/4, the target 1/2:
+	 * every 1/4 slot is kept whole on both, the target's other ones unmatched. */
+	{
+		enum { M = 4096 };
+		struct rec *ri = calloc(M, sizeof(*ri)), *rt = calloc(M, sizeof(*rt));
+		const struct rec *s4[] = { ri, rt };
+		size_t n[] = { 0, 0 }, both = 0, tonly = 0, i;
+		uint64_t true_exec = 0;
+
+		for (i = 0; i < M; i++) {
+			unsigned qid = 1 + i % 4, slot = (i / 4) % 32, gen = (i / 128) % 16;
+			unsigned cid = gen << 12 | slot;
+			uint64_t exec = 100 + (i * 37) % 1000;
+			struct rec a = {"initiator", qid, cid, "read", 4096, {1, 1, 0, 0, exec + 50, 1, 1}};
+			struct rec b = {"target", qid, cid, "read", 4096, {0, 0, 0, 0, 0, 0, 0, 10, exec, 10}};
+
+			if (nvme_sample_keep(4, qid, cid)) {
+				ri[n[0]++] = a;
+				true_exec += exec;
+				both++;
+			}
+			if (nvme_sample_keep(2, qid, cid)) {
+				rt[n[1]++] = b;
+				tonly += !nvme_sample_keep(4, qid, cid);
+			}
+		}
+		ok(both > M / 4 - M / 16 && both < M / 4 + M / 16,
+		   "SAMPLE 1/4 by command slot keeps about a quarter (%zu of %d)", both, M);
+		f = join(s4, n, 2);
+		ok(f && sum(f, "count") == both && sum(f, "unmatched") == tonly &&
+		   sum(f, "t_exec") == true_exec,
+		   "sampled sides: %llu pairs, t_exec %llu as the true pairing (%zu, %llu)",
+		   f ? (unsigned long long)sum(f, "count") : 0,
+		   f ? (unsigned long long)sum(f, "t_exec") : 0, both, (unsigned long long)true_exec);
+		frame_free(f);
+		free(ri);
+		free(rt);
+	}
+
+	/* A recording whose nvme I/Os were chosen by latency is refused, naming it. */
+	{
+		const struct schema *schemas[] = { &nvme_events_schema };
+		struct source_info plain = { .nschemas = 1, .schemas = schemas,
+					     .status = "replay of a.snap; recorded: nvme: initiator on",
+					     .path = "a.snap" };
+		struct source_info thr = plain;
+		const struct source_info *infos[] = { &plain, &thr };
+		char *why;
+
+		thr.status = "replay of b.snap; recorded: nvme: THRESHOLD 1000000ns on single events";
+		thr.path = "b.snap";
+		ok(nvme_joiner.refuse && !nvme_joiner.refuse(infos, 1),
+		   "refuse: NULL for recordings without a THRESHOLD");
+		why = nvme_joiner.refuse ? nvme_joiner.refuse(infos, 2) : NULL;
+		ok(why && strstr(why, "b.snap") && strstr(why, "THRESHOLD") && !strstr(why, "a.snap"),
+		   "refuse: a thresholded recording, named (%s)", why ? why : "none");
+		free(why);
+		thr.status = "replay of b.snap; recorded: nvme: a WHERE on latency chooses its events";
+		why = nvme_joiner.refuse ? nvme_joiner.refuse(infos, 2) : NULL;
+		ok(why && strstr(why, "b.snap") && strstr(why, "WHERE on latency"),
+		   "refuse: a recording whose I/Os a WHERE on lat chose (%s)", why ? why : "none");
+		free(why);
 	}
 
 	/* Nothing to join without an nvme_events table. */

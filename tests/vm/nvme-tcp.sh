@@ -80,6 +80,13 @@ dd4w $N4 3000 || echo "dd 4k write failed"
 sleep 2.5
 stop $pid_sampled
 echo $? >sampled.rc
+# A THRESHOLD recording, which nvme_joined must refuse.
+rec thr.snap "from nvme threshold 1ns"
+sleep 1
+dd4r 10 3500 || echo "dd 4k read (threshold) failed"
+sleep 1.5
+stop $pid_thr
+echo $? >thr.rc
 
 # Phase 4: reconnect without SQ flow control: a read's last C2H data PDU
 # carries the success flag and the target sends no response PDU.
@@ -158,7 +165,7 @@ for h in "initiator side (nvme_tcp)|on" "target side (nvmet_tcp)|on" \
 done
 ok $r "probes: module fentry and tracepoint hooks (CO-RE against module BTF) load for every stage"
 
-for f in all init target sampled noflow tp small; do
+for f in all init target sampled thr noflow tp small; do
 	[ "$(cat "$S/$f.rc" 2>/dev/null)" = 0 ] && [ -s "$S/$f.snap" ]
 	ok $? "latop record $f.snap in the guest finished on SIGTERM ($(head -c 300 "$S/$f.snap.err" 2>/dev/null))"
 done
@@ -424,4 +431,20 @@ for r in rows:
     assert r["target_lat"] == r["t_recv"] + r["t_exec"] + r["t_send"], r
 '
 ok $? "merge: the joined stages sum to the initiator's latency; net = send-to-response - target time ($(head -c 300 "$S/join.err"))"
+
+# SAMPLE 1/2 keeps the same I/Os on both sides (by queue and command id):
+# every sampled initiator write joins its target command.
+out=$("$L" report "$S/sampled.snap" --json -q "from nvme_joined group by op show count, unmatched" 2>"$S/join.err")
+n=$(json sampled.snap "from nvme where side == 'target' show count" | tr -d '\n')
+echo "$out" | NT="$n" python3 -c '
+import json, os, sys
+rows = [json.loads(l) for l in sys.stdin]
+nt = json.loads(os.environ["NT"])["count"] // 2
+assert len(rows) == 1 and rows[0]["op"] == "write", rows
+assert rows[0]["unmatched"] == 0 and rows[0]["count"] == nt > 0, (rows, nt)
+'
+ok $? "merge sampled.snap: sampled on both sides, every kept I/O joined, none unmatched ($(echo $out | tr -d '\n') $n $(head -c 300 "$S/join.err"))"
+"$L" report "$S/thr.snap" -q "from nvme_joined show count" >/dev/null 2>"$S/thr.err"
+[ $? -ne 0 ] && grep -q "thr.snap was recorded with a THRESHOLD" "$S/thr.err"
+ok $? "merge thr.snap: a THRESHOLD recording is refused, naming it ($(head -c 300 "$S/thr.err"))"
 done_testing
