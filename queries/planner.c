@@ -246,7 +246,7 @@ void query_pushdown(const struct query *q, struct filter_prog *f)
 	f->max_events = q->opts.buffer > UINT32_MAX ? UINT32_MAX : (__u32)q->opts.buffer;
 	if (q->schema && q->where)
 		planner_conjuncts(q->schema, q->where, f, nstrs);
-	if (q->schema) {
+	if (q->schema && q->has_group) {	/* a grain the query states */
 		f->fields_known = 1;
 		f->fields_used = planner_fields(q);
 	}

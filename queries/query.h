@@ -68,9 +68,9 @@ bool query_option_given(const struct query *q, const char *name);
  * the plan. */
 int query_bind(struct query *q, const struct schema *s, struct query_error *err);
 /* Fill f with the part of WHERE (+ SAMPLE/THRESHOLD/BUFFER) the kernel can
- * evaluate (the rest stays for query_exec), and with the fields the query
- * reads anywhere (fields_used), so a probe may key coarser.  Call after
- * query_bind. */
+ * evaluate (the rest stays for query_exec), and, for a query with GROUP BY,
+ * with the fields it reads anywhere (fields_used), so a probe may key
+ * coarser.  Call after query_bind. */
 void query_pushdown(const struct query *q, struct filter_prog *f);
 
 /* One result column. */

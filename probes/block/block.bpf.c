@@ -53,8 +53,8 @@ struct {
 } reqs SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(type, BPF_MAP_TYPE_HASH);	/* preallocated: a key made at a
+						 * completion (an interrupt) must not wait on the allocator */
 	__uint(max_entries, BLK_DEFAULT_KEYS);	/* set at load: latoprc block_max */
 	__type(key, struct blk_key);
 	__type(value, struct blk_stats);

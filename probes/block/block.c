@@ -479,21 +479,25 @@ static void block_close(struct probe *p)
 	p->priv = NULL;
 }
 
-/* Return latoprc's block_max, or the default (said, when it is bad). */
+/* A stats entry's kernel memory: its key and value, and the element header
+ * and the allocator's share, about 64 bytes on 6.1. */
+#define BLK_KEY_BYTES (sizeof(struct blk_key) + sizeof(struct blk_stats) + 64)
+
+/* Return latoprc's block_max, or the default that fits this machine (said,
+ * when it is bad). */
 static uint32_t read_max_keys(void)
 {
-	return probe_size_option("block_max", BLK_KEYS_MIN, BLK_KEYS_MAX, BLK_DEFAULT_KEYS, false,
-				 "keys");
+	return probe_size_option("block_max", BLK_KEYS_MIN, BLK_KEYS_MAX,
+				 probe_size_fit(BLK_DEFAULT_KEYS, BLK_KEYS_DEFAULT_MIN, BLK_KEY_BYTES),
+				 false, "keys");
 }
 
 /* Fill c[0] and c[1] with the stats map's and the request table's capacity
  * and what happens when each is full. */
 static void capacity_choices(struct hook_choice *c, uint32_t max_keys)
 {
-	/* A hash entry: its key and value, and the element header and the
-	 * allocator's share, about 64 bytes on 6.1. */
 	probe_capacity(&c[0], "keys counted at once (latoprc block_max)", max_keys, "keys",
-		       sizeof(struct blk_key) + sizeof(struct blk_stats) + 64, false,
+		       BLK_KEY_BYTES, true,
 		       "more are counted in the (other) row (overflow)");
 	probe_capacity(&c[1], "requests followed at once (fixed)", BLK_MAX_REQS, "requests",
 		       sizeof(struct blk_req), true,

@@ -10,10 +10,12 @@
 
 #define BLK_COMM_LEN 16
 /* (dev, op, size, pid, comm) keys the stats map holds: latoprc block_max,
- * from BLK_KEYS_MIN to BLK_KEYS_MAX; the map's entries are allocated as keys
- * come, and a request whose key finds it full is counted in the overflow
+ * from BLK_KEYS_MIN to BLK_KEYS_MAX, by default BLK_DEFAULT_KEYS or what fits
+ * the machine's memory (at least BLK_KEYS_DEFAULT_MIN); the map is allocated
+ * at load, and a request whose key finds it full is counted in the overflow
  * entry. */
-#define BLK_DEFAULT_KEYS 65536
+#define BLK_DEFAULT_KEYS 8192
+#define BLK_KEYS_DEFAULT_MIN 1024
 #define BLK_KEYS_MIN 1
 #define BLK_KEYS_MAX 1048576
 #define BLK_MAX_REQS 16384	/* slots of the request table (a power of 2), fixed */

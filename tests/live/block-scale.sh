@@ -60,7 +60,7 @@ else:
 EOF
 }
 
-"$L" probes | grep -q "keys counted at once (latoprc block_max) *65536 keys"
+"$L" probes | grep -Eq "keys counted at once \(latoprc block_max\) +[0-9]+ keys"
 ok $? "latop probes states the block stats map's default size"
 "$L" probes | grep -q "requests followed at once (fixed) *16384 requests"
 ok $? "latop probes states the block request table's size"
@@ -85,8 +85,9 @@ ok $? "default block_max: no overflow warning"
 
 echo "block_max = abc" > "$tmp/cfg/latop/latoprc"
 err=$("$L" probes 2>&1 >/dev/null)
-echo "$err" | grep -q "latoprc:1: block_max: not a count of keys from 1 to 1048576; using the default 65536"
+def=$(echo "$err" | sed -n 's/.*latoprc:1: block_max: not a count of keys from 1 to 1048576; using the default \([0-9]*\)$/\1/p')
+[ -n "$def" ]
 ok $? "a bad block_max is named with its line and the default used ($err)"
-"$L" probes 2>/dev/null | grep -q "keys counted at once (latoprc block_max) *65536 keys"
+"$L" probes 2>/dev/null | grep -q "keys counted at once (latoprc block_max) *$def keys"
 ok $? "a bad block_max: the default size is used"
 done_testing
