@@ -163,16 +163,35 @@ void hist_settle(struct hist *h)
 	}
 }
 
-/* Return what bucket idx reports: its midpoint within the known [min, max]. */
-static uint64_t hist_value(const struct hist *h, uint32_t idx)
+/* Bucket idx's midpoint, clamped to the extremes min and max. */
+static uint64_t bucket_value(uint32_t idx, uint64_t min, uint64_t max)
 {
 	uint64_t m = hist_bucket_mid(idx);
 
-	if (m < h->min)
-		m = h->min;
-	if (m > h->max)
-		m = h->max;
-	return m;
+	if (m < min)
+		m = min;
+	return m > max ? max : m;
+}
+
+/*
+ * The rank of percentile q among count values whose extremes are min and
+ * max: 0 when an extreme (or 0 when empty) answers it, put in *at.
+ */
+static uint64_t pct_rank(uint64_t count, uint64_t min, uint64_t max, double q, uint64_t *at)
+{
+	uint64_t rank;
+
+	*at = !count ? 0 : !(q > 0.0) ? min : max;
+	if (!count || !(q > 0.0) || q >= 100.0)
+		return 0;
+	rank = (uint64_t)ceil(q / 100.0 * (double)count);
+	return rank < 1 ? 1 : rank > count ? count : rank;
+}
+
+/* Return what bucket idx reports: its midpoint within the known [min, max]. */
+static uint64_t hist_value(const struct hist *h, uint32_t idx)
+{
+	return bucket_value(idx, h->min, h->max);
 }
 
 /* Return the mean, 0 when empty. */
@@ -203,20 +222,11 @@ double hist_stddev(const struct hist *h)
 
 uint64_t hist_percentile(const struct hist *h, double q)
 {
-	uint64_t rank, cum = 0;
+	uint64_t at, cum = 0, rank = pct_rank(h->count, h->min, h->max, q, &at);
 	uint32_t i;
 
-	if (!h->count)
-		return 0;
-	if (!(q > 0.0))
-		return h->min;
-	if (q >= 100.0)
-		return h->max;
-	rank = (uint64_t)ceil(q / 100.0 * (double)h->count);
-	if (rank < 1)
-		rank = 1;
-	if (rank > h->count)
-		rank = h->count;
+	if (!rank)
+		return at;
 	for (i = 0; i < LH_NBUCKETS; i++) {
 		cum += h->b[i];
 		if (cum >= rank)
@@ -529,31 +539,16 @@ struct shist *shist_merge(struct shist *dst, const struct shist *src)
 /* Return what bin value idx reports in s: its midpoint within [min, max]. */
 static uint64_t shist_value(const struct shist *s, uint32_t idx)
 {
-	uint64_t m = hist_bucket_mid(idx);
-
-	if (m < s->min)
-		m = s->min;
-	if (m > s->max)
-		m = s->max;
-	return m;
+	return bucket_value(idx, s->min, s->max);
 }
 
 uint64_t shist_percentile(const struct shist *s, double q)
 {
-	uint64_t rank, cum = 0;
+	uint64_t at, cum = 0, rank = pct_rank(s->count, s->min, s->max, q, &at);
 	uint32_t i;
 
-	if (!s->count)
-		return 0;
-	if (!(q > 0.0))
-		return s->min;
-	if (q >= 100.0)
-		return s->max;
-	rank = (uint64_t)ceil(q / 100.0 * (double)s->count);
-	if (rank < 1)
-		rank = 1;
-	if (rank > s->count)
-		rank = s->count;
+	if (!rank)
+		return at;
 	for (i = 0; i < s->n; i++) {
 		cum += s->bin[i].c;
 		if (cum >= rank)

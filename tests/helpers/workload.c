@@ -219,12 +219,9 @@ static void fileio(long n, const char *dir)
 	unlink(path);
 }
 
-/* One short-lived thread: 16 different cheap syscalls, once each. */
-static void *one_of_many(void *arg)
+/* Eight cheap syscalls that take no argument, once each. */
+static void eight_calls(void)
 {
-	struct { long v[16]; } buf;
-
-	(void)arg;
 	syscall(SYS_getppid);
 	syscall(SYS_getpid);
 	syscall(SYS_gettid);
@@ -233,6 +230,15 @@ static void *one_of_many(void *arg)
 	syscall(SYS_getgid);
 	syscall(SYS_getegid);
 	syscall(SYS_getpgrp);
+}
+
+/* One short-lived thread: 16 different cheap syscalls, once each. */
+static void *one_of_many(void *arg)
+{
+	struct { long v[16]; } buf;
+
+	(void)arg;
+	eight_calls();
 	syscall(SYS_getpgid, 0);
 	syscall(SYS_getsid, 0);
 	syscall(SYS_sched_yield);
@@ -272,16 +278,8 @@ static void *crowd_member(void *arg)
 
 	(void)arg;
 	pthread_barrier_wait(&crowd_start);
-	for (i = 0; i < crowd_calls; i++) {
-		syscall(SYS_getppid);
-		syscall(SYS_getpid);
-		syscall(SYS_gettid);
-		syscall(SYS_getuid);
-		syscall(SYS_geteuid);
-		syscall(SYS_getgid);
-		syscall(SYS_getegid);
-		syscall(SYS_getpgrp);
-	}
+	for (i = 0; i < crowd_calls; i++)
+		eight_calls();
 	pthread_barrier_wait(&crowd_end);
 	return NULL;
 }
