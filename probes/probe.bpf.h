@@ -41,6 +41,28 @@ static __always_inline void health_inc(__u32 idx)
 	health_add(idx, 1);
 }
 
+/*
+ * Return key's entry in the hash map stats, made from zero (its value size)
+ * when new; when the map has no room for it, entry 0 of the one-entry array
+ * map overflow, with *over set (the caller counts it in its health).
+ */
+static __always_inline void *stats_or_overflow(void *stats, void *overflow, const void *key,
+					       const void *zero, bool *over)
+{
+	void *v = bpf_map_lookup_elem(stats, key);
+	__u32 first = 0;
+
+	*over = false;
+	if (v)
+		return v;
+	bpf_map_update_elem(stats, key, zero, BPF_NOEXIST);	/* EEXIST: another CPU won */
+	v = bpf_map_lookup_elem(stats, key);
+	if (v)
+		return v;
+	*over = true;
+	return bpf_map_lookup_elem(overflow, &first);
+}
+
 /* Return the filter user space installed last. */
 static __always_inline const struct filter_prog *filter_cur(void)
 {

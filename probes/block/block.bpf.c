@@ -309,22 +309,10 @@ static __always_inline void key_of(const struct blk_req *r, struct blk_key *key)
 	__builtin_memcpy(key->comm, r->comm, sizeof(key->comm));
 }
 
-/* Return key's totals, made when new; when the stats map has no room for
- * it, the overflow entry's, with *over set. */
+/* Return key's totals, made when new, or the overflow entry's (probe.bpf.h). */
 static __always_inline struct blk_stats *stats_of(const struct blk_key *key, bool *over)
 {
-	struct blk_stats *v = bpf_map_lookup_elem(&stats, key);
-	__u32 zero = 0;
-
-	*over = false;
-	if (v)
-		return v;
-	bpf_map_update_elem(&stats, key, &zero_stats, BPF_NOEXIST);
-	v = bpf_map_lookup_elem(&stats, key);
-	if (v)
-		return v;
-	*over = true;
-	return bpf_map_lookup_elem(&overflow, &zero);
+	return stats_or_overflow(&stats, &overflow, key, &zero_stats, over);
 }
 
 /* Count r, a bio or request merged into another request, to its key, and

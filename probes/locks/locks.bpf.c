@@ -294,22 +294,11 @@ static __always_inline void lock_arrive(__u64 addr, __u32 tgid, __u32 owner, __u
 		holder_set(owner, addr, tgid);
 }
 
-/* Return the stats slot of key, creating it; when the map has no room for
- * it, the overflow entry, with *over set. */
+/* Return the stats slot of key, created when new, or the overflow entry
+ * (probe.bpf.h). */
 static __always_inline struct lk_stats *stats_get(const struct lk_key *key, bool *over)
 {
-	struct lk_stats *v = bpf_map_lookup_elem(&stats, key);
-	__u32 zero = 0;
-
-	*over = false;
-	if (v)
-		return v;
-	bpf_map_update_elem(&stats, key, &zero_stats, BPF_NOEXIST);
-	v = bpf_map_lookup_elem(&stats, key);
-	if (v)
-		return v;
-	*over = true;
-	return bpf_map_lookup_elem(&overflow, &zero);
+	return stats_or_overflow(&stats, &overflow, key, &zero_stats, over);
 }
 
 /*

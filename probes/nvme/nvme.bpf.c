@@ -504,24 +504,21 @@ int BPF_PROG(complete_rq_fentry, struct request *rq)
 static __always_inline void account(const struct nvme_key *k, const __u64 *stage, __u64 lat,
 				    bool misfit)
 {
-	struct nvme_stats *st = bpf_map_lookup_elem(&stats, k);
+	struct nvme_stats *st = bpf_map_lookup_elem(&stats, k), *z;
 	__u32 zero = 0;
+	bool over;
 	int i;
 
 	if (!st) {
-		struct nvme_stats *z = bpf_map_lookup_elem(&zero_stats, &zero);
-
+		z = bpf_map_lookup_elem(&zero_stats, &zero);
 		if (!z)
 			return;
-		bpf_map_update_elem(&stats, k, z, BPF_NOEXIST);	/* EEXIST: another CPU won */
-		st = bpf_map_lookup_elem(&stats, k);
-		if (!st) {
-			/* No room for k: its figures go to the overflow entry. */
-			st = bpf_map_lookup_elem(&overflow, &zero);
-			if (!st)
-				return;
+		/* No room for k: its figures go to the overflow entry. */
+		st = stats_or_overflow(&stats, &overflow, k, z, &over);
+		if (!st)
+			return;
+		if (over)
 			health_inc(H_OVERFLOW);
-		}
 	}
 	if (misfit) {
 		__sync_fetch_and_add(&st->misfit, 1);
