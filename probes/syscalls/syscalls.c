@@ -107,6 +107,8 @@ struct syscalls_priv {
 	size_t slots_len;
 	struct row_ref *refs;		/* process rows of this tick, open addressing */
 	size_t nrefs;			/* a power of 2 */
+	size_t refs_for;		/* slots this tick reads, while refs still holds the
+					 * last tick's (0: cleared, at its first process key) */
 	uint32_t sample_n;	/* SAMPLE 1/N in effect: counts scale by it */
 	int ncpus;
 	struct probe_health health;
@@ -358,6 +360,22 @@ static void key_cells(union cell *r, const struct sys_key *k)
 	cell_set_str(&r[SC_SYSCALL], syscall_label(k->nr, buf, sizeof(buf)));
 }
 
+/* Make room in refs for the process rows of a tick of up to n used slots. */
+static void refs_reset(struct syscalls_priv *sp, size_t n)
+{
+	size_t want = 64;
+
+	while (want < 2 * n)
+		want *= 2;
+	if (want != sp->nrefs) {
+		free(sp->refs);
+		sp->refs = xcalloc(want, sizeof(*sp->refs));
+		sp->nrefs = want;
+	} else {
+		memset(sp->refs, 0, want * sizeof(*sp->refs));
+	}
+}
+
 /* Hash of a process key without its CPU. */
 static size_t ref_hash(const struct sys_key *k)
 {
@@ -393,6 +411,10 @@ static uint64_t add_row(struct syscalls_priv *sp, struct frame *f, const struct 
 	union cell *r;
 
 	if (k->owner >= SYS_OWNER_CPU0) {
+		if (sp->refs_for) {
+			refs_reset(sp, sp->refs_for);
+			sp->refs_for = 0;
+		}
 		e = ref_find(sp, k);
 		if (e->key.owner) {
 			union cell tmp[SC_NCOLS];
@@ -447,22 +469,6 @@ static bool key_over(const struct syscalls_priv *sp, const struct sys_key *k)
 	return exited(sp, k->tid ? k->tid : k->tgid);
 }
 
-/* Make room in refs for the process rows of a tick of up to n used slots. */
-static void refs_reset(struct syscalls_priv *sp, size_t n)
-{
-	size_t want = 64;
-
-	while (want < 2 * n)
-		want *= 2;
-	if (want != sp->nrefs) {
-		free(sp->refs);
-		sp->refs = xcalloc(want, sizeof(*sp->refs));
-		sp->nrefs = want;
-	} else {
-		memset(sp->refs, 0, want * sizeof(*sp->refs));
-	}
-}
-
 /* Sum the overflow slots, one a CPU, into cur. */
 static void overflow_sum(struct syscalls_priv *sp, struct sys_stats *cur)
 {
@@ -515,7 +521,7 @@ static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
 		events += delta(cur->count, sp->ovf_prev.count);
 		sp->ovf_prev = *cur;
 	}
-	refs_reset(sp, (size_t)hiwater);
+	sp->refs_for = (size_t)hiwater;	/* refs are cleared at the first process key */
 	for (i = sp->novf; i < hiwater; i++) {
 		const struct sys_stats *s = &sp->slots[i];
 		struct prev_ent *p = sp->prev[i];
