@@ -55,7 +55,17 @@ volatile __u64 flows_born = 0;		/* flows set_state made: ingress rechecks on a c
 
 volatile __u64 next_id = 0;
 
-static const struct fl_stats zero_stats;
+/*
+ * A new flow's first value, made here whole (zero but for born_ns and sk)
+ * so that the flow is never seen in the map without its socket: too big
+ * for the stack, it is one per CPU, and only those two fields are written.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fl_stats);
+} newborn SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -486,7 +496,14 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 	if (!sock_key(sk, &k))
 		return 0;
 	if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
-		if (bpf_map_update_elem(&flows, &k, &zero_stats, BPF_NOEXIST)) {
+		__u32 zero = 0;
+		struct fl_stats *init = bpf_map_lookup_elem(&newborn, &zero);
+
+		if (!init)
+			return 0;
+		init->born_ns = bpf_ktime_get_ns();
+		init->sk = (__u64)sk;
+		if (bpf_map_update_elem(&flows, &k, init, BPF_NOEXIST)) {
 			st = bpf_map_lookup_elem(&flows, &k);
 			if (!st) {
 				health_inc(FH_UNTRACKED);
@@ -494,14 +511,13 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 			}
 			/* The same 4-tuple again before user space removed the
 			 * old connection: start over (born_ns tells it apart). */
-			bpf_map_update_elem(&flows, &k, &zero_stats, BPF_EXIST);
+			bpf_map_update_elem(&flows, &k, init, BPF_EXIST);
 		}
 		st = bpf_map_lookup_elem(&flows, &k);
 		if (st) {
-			__u32 zero = 0, cpu;
+			__u32 cpu;
 			struct early_seg *e;
 
-			st->born_ns = bpf_ktime_get_ns();
 			__sync_fetch_and_add(&flows_born, 1);
 			/* The first request may be waiting in an early slot: this
 			 * CPU's when its segment made the connection, another's
@@ -525,7 +541,16 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 	if (newstate != TCP_CLOSE)
 		return 0;
 	st = bpf_map_lookup_elem(&flows, &k);
-	if (!st || st->closed)
+	/*
+	 * Only the flow's own socket ends it.  When the ACK that completes a
+	 * handshake and the first request reach the listener on two CPUs at
+	 * once, each makes a child socket with the flow's addresses and ports;
+	 * the one that loses the race is closed from SYN_RECV (in
+	 * inet_ehash_nolisten) while the winner's connection goes on.  A
+	 * flow's own socket never closes from SYN_RECV, which covers the
+	 * flows seeded from /proc too (no socket known).
+	 */
+	if (!st || st->closed || oldstate == TCP_SYN_RECV || (st->sk && st->sk != (__u64)sk))
 		return 0;
 	n = fq_pending(&st->q);
 	if (n && keep_flow(&k, st)) {

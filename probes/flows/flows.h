@@ -65,6 +65,8 @@ struct fl_stats {
 	__u64 unsolicited;	/* responses with no request to answer */
 	__u32 pid;		/* the process that last read from the socket */
 	__u32 closed;		/* the connection closed: user space removes it */
+	__u64 sk;		/* the socket that made the flow (0 when seeded from
+				 * /proc): only its close ends the flow */
 	char comm[FLOW_COMM_LEN];
 	struct flowq q;
 	__u32 hist[LH_NBUCKETS];
