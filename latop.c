@@ -505,7 +505,8 @@ static void say_lost(const struct lost_tally *lt)
 	for (size_t j = 0; j < lt->n; j++) {
 		if (lt->t[j].lost)
 			fprintf(stderr, "latop record: warning: %s: %llu records lost in the "
-				"kernel (a ring buffer or map was full)\n", lt->t[j].probe,
+				"kernel (a ring buffer or map was full, or an event came while its "
+				"program was running on that CPU)\n", lt->t[j].probe,
 				(unsigned long long)lt->t[j].lost);
 		if (lt->t[j].evicted)
 			say_evicted("record", lt->t[j].probe, lt->t[j].evicted);
@@ -960,7 +961,8 @@ static int cmd_report(int argc, char **argv)
 	fflush(stdout);
 	if (res->stats.lost)
 		fprintf(stderr, "latop report: warning: %s: %llu records lost in the kernel "
-			"while recording (a ring buffer or map was full)\n", query_table(q),
+			"while recording (a ring buffer or map was full, or an event came while "
+			"its program was running on that CPU)\n", query_table(q),
 			(unsigned long long)res->stats.lost);
 	if (res->stats.evicted)
 		say_evicted("report", query_table(q), res->stats.evicted);

@@ -29,6 +29,7 @@
 struct live_probe {
 	struct probe p;
 	uint64_t run_ns, run_cnt;	/* its programs' totals at the last tick */
+	uint64_t misses;		/* and their runs the kernel skipped */
 };
 
 struct live {
@@ -57,13 +58,19 @@ static void append(char **s, const char *text)
 	*s = n;
 }
 
-/* Sum run_time_ns and run_cnt over a probe's programs. */
-static void prog_totals(struct live_probe *lp, uint64_t *run_ns, uint64_t *run_cnt)
+/*
+ * Sum run_time_ns, run_cnt and recursion_misses over a probe's programs.
+ * A miss is an event the program never saw: the kernel does not run a
+ * tracing program (fentry, tp_btf) again on a CPU where it is running
+ * already, so an event in an interrupt that came during its run is lost.
+ */
+static void prog_totals(struct live_probe *lp, uint64_t *run_ns, uint64_t *run_cnt,
+			uint64_t *misses)
 {
 	int fds[MAX_PROGS];
 	size_t i, n = lp->p.ops->prog_fds(&lp->p, fds, MAX_PROGS);
 
-	*run_ns = *run_cnt = 0;
+	*run_ns = *run_cnt = *misses = 0;
 	for (i = 0; i < n; i++) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
@@ -72,6 +79,7 @@ static void prog_totals(struct live_probe *lp, uint64_t *run_ns, uint64_t *run_c
 			continue;
 		*run_ns += info.run_time_ns;
 		*run_cnt += info.run_cnt;
+		*misses += info.recursion_misses;
 	}
 }
 
@@ -108,7 +116,7 @@ static int collect_tick(struct live *l, struct tick *out, char **cause)
 	for (i = 0; i < l->nprobes; i++) {
 		struct live_probe *lp = &l->probes[i];
 		size_t first = out->nframes;
-		uint64_t run_ns, run_cnt;
+		uint64_t run_ns, run_cnt, misses;
 
 		if (!lp->p.live)
 			continue;
@@ -116,13 +124,17 @@ static int collect_tick(struct live *l, struct tick *out, char **cause)
 			tick_done(out);
 			return -1;
 		}
-		prog_totals(lp, &run_ns, &run_cnt);
+		prog_totals(lp, &run_ns, &run_cnt, &misses);
 		for (j = first; j < out->nframes; j++) {
 			out->frames[j]->stats.bpf_ns = run_ns - lp->run_ns;
 			out->frames[j]->stats.bpf_runs = run_cnt - lp->run_cnt;
 		}
+		/* Missed runs are lost events of the probe's main table. */
+		if (out->nframes > first)
+			out->frames[first]->stats.lost += misses - lp->misses;
 		lp->run_ns = run_ns;
 		lp->run_cnt = run_cnt;
+		lp->misses = misses;
 	}
 	return 1;
 }
@@ -512,7 +524,8 @@ struct source *live_open(const char *const *tables, size_t ntables,
 		goto fail;
 	for (i = 0; i < l->nprobes; i++)
 		if (l->probes[i].p.live)
-			prog_totals(&l->probes[i], &l->probes[i].run_ns, &l->probes[i].run_cnt);
+			prog_totals(&l->probes[i], &l->probes[i].run_ns, &l->probes[i].run_cnt,
+				    &l->probes[i].misses);
 	l->last_mono_ns = clock_ns(CLOCK_MONOTONIC);
 	if (uname(&u) == 0) {
 		snprintf(l->info.host, sizeof(l->info.host), "%.63s", u.nodename);
