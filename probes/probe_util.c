@@ -237,3 +237,42 @@ void probe_capacity(struct hook_choice *c, const char *stage, uint32_t n,
 		snprintf(c->why, sizeof(c->why), "kernel memory grows with them: %.1f MiB when "
 			 "full; %s", mib, full_text);
 }
+
+uint64_t probe_sweep_hash(int fd, size_t key_size, size_t value_size, probe_stale_fn *stale,
+			  void *arg)
+{
+	struct bpf_map_info info = {0};
+	uint32_t len = sizeof(info), budget, i;
+	char *keys, *key, *prev = NULL, *val = xcalloc(1, value_size);
+	size_t n = 0;
+	uint64_t gone = 0;
+
+	if (bpf_obj_get_info_by_fd(fd, &info, &len) || !info.max_entries) {
+		free(val);
+		return 0;
+	}
+	keys = xcalloc((size_t)info.max_entries + 1, key_size);
+	/* A key deleted under the walk restarts it: twice the entries at most. */
+	budget = info.max_entries * 2;
+	for (i = 0; i < budget && n < info.max_entries; i++) {
+		key = keys + n * key_size;
+		if (bpf_map_get_next_key(fd, prev, key))
+			break;
+		prev = key;
+		if (!bpf_map_lookup_elem(fd, key, val) && stale(key, val, arg))
+			n++;
+		else {
+			memcpy(keys + info.max_entries * key_size, key, key_size);
+			prev = keys + info.max_entries * key_size;
+		}
+	}
+	for (i = 0; i < n; i++) {
+		key = keys + (size_t)i * key_size;
+		if (!bpf_map_lookup_elem(fd, key, val) && stale(key, val, arg) &&
+		    !bpf_map_delete_elem(fd, key))
+			gone++;
+	}
+	free(keys);
+	free(val);
+	return gone;
+}

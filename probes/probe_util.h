@@ -144,6 +144,18 @@ struct hook_choice;
 void probe_capacity(struct hook_choice *c, const char *stage, uint32_t n,
 		    const char *unit, double bytes_each, bool prealloc, const char *full_text);
 
+/* Return whether the entry (key, value) of a matching table is stale. */
+typedef bool probe_stale_fn(const void *key, const void *value, void *arg);
+
+/*
+ * Delete from the hash map fd (keys of key_size bytes, values of value_size)
+ * every entry stale says is stale, read again just before it goes; return
+ * how many went.  BPF programs change the map meanwhile: an entry made or
+ * ended during the sweep may be passed over, never counted twice.
+ */
+uint64_t probe_sweep_hash(int fd, size_t key_size, size_t value_size, probe_stale_fn *stale,
+			  void *arg);
+
 struct bpf_object_skeleton;
 /* Attach every program of a loaded skeleton (VIEW_bpf.skeleton): 0, or -1
  * with *cause naming probe and the error. */

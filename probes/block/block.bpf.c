@@ -35,6 +35,8 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 self_tgid = 0;
+/* The request table's slots less one (a power of two less one): set at load. */
+const volatile __u32 req_mask = BLK_DEFAULT_REQS - 1;
 
 #define PROBE_HEALTH_N BH_N
 #define PROBE_HEALTH_BUDGET BH_BUDGET
@@ -47,7 +49,7 @@ static const struct blk_stats zero_stats;
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, BLK_MAX_REQS);
+	__uint(max_entries, BLK_DEFAULT_REQS);	/* set at load: latoprc block_inflight_max */
 	__type(key, __u32);
 	__type(value, struct blk_req);
 } reqs SEC(".maps");
@@ -112,7 +114,7 @@ static __always_inline struct blk_req *req_find(__u64 id)
 	struct blk_req *r;
 
 	for (i = 0; i < BLK_REQ_PROBE; i++) {
-		idx = (h + i) & (BLK_MAX_REQS - 1);
+		idx = (h + i) & req_mask;
 		r = bpf_map_lookup_elem(&reqs, &idx);
 		if (r && r->owner == id)
 			return r;
@@ -131,7 +133,7 @@ static __always_inline struct blk_req *req_take(__u64 id)
 	if (r)
 		return r;
 	for (i = 0; i < BLK_REQ_PROBE; i++) {
-		idx = (h + i) & (BLK_MAX_REQS - 1);
+		idx = (h + i) & req_mask;
 		r = bpf_map_lookup_elem(&reqs, &idx);
 		if (r && !r->owner && __sync_val_compare_and_swap(&r->owner, 0, id) == 0)
 			return r;

@@ -83,6 +83,7 @@ struct block_priv {
 	struct blk_stats *ovf_prev;	/* the overflow entry's totals last tick */
 	struct blk_dev *devs;	/* the mapped devs array */
 	struct blk_req *reqs;	/* the mapped request table */
+	uint32_t max_reqs;	/* its slots: latoprc block_inflight_max */
 	uint64_t ticks;		/* ticks collected */
 	struct blk_stats *cur;
 	uint32_t sample_n;
@@ -387,7 +388,7 @@ static uint64_t free_stale(struct block_priv *bp)
 
 	if (now < BLK_REQ_STALE_NS)
 		return 0;
-	for (i = 0; i < BLK_MAX_REQS; i++) {
+	for (i = 0; i < bp->max_reqs; i++) {
 		struct blk_req *r = &bp->reqs[i];
 		uint64_t owner = __atomic_load_n(&r->owner, __ATOMIC_ACQUIRE);
 
@@ -466,7 +467,7 @@ static void block_close(struct probe *p)
 	if (bp->devs)
 		munmap(bp->devs, BLK_DEV_SLOTS * sizeof(struct blk_dev));
 	if (bp->reqs)
-		munmap(bp->reqs, BLK_MAX_REQS * sizeof(struct blk_req));
+		munmap(bp->reqs, bp->max_reqs * sizeof(struct blk_req));
 	block_bpf__destroy(bp->skel);
 	if (bp->prev)
 		for (i = 0; i < bp->nprev; i++)
@@ -492,15 +493,24 @@ static uint32_t read_max_keys(void)
 				 false, "keys");
 }
 
+/* Return latoprc's block_inflight_max, or the default that fits this machine. */
+static uint32_t read_max_reqs(void)
+{
+	return probe_size_option("block_inflight_max", BLK_REQS_MIN, BLK_REQS_MAX,
+				 probe_size_fit(BLK_DEFAULT_REQS, BLK_REQS_DEFAULT_MIN,
+						sizeof(struct blk_req)),
+				 true, "requests");
+}
+
 /* Fill c[0] and c[1] with the stats map's and the request table's capacity
  * and what happens when each is full. */
-static void capacity_choices(struct hook_choice *c, uint32_t max_keys)
+static void capacity_choices(struct hook_choice *c, uint32_t max_keys, uint32_t max_reqs)
 {
 	probe_capacity(&c[0], "keys counted at once (latoprc block_max)", max_keys, "keys",
 		       BLK_KEY_BYTES, true,
 		       "more are counted in the (other) row (overflow)");
-	probe_capacity(&c[1], "requests followed at once (fixed)", BLK_MAX_REQS, "requests",
-		       sizeof(struct blk_req), true,
+	probe_capacity(&c[1], "requests in flight (latoprc block_inflight_max)", max_reqs,
+		       "requests", sizeof(struct blk_req), true,
 		       "more are not followed, counted as untracked (evicted)");
 }
 
@@ -526,13 +536,20 @@ static int block_open(struct probe *p, char **cause)
 			    hook_flags(), cause))
 		goto fail;
 	bp->max_keys = read_max_keys();
-	capacity_choices(&p->hooks[NSPECS], bp->max_keys);
+	bp->max_reqs = read_max_reqs();
+	capacity_choices(&p->hooks[NSPECS], bp->max_keys, bp->max_reqs);
 	p->nhooks = NSPECS + 2;
 	if (bpf_map__set_max_entries(bp->skel->maps.stats, bp->max_keys)) {
 		*cause = xasprintf("block: sizing the stats map to %u: %s", bp->max_keys,
 				   strerror(errno));
 		goto fail;
 	}
+	if (bpf_map__set_max_entries(bp->skel->maps.reqs, bp->max_reqs)) {
+		*cause = xasprintf("block: sizing the request table to %u: %s", bp->max_reqs,
+				   strerror(errno));
+		goto fail;
+	}
+	bp->skel->rodata->req_mask = bp->max_reqs - 1;
 	bp->skel->rodata->self_tgid = getpid();
 	err = block_bpf__load(bp->skel);
 	if (err) {
@@ -559,7 +576,7 @@ static int block_open(struct probe *p, char **cause)
 		*cause = xasprintf("block: the request table's values are not struct blk_req");
 		goto fail;
 	}
-	m = mmap(NULL, BLK_MAX_REQS * sizeof(struct blk_req), PROT_READ | PROT_WRITE,
+	m = mmap(NULL, bp->max_reqs * sizeof(struct blk_req), PROT_READ | PROT_WRITE,
 		 MAP_SHARED, bpf_map__fd(bp->skel->maps.reqs), 0);
 	if (m == MAP_FAILED) {
 		*cause = xasprintf("block: mapping the request table: %s", strerror(errno));
@@ -597,7 +614,7 @@ static size_t block_hooks(struct hook_choice *out, size_t max)
 		return 0;
 	hook_choose_all("block", NULL, hook_specs, NSPECS, out, NULL,
 			hook_flags() | HOOK_CHECK_ALL, NULL);
-	capacity_choices(&out[NSPECS], read_max_keys());
+	capacity_choices(&out[NSPECS], read_max_keys(), read_max_reqs());
 	return NSPECS + 2;
 }
 

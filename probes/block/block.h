@@ -18,7 +18,14 @@
 #define BLK_KEYS_DEFAULT_MIN 1024
 #define BLK_KEYS_MIN 1
 #define BLK_KEYS_MAX 1048576
-#define BLK_MAX_REQS 16384	/* slots of the request table (a power of 2), fixed */
+/* Slots of the request table (requests followed at once): latoprc
+ * block_inflight_max, a power of two from BLK_REQS_MIN to BLK_REQS_MAX, by
+ * default BLK_DEFAULT_REQS or what fits the machine's memory; a request that
+ * finds its slots taken is not followed (BH_UNTRACKED). */
+#define BLK_DEFAULT_REQS 16384
+#define BLK_REQS_DEFAULT_MIN 1024
+#define BLK_REQS_MIN BLK_REQ_PROBE
+#define BLK_REQS_MAX 1048576
 #define BLK_REQ_PROBE 8		/* slots a request may take, from its hash on */
 #define BLK_REQ_STALE_NS (60ULL * 1000000000)	/* a request older than this is given up */
 #define BLK_RINGBUF_BYTES (1 << 20)

@@ -76,15 +76,6 @@ const volatile bool futex_by_sched = false;
 __u32 filter_need[2] = {};
 static const struct lk_stats zero_stats;
 
-/* A thread waiting on a futex. */
-struct uwait {
-	__u64 addr;
-	__u64 start_ns;
-	__u32 owner;		/* holder read at the wait, 0 if unknown */
-	__u32 kind;
-	__u8 sampled;
-};
-
 /* A thread waiting on kernel locks (the outer one and one nested). */
 struct kwait {
 	struct {
@@ -97,33 +88,6 @@ struct kwait {
 		__u8 sampled;
 		char owner_comm[LK_COMM_LEN];
 	} s[KWAIT_SLOTS];
-};
-
-/* A lock with waiters: who holds it now and who released it last. */
-struct lkstate_key {
-	__u64 addr;
-	__u32 tgid;		/* 0 for kernel locks */
-	__u32 pad;
-};
-
-struct lkstate {
-	__s32 nwait;
-	__u32 holder;		/* current holder, 0 if unknown */
-	__u64 since_ns;		/* when its contended hold began */
-	__u32 nrel;		/* releases seen (rels[nrel % LK_RELS] is next) */
-	__u32 pad;
-	struct lk_rel rels[LK_RELS];
-	char comms[LK_RELS][LK_COMM_LEN];	/* the releasers' names */
-};
-
-/* A thread that holds a lock someone waits on. */
-struct holder {
-	__u64 addr;
-	__u32 lock_tgid;
-	__u32 off_state;
-	__u64 off_ns;		/* when it left the CPU, 0 while on it */
-	__u64 since_ns;		/* when it became a holder others wait for */
-	__u8 seen;		/* seen on a CPU or leaving one since then */
 };
 
 struct {
@@ -142,11 +106,17 @@ struct {
 	__type(value, struct lk_stats);
 } overflow SEC(".maps");
 
+/*
+ * The matching tables: preallocated hashes (a wait starts in the scheduler
+ * and under spinlocks, where the allocator must not be waited on), sized at
+ * load to latoprc lock_wait_max.  A full one refuses the new entry, counted;
+ * it never drops an old one unseen (locks.h).
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, LK_MAX_WAITS);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LK_DEFAULT_WAITS);
 	__type(key, __u32);
-	__type(value, struct uwait);
+	__type(value, struct lk_uwait);
 } uwaits SEC(".maps");
 
 struct {
@@ -157,32 +127,24 @@ struct {
 } kwaits SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, LK_MAX_LOCKS);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LK_DEFAULT_WAITS);
 	__type(key, struct lkstate_key);
 	__type(value, struct lkstate);
 } lkstates SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, LK_MAX_LOCKS);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LK_DEFAULT_WAITS);
 	__type(key, __u32);
-	__type(value, struct holder);
+	__type(value, struct lk_holder);
 } holders SEC(".maps");
 
-/* A futex waiter woken before it got off the CPU (found at its switch-out). */
-struct early_wake {
-	__u64 ts_ns;
-	__u32 waker;
-	__u32 tgid;
-	char comm[LK_COMM_LEN];
-};
-
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, LK_MAX_WAITS);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, LK_DEFAULT_WAITS);
 	__type(key, __u32);
-	__type(value, struct early_wake);
+	__type(value, struct lk_early_wake);
 } early_wakes SEC(".maps");
 
 struct {
@@ -257,16 +219,17 @@ drop:
 /* Mark thread tid as holding addr while others wait; note if it is off CPU now. */
 static __always_inline void holder_set(__u32 tid, __u64 addr, __u32 lock_tgid)
 {
-	struct holder h = {.addr = addr, .lock_tgid = lock_tgid, .since_ns = bpf_ktime_get_ns()};
-	struct holder *cur = bpf_map_lookup_elem(&holders, &tid);
+	struct lk_holder h = {.addr = addr, .lock_tgid = lock_tgid, .since_ns = bpf_ktime_get_ns()};
+	struct lk_holder *cur = bpf_map_lookup_elem(&holders, &tid);
 
 	if (cur) {
 		cur->addr = addr;
 		cur->lock_tgid = lock_tgid;
 		return;
 	}
-	if (bpf_map_update_elem(&holders, &tid, &h, BPF_NOEXIST))
-		health_inc(LH_EVICTED);
+	if (bpf_map_update_elem(&holders, &tid, &h, BPF_NOEXIST) &&
+	    !bpf_map_lookup_elem(&holders, &tid))	/* full, not made meanwhile */
+		health_inc(LH_UNHELD);
 }
 
 /* A waiter arrives at lock (addr, tgid) whose holder is owner (0: unknown). */
@@ -281,7 +244,7 @@ static __always_inline void lock_arrive(__u64 addr, __u32 tgid, __u32 owner, __u
 		bpf_map_update_elem(&lkstates, &k, &init, BPF_NOEXIST);
 		st = bpf_map_lookup_elem(&lkstates, &k);
 		if (!st) {
-			health_inc(LH_EVICTED);
+			health_inc(LH_UNHELD);
 			return;
 		}
 	}
@@ -447,7 +410,7 @@ static __always_inline __u32 futex_owner(__u64 uaddr, __u32 cmd, __u32 val, __u3
 static __always_inline void futex_wait_begin(struct task_struct *task, __u32 tgid, __u32 tid,
 					     __u64 uaddr, __u32 cmd, __u32 val)
 {
-	struct uwait w = {.addr = uaddr};
+	struct lk_uwait w = {.addr = uaddr, .tgid = tgid};
 	bool sampled;
 	__u64 now;
 
@@ -526,7 +489,7 @@ static __always_inline void futex_wait_end(struct task_struct *task, __u32 tgid,
 	struct lkstate_key sk = {.tgid = tgid};
 	const char *holder_comm = NULL;
 	struct lkstate *st;
-	struct uwait *wp, w;
+	struct lk_uwait *wp, w;
 	__u32 best = LK_RELS;
 
 	wp = bpf_map_lookup_elem(&uwaits, &tid);
@@ -638,7 +601,7 @@ static __always_inline int futex_cmd_of(struct task_struct *task, struct pt_regs
 static __always_inline void futex_sleep(struct task_struct *prev)
 {
 	struct pt_regs *regs = NULL;
-	struct early_wake *ew;
+	struct lk_early_wake *ew;
 	__u32 tgid, tid;
 	__u64 uaddr;
 	int cmd = futex_cmd_of(prev, &regs);
@@ -666,8 +629,8 @@ int BPF_PROG(futex_waking, struct task_struct *p)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = p->pid;
-	struct uwait *w;
-	struct early_wake ew = {};
+	struct lk_uwait *w;
+	struct lk_early_wake ew = {};
 	struct pt_regs *regs = NULL;
 
 	/* A timeout or signal wakes from another context: not a release. */
@@ -685,7 +648,8 @@ int BPF_PROG(futex_waking, struct task_struct *p)
 	ew.waker = (__u32)id;
 	ew.tgid = id >> 32;
 	bpf_get_current_comm(ew.comm, sizeof(ew.comm));
-	bpf_map_update_elem(&early_wakes, &tid, &ew, BPF_ANY);
+	if (bpf_map_update_elem(&early_wakes, &tid, &ew, BPF_ANY))
+		health_inc(LH_UNHELD);
 	return 0;
 }
 
@@ -839,7 +803,7 @@ static __always_inline void holder_switch(bool preempt, struct task_struct *prev
 {
 	__u32 prev_tid = prev->pid, next_tid = next->pid;
 	struct lk_off_rec *e;
-	struct holder *h;
+	struct lk_holder *h;
 	__u64 now = 0;
 
 	h = bpf_map_lookup_elem(&holders, &prev_tid);
@@ -902,7 +866,7 @@ int holder_sample(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tid = (__u32)id;
 	struct lk_sample_rec *e;
-	struct holder *h;
+	struct lk_holder *h;
 
 	if (!tid)
 		return 0;

@@ -8,6 +8,7 @@
  * of sampled stacks.
  */
 #include <errno.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -60,7 +61,7 @@ static const struct hook_spec hook_specs[] = {
 	{"holder off-CPU spans", false, NULL, {HOOK_TP_BTF("sched_switch", "sched_switch")}},
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
-#define NCHOICES (NSPECS + 2)	/* and the holder sampler and the stats hash's size */
+#define NCHOICES (NSPECS + 3)	/* and the holder sampler and the two tables' sizes */
 #define FUTEX_STAGE 0
 
 /* Where each health counter goes in the frames' stats: single events over
@@ -68,7 +69,7 @@ static const struct hook_spec hook_specs[] = {
 static const enum probe_stat health_to[LH_N] = {
 	[LH_DROPPED] = PSTAT_DROPPED, [LH_BUDGET] = PSTAT_DROPPED, [LH_LOST] = PSTAT_LOST,
 	[LH_STACK] = PSTAT_LOST, [LH_EVICTED] = PSTAT_EVICTED, [LH_SAMPLES] = PSTAT_NONE,
-	[LH_OVERFLOW] = PSTAT_OVERFLOW,
+	[LH_OVERFLOW] = PSTAT_OVERFLOW, [LH_UNHELD] = PSTAT_LOST,
 };
 
 struct prev_ent {
@@ -90,6 +91,9 @@ struct locks_priv {
 	struct prev_ent **prev;		/* nprev slots: the user-side key table */
 	size_t nprev;			/* a power of 2, twice the stats hash's keys or more */
 	uint32_t max_keys;		/* the stats hash's size: latoprc lock_max */
+	uint32_t max_waits;		/* the matching tables' size: latoprc lock_wait_max */
+	uint64_t ticks;
+	VEC(struct lkstate_key) waited;	/* the user locks the sweep found waits on */
 	struct prev_ent ovf;		/* the overflow entry's totals last tick */
 	struct lk_timeline tl;		/* waits, holder samples and spans: the timeline */
 	VEC(__u32) stack_ids;		/* read this tick: deleted at its end */
@@ -430,6 +434,95 @@ static void buffers_age(struct locks_priv *sp)
 	sp->stack_ids.n = 0;
 }
 
+/* A wait of a thread that exited: stale (locks.h).  Notes the lock of
+ * every other wait in sp->waited. */
+static bool uwait_stale(const void *key, const void *value, void *arg)
+{
+	struct locks_priv *sp = arg;
+	const struct lk_uwait *w = value;
+	pid_t tid = (pid_t)*(const __u32 *)key;
+
+	if (kill(tid, 0) && errno == ESRCH)
+		return true;
+	*VEC_PUSH(sp->waited) = (struct lkstate_key){.addr = w->addr, .tgid = w->tgid};
+	return false;
+}
+
+static int lkstate_key_cmp(const void *a, const void *b)
+{
+	const struct lkstate_key *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	return x->tgid < y->tgid ? -1 : x->tgid > y->tgid;
+}
+
+/* The state of a user lock no wait is left on, untouched LK_STALE_NS: stale. */
+static bool lkstate_stale(const void *key, const void *value, void *arg)
+{
+	struct locks_priv *sp = arg;
+	const struct lkstate_key *k = key;
+	const struct lkstate *st = value;
+	uint64_t now = mono_ns(), last = st->since_ns;
+	struct lkstate_key want = {.addr = k->addr, .tgid = k->tgid};
+	size_t i;
+
+	for (i = 0; i < LK_RELS; i++)
+		if (st->rels[i].end_ns > last)
+			last = st->rels[i].end_ns;
+	if (!k->tgid || last + LK_STALE_NS > now)
+		return false;
+	return !sp->waited.n ||
+	       !bsearch(&want, sp->waited.v, sp->waited.n, sizeof(want), lkstate_key_cmp);
+}
+
+/* A holder whose lock has no state (nobody waits for it any more): stale. */
+static bool holder_stale(const void *key, const void *value, void *arg)
+{
+	struct locks_priv *sp = arg;
+	const struct lk_holder *h = value;
+	struct lkstate_key k = {.addr = h->addr, .tgid = h->lock_tgid};
+	struct lkstate st;
+
+	(void)key;
+	return h->since_ns + LK_STALE_NS <= mono_ns() &&
+	       bpf_map_lookup_elem(bpf_map__fd(sp->skel->maps.lkstates), &k, &st);
+}
+
+/* An early wake older than LK_STALE_NS (its use is within 1 ms): stale. */
+static bool early_wake_stale(const void *key, const void *value, void *arg)
+{
+	const struct lk_early_wake *ew = value;
+
+	(void)key;
+	(void)arg;
+	return ew->ts_ns + LK_STALE_NS <= mono_ns();
+}
+
+/*
+ * Clear the matching tables of what will never be matched (locks.h): the
+ * waits of threads that exited, returned (they are not counted: evicted),
+ * then the lock states, holders and early wakes they leave behind.
+ */
+static uint64_t sweep_tables(struct locks_priv *sp)
+{
+	struct locks_bpf *o = sp->skel;
+	uint64_t gone;
+
+	sp->waited.n = 0;
+	gone = probe_sweep_hash(bpf_map__fd(o->maps.uwaits), sizeof(__u32),
+				sizeof(struct lk_uwait), uwait_stale, sp);
+	if (sp->waited.n)
+		qsort(sp->waited.v, sp->waited.n, sizeof(*sp->waited.v), lkstate_key_cmp);
+	probe_sweep_hash(bpf_map__fd(o->maps.lkstates), sizeof(struct lkstate_key),
+			 sizeof(struct lkstate), lkstate_stale, sp);
+	probe_sweep_hash(bpf_map__fd(o->maps.holders), sizeof(__u32), sizeof(struct lk_holder),
+			 holder_stale, sp);
+	probe_sweep_hash(bpf_map__fd(o->maps.early_wakes), sizeof(__u32),
+			 sizeof(struct lk_early_wake), early_wake_stale, sp);
+	return gone;
+}
+
 /* Name the lock of wait we: its key's symbol when known, else looked up. */
 static void wait_name(struct locks_priv *sp, struct lkt_wait *we)
 {
@@ -470,6 +563,8 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 		wait_name(sp, &sp->tl.waits.v[i]);
 	lkt_rows(&sp->tl, ev, spans);
 	probe_health_tick(&sp->health, &f->stats);
+	if (++sp->ticks % IDLE_TICKS == 0)
+		f->stats.evicted += sweep_tables(sp);
 	ev->stats = f->stats;
 	ev->stats.events = ev->nrows;
 	spans->stats = f->stats;
@@ -577,6 +672,7 @@ static void locks_close(struct probe *p)
 	lkt_free(&sp->tl);
 	free(sp->stack_ids.v);
 	free(sp->keys.v);
+	free(sp->waited.v);
 	symbols_free(sp->syms);
 	hist_free(sp->h);
 	free(sp->ips);
@@ -593,21 +689,42 @@ static void sampler_choice(struct hook_choice *c)
 	c->why[0] = 0;
 }
 
-/* Return latoprc's lock_max, or the default (said, when it is bad). */
+/* A stats hash entry: its key and value, and the element header and the
+ * allocator's share, about 64 bytes on 6.1. */
+#define LK_KEY_BYTES (sizeof(struct lk_key) + sizeof(struct lk_stats) + 64)
+/* A thread's entries in the four matching tables (a wait, its lock's state,
+ * a holder, an early wake), each with its element header. */
+#define LK_WAIT_BYTES (sizeof(struct lk_uwait) + sizeof(struct lkstate) + \
+		       sizeof(struct lk_holder) + sizeof(struct lk_early_wake) + \
+		       3 * sizeof(__u32) + sizeof(struct lkstate_key) + 4 * 64)
+
+/* Return latoprc's lock_max, or the default that fits this machine (said,
+ * when it is bad). */
 static uint32_t read_max_keys(void)
 {
-	return probe_size_option("lock_max", LK_KEYS_MIN, LK_KEYS_MAX, LK_DEFAULT_KEYS, false,
-				 "keys");
+	return probe_size_option("lock_max", LK_KEYS_MIN, LK_KEYS_MAX,
+				 probe_size_fit(LK_DEFAULT_KEYS, LK_KEYS_DEFAULT_MIN, LK_KEY_BYTES),
+				 false, "keys");
 }
 
-/* Fill c with the stats hash's capacity and what happens when it is full. */
-static void capacity_choice(struct hook_choice *c, uint32_t max_keys)
+/* Return latoprc's lock_wait_max, or the default that fits this machine. */
+static uint32_t read_max_waits(void)
 {
-	/* A hash entry: its key and value, and the element header and the
-	 * allocator's share, about 64 bytes on 6.1. */
-	probe_capacity(c, "lock keys counted at once (latoprc lock_max)", max_keys, "keys",
-		       sizeof(struct lk_key) + sizeof(struct lk_stats) + 64, false,
-		       "more are counted in the (other) row (overflow)");
+	return probe_size_option("lock_wait_max", LK_WAITS_MIN, LK_WAITS_MAX,
+				 probe_size_fit(LK_DEFAULT_WAITS, LK_WAITS_DEFAULT_MIN,
+						LK_WAIT_BYTES),
+				 false, "waits");
+}
+
+/* Fill c[0] and c[1] with the stats hash's and the matching tables'
+ * capacity and what happens when each is full. */
+static void capacity_choices(struct hook_choice *c, uint32_t max_keys, uint32_t max_waits)
+{
+	probe_capacity(&c[0], "lock keys counted at once (latoprc lock_max)", max_keys, "keys",
+		       LK_KEY_BYTES, false, "more are counted in the (other) row (overflow)");
+	probe_capacity(&c[1], "waits followed at once (latoprc lock_wait_max)", max_waits,
+		       "waits", LK_WAIT_BYTES, true,
+		       "more are not counted (evicted), or counted without their holder (lost)");
 }
 
 /* Choose hooks and load; locks_attach starts counting. */
@@ -641,10 +758,19 @@ static int locks_open(struct probe *p, char **cause)
 		bpf_program__set_autoload(sp->skel->progs.holder_sample, false);
 	}
 	sp->max_keys = read_max_keys();
-	capacity_choice(&p->hooks[NSPECS + 1], sp->max_keys);
+	sp->max_waits = read_max_waits();
+	capacity_choices(&p->hooks[NSPECS + 1], sp->max_keys, sp->max_waits);
 	p->nhooks = NCHOICES;
 	if (bpf_map__set_max_entries(sp->skel->maps.stats, sp->max_keys)) {
 		*cause = xasprintf("locks: sizing the stats map to %u: %s", sp->max_keys,
+				   strerror(errno));
+		goto fail;
+	}
+	if (bpf_map__set_max_entries(sp->skel->maps.uwaits, sp->max_waits) ||
+	    bpf_map__set_max_entries(sp->skel->maps.lkstates, sp->max_waits) ||
+	    bpf_map__set_max_entries(sp->skel->maps.holders, sp->max_waits) ||
+	    bpf_map__set_max_entries(sp->skel->maps.early_wakes, sp->max_waits)) {
+		*cause = xasprintf("locks: sizing the matching tables to %u: %s", sp->max_waits,
 				   strerror(errno));
 		goto fail;
 	}
@@ -706,7 +832,7 @@ static size_t locks_hooks(struct hook_choice *out, size_t max)
 		return 0;
 	hook_choose_all("locks", NULL, hook_specs, NSPECS, out, NULL, HOOK_CHECK_ALL, NULL);
 	sampler_choice(&out[NSPECS]);
-	capacity_choice(&out[NSPECS + 1], read_max_keys());
+	capacity_choices(&out[NSPECS + 1], read_max_keys(), read_max_waits());
 	return NCHOICES;
 }
 

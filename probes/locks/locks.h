@@ -15,10 +15,20 @@
 #define LK_DEFAULT_KEYS 65536
 #define LK_KEYS_MIN 1
 #define LK_KEYS_MAX 1048576
-/* The matching tables, fixed LRU hashes: when full the oldest entry gives
- * way (a wait then ends unseen, or with its holder unknown). */
-#define LK_MAX_WAITS 16384	/* threads waiting at once */
-#define LK_MAX_LOCKS 8192	/* locks contended at once */
+/* The matching tables (threads waiting, locks with waiters, their holders,
+ * early wakes), preallocated hashes of latoprc lock_wait_max entries each,
+ * from LK_WAITS_MIN to LK_WAITS_MAX, by default LK_DEFAULT_WAITS or what fits
+ * the machine's memory.  A wait that finds its table full is not followed
+ * (LH_EVICTED); a lock or holder that finds its own full leaves the wait
+ * counted with its holder unknown (LH_UNHELD).  User space clears the waits
+ * of threads that exited (evicted), and the states of user locks no wait
+ * is left on (LK_STALE_NS), and the holders of locks without a state. */
+#define LK_DEFAULT_WAITS 16384
+#define LK_WAITS_DEFAULT_MIN 1024
+#define LK_WAITS_MIN 1
+#define LK_WAITS_MAX 1048576
+#define LK_KEYS_DEFAULT_MIN 1024	/* lock_max's default fits memory down to this */
+#define LK_STALE_NS 1000000000ULL	/* a lock state or early wake this old may go */
 #define LK_STACKS 16384		/* stack traces kept between ticks */
 #define LK_RINGBUF_BYTES (4 << 20)
 #define LK_DEFAULT_MAX_EVENTS 4096	/* ring records per tick when BUFFER is 0 */
@@ -56,6 +66,7 @@ enum lk_health {
 	LH_STACK,	/* stack samples whose stack could not be stored */
 	LH_SAMPLES,	/* holder stack samples taken */
 	LH_OVERFLOW,	/* stats hash full: a wait counted in the overflow entry */
+	LH_UNHELD,	/* lock state or holder table full: a wait's holder not known */
 	LH_N,
 };
 
@@ -136,6 +147,56 @@ static __always_inline __u64 lk_rel_since(const struct lk_rel *rels, __u32 i, __
 	}
 	return older ? start : rels[i].since_ns;
 }
+
+/* The matching tables' values (keys: the thread id, or struct lkstate_key). */
+
+/* A thread waiting on a futex. */
+struct lk_uwait {
+	__u64 addr;
+	__u64 start_ns;
+	__u32 owner;		/* holder read at the wait, 0 if unknown */
+	__u32 kind;
+	__u8 sampled;
+	__u8 pad[7];
+	__u32 tgid;		/* the waiter's process */
+	__u32 pad2;
+};
+
+/* A lock with waiters: who holds it now and who released it last. */
+struct lkstate_key {
+	__u64 addr;
+	__u32 tgid;		/* 0 for kernel locks */
+	__u32 pad;
+};
+
+struct lkstate {
+	__s32 nwait;
+	__u32 holder;		/* current holder, 0 if unknown */
+	__u64 since_ns;		/* when its contended hold began */
+	__u32 nrel;		/* releases seen (rels[nrel % LK_RELS] is next) */
+	__u32 pad;
+	struct lk_rel rels[LK_RELS];
+	char comms[LK_RELS][LK_COMM_LEN];	/* the releasers' names */
+};
+
+/* A thread that holds a lock someone waits on. */
+struct lk_holder {
+	__u64 addr;
+	__u32 lock_tgid;
+	__u32 off_state;
+	__u64 off_ns;		/* when it left the CPU, 0 while on it */
+	__u64 since_ns;		/* when it became a holder others wait for */
+	__u8 seen;		/* seen on a CPU or leaving one since then */
+	__u8 pad[7];
+};
+
+/* A futex waiter woken before it got off the CPU (found at its switch-out). */
+struct lk_early_wake {
+	__u64 ts_ns;
+	__u32 waker;
+	__u32 tgid;
+	char comm[LK_COMM_LEN];
+};
 
 struct lk_wait_rec {
 	__u32 type;

@@ -111,53 +111,40 @@ const volatile __u32 have = 0;
 
 volatile __u64 next_id = 0;
 
-struct iio {
-	__u64 t[IB_N];
-	struct nvme_key key;
-	__u32 cid;
-	__u32 pad;
-};
-
-struct tkey {
-	__u64 sq;
-	__u32 cid;
-	__u32 pad;
-};
-
-struct tio {
-	__u64 t[TB_N];
-	struct nvme_key key;
-	__u32 cid;
-	__u32 pad;
-};
-
 struct sending {
 	__u64 req;
 	__u32 state;
 	__u32 pad;
 };
 
+/* Queueing times of bios of nvme disks (PCIe ones too, never taken): an
+ * LRU hash, where one pushed out leaves its I/O a misfit, counted. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, NVME_MAX_INFLIGHT);
+	__uint(max_entries, NVME_DEFAULT_INFLIGHT);	/* set at load: nvme_inflight_max */
 	__type(key, __u64);
 	__type(value, __u64);
 } bio_ts SEC(".maps");
 
+/* The I/Os followed, per side: preallocated hashes (an I/O starts and ends
+ * in softirqs, where the allocator must not be waited on), sized at load.
+ * A full one refuses the new I/O, counted; it never drops an old one unseen. */
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, NVME_MAX_INFLIGHT);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NVME_DEFAULT_INFLIGHT);	/* set at load: nvme_inflight_max */
 	__type(key, __u64);
-	__type(value, struct iio);
+	__type(value, struct nvme_iio);
 } ios SEC(".maps");
 
 struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, NVME_MAX_INFLIGHT);
-	__type(key, struct tkey);
-	__type(value, struct tio);
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, NVME_DEFAULT_INFLIGHT);	/* set at load: nvme_inflight_max */
+	__type(key, struct nvme_tkey);
+	__type(value, struct nvme_tio);
 } tios SEC(".maps");
 
+/* Per queue (queues are few): LRU hashes, where an entry pushed out leaves a
+ * boundary unstamped and its I/O a misfit, counted. */
 struct {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 8192);
@@ -276,7 +263,7 @@ static __always_inline bool tcp_request(struct request *rq, struct nvme_key *k)
 static __always_inline void stamp(struct request *rq, int b)
 {
 	__u64 key = (__u64)rq;
-	struct iio *io = bpf_map_lookup_elem(&ios, &key);
+	struct nvme_iio *io = bpf_map_lookup_elem(&ios, &key);
 
 	if (io && b >= 0 && b < IB_N && !io->t[b])
 		io->t[b] = bpf_ktime_get_ns();
@@ -285,7 +272,7 @@ static __always_inline void stamp(struct request *rq, int b)
 /* Start tracking rq at queue_rq time (or at nvme_setup_cmd when that is the hook). */
 static __always_inline void start_io(struct request *rq, __u64 now)
 {
-	struct iio io = {};
+	struct nvme_iio io = {};
 	__u64 key = (__u64)rq, bio, *bt;
 	__u32 op;
 
@@ -354,7 +341,7 @@ SEC("tp_btf/nvme_setup_cmd")
 int BPF_PROG(setup_cmd, struct request *rq, void *cmd)
 {
 	__u64 key = (__u64)rq;
-	struct iio *io;
+	struct nvme_iio *io;
 
 	if (!(have & HAVE_I(IB_QRQ)))
 		start_io(rq, bpf_ktime_get_ns());
@@ -432,7 +419,7 @@ int BPF_PROG(try_send_exit, struct nvme_tcp_queue___l *q, int ret)
 {
 	__u64 key = (__u64)q, rq;
 	struct sending *s = bpf_map_lookup_elem(&sends, &key);
-	struct iio *io;
+	struct nvme_iio *io;
 
 	if (!s)
 		return 0;
@@ -475,7 +462,7 @@ int BPF_PROG(data_ready, struct sock *sk)
 static __always_inline void ncomplete(struct request *rq)
 {
 	__u64 key = (__u64)rq, q, *rx;
-	struct iio *io = bpf_map_lookup_elem(&ios, &key);
+	struct nvme_iio *io = bpf_map_lookup_elem(&ios, &key);
 
 	if (!io || io->t[IB_NCMPL])
 		return;
@@ -593,7 +580,7 @@ SEC("tp_btf/block_rq_complete")
 int BPF_PROG(block_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
 {
 	__u64 key = (__u64)rq, now = bpf_ktime_get_ns(), b[IB_N], stage[NS_N] = {};
-	struct iio *io = bpf_map_lookup_elem(&ios, &key);
+	struct nvme_iio *io = bpf_map_lookup_elem(&ios, &key);
 	bool misfit = false, r2t;
 	__u32 seq;
 	__u64 sent;
@@ -640,7 +627,7 @@ int BPF_PROG(block_complete, struct request *rq, blk_status_t error, unsigned in
 
 /* Target: the key of request req (its queue and command id). */
 static __always_inline void tkey_of(struct nvmet_req___l *req, struct nvmet_sq___l *sq,
-				    struct tkey *tk, __u32 *op)
+				    struct nvme_tkey *tk, __u32 *op)
 {
 	__u32 cid = 0;
 
@@ -655,8 +642,8 @@ static __always_inline void tstart(struct nvmet_req___l *req, struct nvmet_sq___
 				   const struct nvmet_fabrics_ops___l *ops)
 {
 	struct nvmet_ctrl___l *ctrl = BPF_CORE_READ(sq, ctrl);
-	struct tio io = {};
-	struct tkey tk;
+	struct nvme_tio io = {};
+	struct nvme_tkey tk;
 	__u32 op;
 
 	if (!ctrl || BPF_CORE_READ(ops, type) != NVMF_TRTYPE_TCP || !BPF_CORE_READ(sq, qid))
@@ -670,6 +657,9 @@ static __always_inline void tstart(struct nvmet_req___l *req, struct nvmet_sq___
 	if (!track_start(&io.key, &io.cid))
 		return;
 	io.t[TB_INIT] = bpf_ktime_get_ns();
+	/* One there already is a command that never ended: given up, counted. */
+	if (bpf_map_lookup_elem(&tios, &tk))
+		health_inc(H_EVICTED);
 	if (bpf_map_update_elem(&tios, &tk, &io, BPF_ANY))
 		health_inc(H_EVICTED);
 }
@@ -690,10 +680,10 @@ int BPF_PROG(req_init_fentry, struct nvmet_req___l *req, void *cq, struct nvmet_
 }
 
 /* Stamp target boundary b of req now (the first time only); return its record. */
-static __always_inline struct tio *tstamp(struct nvmet_req___l *req, int b)
+static __always_inline struct nvme_tio *tstamp(struct nvmet_req___l *req, int b)
 {
-	struct tkey tk;
-	struct tio *io;
+	struct nvme_tkey tk;
+	struct nvme_tio *io;
 	__u32 op;
 
 	tkey_of(req, BPF_CORE_READ(req, sq), &tk, &op);
@@ -722,7 +712,7 @@ static __always_inline void tfinish(struct nvmet_req___l *req);
 /* The command completed on the backing device: its size is known by now. */
 static __always_inline void tcomplete(struct nvmet_req___l *req)
 {
-	struct tio *io = tstamp(req, TB_CMPL);
+	struct nvme_tio *io = tstamp(req, TB_CMPL);
 
 	if (!io)
 		return;
@@ -758,8 +748,8 @@ int BPF_PROG(req_complete_fentry, struct nvmet_req___l *req, u16 status)
 static __always_inline void tfinish(struct nvmet_req___l *req)
 {
 	__u64 stage[NS_N] = {}, now, t0, t1, t2, t3;
-	struct tkey tk;
-	struct tio *io;
+	struct nvme_tkey tk;
+	struct nvme_tio *io;
 	bool misfit = false, rw;
 	__u32 op;
 

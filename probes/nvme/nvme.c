@@ -97,7 +97,8 @@ static const struct nvme_hook hook_specs[] = {
 	 SIDE_TARGET, HAVE_T(TB_RSP)},
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
-#define NCHOICES (NSPECS + 3)	/* the two sides, the boundaries, the stats map's size */
+#define NCHOICES (NSPECS + 4)	/* the two sides, the boundaries, the two tables' sizes */
+#define SWEEP_TICKS 10		/* the I/O tables are swept every this many ticks */
 
 /* The module each side needs loaded. */
 #define INITIATOR_MODULE "nvme_tcp"
@@ -123,6 +124,8 @@ struct nvme_priv {
 	struct prev_ent **prev;	/* keys seen, by a hash of the key: nprev slots */
 	size_t nprev;		/* a power of 2, twice the stats map's keys or more */
 	uint32_t max_keys;	/* the stats map's size: latoprc nvme_max */
+	uint32_t max_inflight;	/* the I/O tables' size: latoprc nvme_inflight_max */
+	uint64_t ticks;
 	struct nvme_stats *ovf_prev;	/* the overflow entry's totals last tick */
 	struct nvme_stats *cur;	/* one key's totals, read from the map */
 	uint32_t sample_n;
@@ -342,6 +345,37 @@ static uint64_t read_stats(struct nvme_priv *np, struct frame *f)
 	return events;
 }
 
+/* An initiator I/O that started more than NVME_STALE_NS ago: stale. */
+static bool iio_stale(const void *key, const void *value, void *arg)
+{
+	const struct nvme_iio *io = value;
+
+	(void)key;
+	return io->t[IB_QRQ] + NVME_STALE_NS <= *(const uint64_t *)arg;
+}
+
+/* A target command that started more than NVME_STALE_NS ago: stale. */
+static bool tio_stale(const void *key, const void *value, void *arg)
+{
+	const struct nvme_tio *io = value;
+
+	(void)key;
+	return io->t[TB_INIT] + NVME_STALE_NS <= *(const uint64_t *)arg;
+}
+
+/* Give up the I/Os whose end was never seen (nvme.h); return how many. */
+static uint64_t sweep_ios(struct nvme_priv *np)
+{
+	uint64_t now = mono_ns();
+
+	if (now < NVME_STALE_NS)
+		return 0;
+	return probe_sweep_hash(bpf_map__fd(np->skel->maps.ios), sizeof(__u64),
+				sizeof(struct nvme_iio), iio_stale, &now) +
+	       probe_sweep_hash(bpf_map__fd(np->skel->maps.tios), sizeof(struct nvme_tkey),
+				sizeof(struct nvme_tio), tio_stale, &now);
+}
+
 /* Read and fold this tick's totals and events into two frames of t. */
 static int nvme_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
 			char **cause)
@@ -366,6 +400,8 @@ static int nvme_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct t
 	}
 	f->stats.events = read_stats(np, f);
 	probe_health_tick(&np->health, &f->stats);
+	if (++np->ticks % SWEEP_TICKS == 0)
+		f->stats.evicted += sweep_ios(np);
 	ev->stats = f->stats;
 	ev->stats.events = ev->nrows;
 	sp->stats = ev->stats;
@@ -474,21 +510,42 @@ static void side_choices(struct hook_choice *c, const bool run[3])
 		 "target off: no nvmet_tcp in this kernel (module not loaded)");
 }
 
-/* Return latoprc's nvme_max, or the default (said, when it is bad). */
+/* A stats map entry: its key and value, and the element header and the
+ * allocator's share, about 64 bytes on 6.1. */
+#define NVME_KEY_BYTES (sizeof(struct nvme_key) + sizeof(struct nvme_stats) + 64)
+/* One I/O's room in each of the three tables of that size (initiator,
+ * target, bio queueing times), each entry with its element header. */
+#define NVME_IO_BYTES (sizeof(__u64) + sizeof(struct nvme_iio) + sizeof(struct nvme_tkey) + \
+		       sizeof(struct nvme_tio) + 2 * sizeof(__u64) + 3 * 64)
+
+/* Return latoprc's nvme_max, or the default that fits this machine (said,
+ * when it is bad). */
 static uint32_t read_max_keys(void)
 {
-	return probe_size_option("nvme_max", NVME_KEYS_MIN, NVME_KEYS_MAX, NVME_DEFAULT_KEYS,
+	return probe_size_option("nvme_max", NVME_KEYS_MIN, NVME_KEYS_MAX,
+				 probe_size_fit(NVME_DEFAULT_KEYS, NVME_KEYS_DEFAULT_MIN,
+						NVME_KEY_BYTES),
 				 false, "keys");
 }
 
-/* Fill c with the stats map's capacity and what happens when it is full. */
-static void capacity_choice(struct hook_choice *c, uint32_t max_keys)
+/* Return latoprc's nvme_inflight_max, or the default that fits this machine. */
+static uint32_t read_max_inflight(void)
 {
-	/* A hash entry: its key and value, and the element header and the
-	 * allocator's share, about 64 bytes on 6.1. */
-	probe_capacity(c, "keys counted at once (latoprc nvme_max)", max_keys, "keys",
-		       sizeof(struct nvme_key) + sizeof(struct nvme_stats) + 64, false,
-		       "more are counted in the (other) row (overflow)");
+	return probe_size_option("nvme_inflight_max", NVME_INFLIGHT_MIN, NVME_INFLIGHT_MAX,
+				 probe_size_fit(NVME_DEFAULT_INFLIGHT, NVME_INFLIGHT_DEFAULT_MIN,
+						NVME_IO_BYTES),
+				 false, "I/Os");
+}
+
+/* Fill c[0] and c[1] with the stats map's and the I/O tables' capacity and
+ * what happens when each is full. */
+static void capacity_choices(struct hook_choice *c, uint32_t max_keys, uint32_t max_inflight)
+{
+	probe_capacity(&c[0], "keys counted at once (latoprc nvme_max)", max_keys, "keys",
+		       NVME_KEY_BYTES, false, "more are counted in the (other) row (overflow)");
+	probe_capacity(&c[1], "I/Os in flight (latoprc nvme_inflight_max)", max_inflight,
+		       "I/Os", NVME_IO_BYTES, true,
+		       "as many on each side; more are not followed, counted as evicted");
 }
 
 /*
@@ -514,7 +571,7 @@ static size_t choose_all(struct hook_choice *choices, bool run[3], int used[NSPE
 			*have |= s->have;
 	}
 	side_choices(choices, run);
-	capacity_choice(&choices[2 + NSPECS], max_keys);
+	capacity_choices(&choices[2 + NSPECS], max_keys, read_max_inflight());
 	return NCHOICES;
 }
 
@@ -562,6 +619,14 @@ static int nvme_open(struct probe *p, char **cause)
 	np->skel->rodata->have = have;
 	if (bpf_map__set_max_entries(np->skel->maps.stats, np->max_keys)) {
 		*cause = xasprintf("nvme: sizing the stats map to %u: %s", np->max_keys,
+				   strerror(errno));
+		goto fail;
+	}
+	np->max_inflight = read_max_inflight();
+	if (bpf_map__set_max_entries(np->skel->maps.ios, np->max_inflight) ||
+	    bpf_map__set_max_entries(np->skel->maps.tios, np->max_inflight) ||
+	    bpf_map__set_max_entries(np->skel->maps.bio_ts, np->max_inflight)) {
+		*cause = xasprintf("nvme: sizing the I/O tables to %u: %s", np->max_inflight,
 				   strerror(errno));
 		goto fail;
 	}

@@ -15,9 +15,20 @@
 #define NVME_DEFAULT_KEYS 65536
 #define NVME_KEYS_MIN 1
 #define NVME_KEYS_MAX 1048576
-/* I/Os tracked at once, per side: fixed LRU hashes, whose oldest entry gives
- * way when full (that I/O's end is then not matched). */
-#define NVME_MAX_INFLIGHT 16384
+/* The stats map's default fits the machine's memory down to this. */
+#define NVME_KEYS_DEFAULT_MIN 1024
+/* I/Os followed at once, per side: preallocated hashes of latoprc
+ * nvme_inflight_max entries, from NVME_INFLIGHT_MIN to NVME_INFLIGHT_MAX, by
+ * default NVME_DEFAULT_INFLIGHT or what fits the machine's memory.  An I/O
+ * that finds its side's full is not followed (H_EVICTED); user space gives up
+ * I/Os that started more than NVME_STALE_NS ago, and counts them there too.
+ * The bios' queueing times are an LRU hash of the same size: one pushed out
+ * leaves its I/O counted as a misfit. */
+#define NVME_DEFAULT_INFLIGHT 16384
+#define NVME_INFLIGHT_DEFAULT_MIN 1024
+#define NVME_INFLIGHT_MIN 1
+#define NVME_INFLIGHT_MAX 1048576
+#define NVME_STALE_NS (60ULL * 1000000000)
 #define NVME_RINGBUF_BYTES (1 << 21)
 #define NVME_DEFAULT_MAX_EVENTS 8192	/* single I/Os per tick when BUFFER is 0 */
 
@@ -122,6 +133,28 @@ struct nvme_key {
 	__u32 qid;		/* queue id, 1.. for I/O queues */
 	__u32 op;		/* NVMe opcode: 1 write, 2 read, 0 flush ... */
 	__u32 size;		/* bytes */
+};
+
+/* An initiator I/O followed (the ios map's value; key: its struct request). */
+struct nvme_iio {
+	__u64 t[IB_N];
+	struct nvme_key key;
+	__u32 cid;
+	__u32 pad;
+};
+
+/* A target command followed: its key (queue, command id) and value. */
+struct nvme_tkey {
+	__u64 sq;
+	__u32 cid;
+	__u32 pad;
+};
+
+struct nvme_tio {
+	__u64 t[TB_N];
+	struct nvme_key key;
+	__u32 cid;
+	__u32 pad;
 };
 
 /* Monotonic totals of one key; user space computes per-tick deltas. */

@@ -24,10 +24,19 @@
  *                              many timed out, and how many times the thread
  *                              went to sleep in them (a call whose timer fired
  *                              before it got off the CPU never sleeps).
+ *   lockdemo crowd N K         N threads ("crowd-N") wait at once: K rounds, in
+ *                              each every thread makes one futex(FUTEX_WAIT)
+ *                              call on a word of its own, sleeping until its
+ *                              20 ms timeout, then all meet before the next
+ *                              round (spinning on sched_yield: these are the
+ *                              process's only futex waits).  Prints the calls
+ *                              made, how many timed out, and how many times
+ *                              the threads went to sleep in them.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -236,6 +245,61 @@ static void run_words(long n, long k)
 	free(words);
 }
 
+static long crowd_n, crowd_k, crowd_arrived, crowd_done;
+static uint64_t crowd_calls, crowd_timedout, crowd_slept;
+
+/* One thread of the crowd: crowd_k waits of 20 ms on its own word, in step. */
+static void *crowd_main(void *arg)
+{
+	struct timespec to = {0, 20000000};
+	uint32_t word = 0;
+	struct rusage r0, r1;
+	char name[16];
+	long j;
+
+	snprintf(name, sizeof(name), "crowd-%lu", (unsigned long)(uintptr_t)arg);
+	pthread_setname_np(pthread_self(), name);
+	for (j = 0; j < crowd_k; j++) {
+		__atomic_add_fetch(&crowd_arrived, 1, __ATOMIC_ACQ_REL);
+		while (__atomic_load_n(&crowd_arrived, __ATOMIC_ACQUIRE) < crowd_n * (j + 1))
+			sched_yield();
+		__atomic_add_fetch(&crowd_calls, 1, __ATOMIC_RELAXED);
+		getrusage(RUSAGE_THREAD, &r0);
+		if (syscall(SYS_futex, &word, FUTEX_WAIT_PRIVATE, 0, &to, NULL, 0) &&
+		    errno == ETIMEDOUT)
+			__atomic_add_fetch(&crowd_timedout, 1, __ATOMIC_RELAXED);
+		getrusage(RUSAGE_THREAD, &r1);
+		__atomic_add_fetch(&crowd_slept, (uint64_t)(r1.ru_nvcsw - r0.ru_nvcsw),
+				   __ATOMIC_RELAXED);
+	}
+	__atomic_add_fetch(&crowd_done, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* Run n threads that wait at once, k rounds; print how many waits.  The
+ * threads are not joined (a join may wait on a futex): their end is awaited
+ * by sleeping. */
+static void run_crowd(long n, long k)
+{
+	pthread_t *t = calloc((size_t)n, sizeof(*t));
+	long i;
+
+	if (!t || n < 1)
+		die("calloc");
+	crowd_n = n;
+	crowd_k = k;
+	handshake();
+	for (i = 0; i < n; i++)
+		if (pthread_create(&t[i], NULL, crowd_main, (void *)(uintptr_t)(i + 1)))
+			die("pthread_create");
+	while (__atomic_load_n(&crowd_done, __ATOMIC_ACQUIRE) < n)
+		sleep_ms(5);
+	printf("{\"pid\": %d, \"mode\": \"crowd\", \"calls\": %llu, \"timedout\": %llu, "
+	       "\"slept\": %llu}\n", getpid(), (unsigned long long)crowd_calls,
+	       (unsigned long long)crowd_timedout, (unsigned long long)crowd_slept);
+	free(t);
+}
+
 /* Run n threads of fn for run_ms; print operations per second. */
 static void run_threads(void *(*fn)(void *), long n, const char *mode)
 {
@@ -272,7 +336,7 @@ int main(int argc, char **argv)
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: lockdemo snapshot MS DIR | mmap MS N | bench MS N | "
-			"words N K\n");
+			"words N K | crowd N K\n");
 		return 2;
 	}
 	run_ms = atol(argv[2]);
@@ -283,6 +347,8 @@ int main(int argc, char **argv)
 		run_threads(mapper_main, atol(argv[3]), "mmap");
 	} else if (!strcmp(argv[1], "words")) {
 		run_words(atol(argv[2]), atol(argv[3]));
+	} else if (!strcmp(argv[1], "crowd")) {
+		run_crowd(atol(argv[2]), atol(argv[3]));
 	} else if (!strcmp(argv[1], "bench")) {
 		for (i = 0; i < BENCH_LOCKS; i++)
 			pthread_mutex_init(&bench_locks[i], NULL);

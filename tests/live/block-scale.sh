@@ -4,6 +4,8 @@
 # block_max = 4 the keys that find no room are counted in the (other) row:
 # every read and byte is still counted, exactly, and record and report
 # warn of the overflow.  With the default size there is no (other) row.
+# With a request table of 8 (block_inflight_max) under 32 threads' reads,
+# the requests without room are counted as evicted and warned of.
 # `latop probes` states the sizes; a bad block_max is named.
 . "$(dirname "$0")/../lib.sh"
 need_root
@@ -62,7 +64,7 @@ EOF
 
 "$L" probes | grep -Eq "keys counted at once \(latoprc block_max\) +[0-9]+ keys"
 ok $? "latop probes states the block stats map's default size"
-"$L" probes | grep -q "requests followed at once (fixed) *16384 requests"
+"$L" probes | grep -Eq "requests in flight \(latoprc block_inflight_max\) +[0-9]+ requests"
 ok $? "latop probes states the block request table's size"
 
 echo "block_max = 4" > "$tmp/cfg/latop/latoprc"
@@ -82,6 +84,39 @@ out=$(check big 0)
 ok $? "default block_max: six keys, six rows, no (other) row ($out)"
 ! grep -q "counted in overflow" "$tmp/big.err" "$tmp/big.rerr"
 ok $? "default block_max: no overflow warning"
+
+# A request table of 8 (block_inflight_max) under reads from 32 threads at
+# once: the requests that find no room are not followed, counted as
+# untracked (evicted); the rest are counted in full.
+echo "block_inflight_max = 8" > "$tmp/cfg/latop/latoprc"
+"$L" probes | grep -q "requests in flight (latoprc block_inflight_max) *8 requests"
+ok $? "block_inflight_max = 8: latop probes states it"
+NR=3000
+"$L" record -o "$tmp/inflight.snap" -d 60s --quiet \
+	-q "from block where dev == '$D' and comm == 'blkio'" 2>"$tmp/inflight.err" & rec_pid=$!
+wait_recording "$tmp/inflight.snap"
+echo g | "$B" read "$loop" 4096 $NR 32 >/dev/null
+sleep 1.5; kill -TERM $rec_pid; wait $rec_pid; rec_pid=
+"$L" report "$tmp/inflight.snap" --json -q "from block group by op show count" \
+	> "$tmp/inflight.json" 2>"$tmp/inflight.rerr"
+out=$(python3 - "$tmp/inflight.json" "$tmp/inflight.rerr" $NR <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+health = json.loads(open(sys.argv[2]).read().strip().splitlines()[-1])["health"]
+count, evicted, n = sum(r["count"] for r in rows), health["evicted"], int(sys.argv[3])
+print("%d reads counted, %d evicted, of %d" % (count, evicted, n))
+assert count + evicted == n and evicted > 0 and count > 0, (rows, health)
+EOF
+)
+ok $? "block_inflight_max = 8: every read counted or evicted ($out)"
+grep -q "block: [0-9]* evicted in the kernel" "$tmp/inflight.err" &&
+	grep -q "block: [0-9]* evicted in the kernel" "$tmp/inflight.rerr"
+ok $? "block_inflight_max = 8: record and report warn of the evicted requests ($(head -c 300 "$tmp/inflight.rerr"))"
+
+echo "block_inflight_max = 7x" > "$tmp/cfg/latop/latoprc"
+err=$("$L" probes 2>&1 >/dev/null)
+echo "$err" | grep -q "latoprc:1: block_inflight_max: not a count of requests from 8 to 1048576; using the default [0-9]*$"
+ok $? "a bad block_inflight_max is named with its line and the default used ($err)"
 
 echo "block_max = abc" > "$tmp/cfg/latop/latoprc"
 err=$("$L" probes 2>&1 >/dev/null)
