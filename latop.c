@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* latop: top for latency.  The command table, argument parsing and wiring. */
 #include <errno.h>
 #include <getopt.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The live source: opens the probes that own the requested tables and, every
  * interval, has each one fold its kernel state into frames.  Programs' run

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The probe registry.  A probe is a view's folder probes/NAME/ (NAME.bpf.c,
  * NAME.h, NAME.c defining NAME_probe_ops); the Makefile registers every one
