@@ -50,6 +50,7 @@ static const struct option live_opts[] = {
 	{"query", required_argument, NULL, 'q'},
 	{"theme", required_argument, NULL, 't'},
 	{"interval", required_argument, NULL, 'i'},
+	{"pid", required_argument, NULL, 'p'},
 	{"no-color", no_argument, NULL, 'C'},
 	{"counters", required_argument, NULL, 'c'},
 	{"bpf-stats", no_argument, NULL, 'B'},
@@ -64,6 +65,7 @@ static const struct option record_opts[] = {
 	{"duration", required_argument, NULL, 'd'},
 	{"query", required_argument, NULL, 'q'},
 	{"interval", required_argument, NULL, 'i'},
+	{"pid", required_argument, NULL, 'p'},
 	{"quiet", no_argument, NULL, 'Q'},
 	{"counters", required_argument, NULL, 'c'},
 	{"bpf-stats", no_argument, NULL, 'B'},
@@ -96,13 +98,13 @@ static const struct option probes_opts[] = {
 
 /* latop with no command: the live TUI. */
 static const struct cmd_entry live_cmd = {
-	NULL, NULL, NULL, cmd_live, "+q:t:i:hV", live_opts,
+	NULL, NULL, NULL, cmd_live, "+q:t:i:p:hV", live_opts,
 };
 
 static const struct cmd_entry commands[] = {
-	{"record", "record -o FILE [-d DURATION] [-q QUERY] [-i INTERVAL] [--quiet]\n"
-	 "             [--counters LIST] [--bpf-stats] [--no-realtime]",
-	 "record live data to a snapshot file, headless", cmd_record, "o:d:q:i:h", record_opts},
+	{"record", "record -o FILE [-d DURATION] [-q QUERY] [-i INTERVAL] [-p PID,...]\n"
+	 "             [--quiet] [--counters LIST] [--bpf-stats] [--no-realtime]",
+	 "record live data to a snapshot file, headless", cmd_record, "o:d:q:i:p:h", record_opts},
 	{"replay", "replay FILE [-q QUERY] [-t THEME]",
 	 "browse a recording in the TUI, with time travel", cmd_replay, "q:t:h", replay_opts},
 	{"report", "report FILE... [-q QUERY] [--json|--csv]",
@@ -161,8 +163,8 @@ static void views_usage(FILE *out)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [--no-color] [--counters LIST]\n"
-		"             [--bpf-stats] [--no-realtime]\n"
+		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [-p PID,...] [--no-color]\n"
+		"             [--counters LIST] [--bpf-stats] [--no-realtime]\n"
 		"       latop COMMAND [ARGS]\n"
 		"\n");
 	views_usage(out);
@@ -172,6 +174,8 @@ static void usage(FILE *out)
 		"  -q, --query QUERY     open on this query (see latop-query(7))\n"
 		"  -t, --theme THEME     theme name or file (default, light, mono, ...)\n"
 		"  -i, --interval DUR    tick interval, e.g. 500ms (default 1s)\n"
+		"  -p, --pid PID,...     only these processes (up to %d), in the views that have\n"
+		"                        a pid\n"
 		"      --no-color        no colors (also: NO_COLOR in the environment)\n"
 		"      --counters LIST   perf counters per call: taskclock,cycles,instructions\n"
 		"                        (\"\" for none; each costs time per syscall)\n"
@@ -180,7 +184,7 @@ static void usage(FILE *out)
 		"  -h, --help            this help\n"
 		"  -V, --version         the version\n"
 		"\n"
-		"commands:\n");
+		"commands:\n", PROBE_MAX_PIDS);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  latop %-50s\n        %s\n", commands[i].usage, commands[i].help);
 	fprintf(out,
@@ -247,11 +251,19 @@ static int bad_usage(const char *cmd, const char *fmt, const char *arg)
 	return 2;
 }
 
-/* Apply --counters LIST ('c'), --bpf-stats ('B') or --no-realtime ('R')
- * to the probes. */
+/* Apply --counters LIST ('c'), --bpf-stats ('B'), --no-realtime ('R') or
+ * --pid LIST ('p') to the probes. */
 static int probe_option(int c, const char *arg)
 {
 	char *cause = NULL;
+
+	if (c == 'p') {
+		if (probe_set_pids(arg, &cause) == 0)
+			return 0;
+		fprintf(stderr, "latop: -p: %s\nTry 'latop --help'.\n", cause);
+		free(cause);
+		return -1;
+	}
 
 	if (c == 'B' || c == 'R') {
 		if (c == 'B')
@@ -387,6 +399,7 @@ static int cmd_live(int argc, char **argv)
 		case 'c':
 		case 'B':
 		case 'R':
+		case 'p':
 			if (probe_option(c, optarg) < 0)
 				return 2;
 			break;
@@ -649,6 +662,7 @@ static int cmd_record(int argc, char **argv)
 		case 'c':
 		case 'B':
 		case 'R':
+		case 'p':
 			if (probe_option(c, optarg) < 0)
 				return 2;
 			break;
