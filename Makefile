@@ -222,12 +222,15 @@ install: latop
 	install -D -m 0755 latop $(DESTDIR)$(PREFIX)/bin/latop
 	install -D -m 0644 man/latop.1 $(DESTDIR)$(PREFIX)/share/man/man1/latop.1
 	install -D -m 0644 man/latop-query.7 $(DESTDIR)$(PREFIX)/share/man/man7/latop-query.7
+	install -D -m 0644 completion/latop.bash \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/latop
 	install -d $(DESTDIR)$(PREFIX)/share/latop/themes
 	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/latop/themes/
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/latop $(DESTDIR)$(PREFIX)/share/man/man1/latop.1 \
-		$(DESTDIR)$(PREFIX)/share/man/man7/latop-query.7
+		$(DESTDIR)$(PREFIX)/share/man/man7/latop-query.7 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/latop
 	rm -rf $(DESTDIR)$(PREFIX)/share/latop
 
 clean:

@@ -1,4 +1,6 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* latop: top for latency.  The command table, argument parsing and wiring. */
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
@@ -23,6 +25,7 @@
 #include "probes/probe.h"
 #include "probes/views.h"
 #include "queries/query.h"
+#include "tui/theme.h"
 #include "tui/tui.h"
 
 #define DEFAULT_INTERVAL_NS 1000000000ULL
@@ -33,6 +36,8 @@ struct cmd_entry {
 	const char *usage;
 	const char *help;
 	int (*exec)(int argc, char **argv);
+	const char *shortopts;		/* getopt's */
+	const struct option *opts;	/* getopt_long's; what `latop complete` offers */
 };
 
 static int cmd_live(int argc, char **argv);
@@ -41,16 +46,72 @@ static int cmd_replay(int argc, char **argv);
 static int cmd_report(int argc, char **argv);
 static int cmd_probes(int argc, char **argv);
 
+static const struct option live_opts[] = {
+	{"query", required_argument, NULL, 'q'},
+	{"theme", required_argument, NULL, 't'},
+	{"interval", required_argument, NULL, 'i'},
+	{"pid", required_argument, NULL, 'p'},
+	{"no-color", no_argument, NULL, 'C'},
+	{"counters", required_argument, NULL, 'c'},
+	{"bpf-stats", no_argument, NULL, 'B'},
+	{"no-realtime", no_argument, NULL, 'R'},
+	{"help", no_argument, NULL, 'h'},
+	{"version", no_argument, NULL, 'V'},
+	{0},
+};
+
+static const struct option record_opts[] = {
+	{"output", required_argument, NULL, 'o'},
+	{"duration", required_argument, NULL, 'd'},
+	{"query", required_argument, NULL, 'q'},
+	{"interval", required_argument, NULL, 'i'},
+	{"pid", required_argument, NULL, 'p'},
+	{"quiet", no_argument, NULL, 'Q'},
+	{"counters", required_argument, NULL, 'c'},
+	{"bpf-stats", no_argument, NULL, 'B'},
+	{"no-realtime", no_argument, NULL, 'R'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
+};
+
+static const struct option replay_opts[] = {
+	{"query", required_argument, NULL, 'q'},
+	{"theme", required_argument, NULL, 't'},
+	{"no-color", no_argument, NULL, 'C'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
+};
+
+static const struct option report_opts[] = {
+	{"query", required_argument, NULL, 'q'},
+	{"json", no_argument, NULL, 'j'},
+	{"csv", no_argument, NULL, 'c'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
+};
+
+/* cmd_probes reads its one option itself. */
+static const struct option probes_opts[] = {
+	{"json", no_argument, NULL, 'j'},
+	{0},
+};
+
+/* latop with no command: the live TUI. */
+static const struct cmd_entry live_cmd = {
+	NULL, NULL, NULL, cmd_live, "+q:t:i:p:hV", live_opts,
+};
+
 static const struct cmd_entry commands[] = {
-	{"record", "record -o FILE [-d DURATION] [-q QUERY] [-i INTERVAL] [--quiet]\n"
-	 "             [--counters LIST] [--bpf-stats] [--no-realtime]",
-	 "record live data to a snapshot file, headless", cmd_record},
+	{"record", "record -o FILE [-d DURATION] [-q QUERY] [-i INTERVAL] [-p PID,...]\n"
+	 "             [--quiet] [--counters LIST] [--bpf-stats] [--no-realtime]",
+	 "record live data to a snapshot file, headless", cmd_record, "o:d:q:i:p:h", record_opts},
 	{"replay", "replay FILE [-q QUERY] [-t THEME]",
-	 "browse a recording in the TUI, with time travel", cmd_replay},
+	 "browse a recording in the TUI, with time travel", cmd_replay, "q:t:h", replay_opts},
 	{"report", "report FILE... [-q QUERY] [--json|--csv]",
-	 "run a query over recordings and print the result", cmd_report},
+	 "run a query over recordings and print the result", cmd_report, "q:h", report_opts},
 	{"probes", "probes [--json]",
-	 "list the probes, their stages and the hook this kernel gives each", cmd_probes},
+	 "list the probes, their stages and the hook this kernel gives each", cmd_probes, "",
+	 probes_opts},
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -102,8 +163,8 @@ static void views_usage(FILE *out)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [--no-color] [--counters LIST]\n"
-		"             [--bpf-stats] [--no-realtime]\n"
+		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [-p PID,...] [--no-color]\n"
+		"             [--counters LIST] [--bpf-stats] [--no-realtime]\n"
 		"       latop COMMAND [ARGS]\n"
 		"\n");
 	views_usage(out);
@@ -113,6 +174,8 @@ static void usage(FILE *out)
 		"  -q, --query QUERY     open on this query (see latop-query(7))\n"
 		"  -t, --theme THEME     theme name or file (default, light, mono, ...)\n"
 		"  -i, --interval DUR    tick interval, e.g. 500ms (default 1s)\n"
+		"  -p, --pid PID,...     only these processes (up to %d), in the views that have\n"
+		"                        a pid\n"
 		"      --no-color        no colors (also: NO_COLOR in the environment)\n"
 		"      --counters LIST   perf counters per call: taskclock,cycles,instructions\n"
 		"                        (\"\" for none; each costs time per syscall)\n"
@@ -121,7 +184,7 @@ static void usage(FILE *out)
 		"  -h, --help            this help\n"
 		"  -V, --version         the version\n"
 		"\n"
-		"commands:\n");
+		"commands:\n", PROBE_MAX_PIDS);
 	for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
 		fprintf(out, "  latop %-50s\n        %s\n", commands[i].usage, commands[i].help);
 	fprintf(out,
@@ -188,11 +251,19 @@ static int bad_usage(const char *cmd, const char *fmt, const char *arg)
 	return 2;
 }
 
-/* Apply --counters LIST ('c'), --bpf-stats ('B') or --no-realtime ('R')
- * to the probes. */
+/* Apply --counters LIST ('c'), --bpf-stats ('B'), --no-realtime ('R') or
+ * --pid LIST ('p') to the probes. */
 static int probe_option(int c, const char *arg)
 {
 	char *cause = NULL;
+
+	if (c == 'p') {
+		if (probe_set_pids(arg, &cause) == 0)
+			return 0;
+		fprintf(stderr, "latop: -p: %s\nTry 'latop --help'.\n", cause);
+		free(cause);
+		return -1;
+	}
 
 	if (c == 'B' || c == 'R') {
 		if (c == 'B')
@@ -313,18 +384,6 @@ static int push_filter(struct source *src, struct query *q, const struct schema 
 /* latop [-q QUERY]: the live TUI. */
 static int cmd_live(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"query", required_argument, NULL, 'q'},
-		{"theme", required_argument, NULL, 't'},
-		{"interval", required_argument, NULL, 'i'},
-		{"no-color", no_argument, NULL, 'C'},
-		{"counters", required_argument, NULL, 'c'},
-		{"bpf-stats", no_argument, NULL, 'B'},
-		{"no-realtime", no_argument, NULL, 'R'},
-		{"help", no_argument, NULL, 'h'},
-		{"version", no_argument, NULL, 'V'},
-		{0},
-	};
 	struct tui_opts o = {0};
 	uint64_t interval_ns = DEFAULT_INTERVAL_NS;
 	struct query *q = NULL;
@@ -332,7 +391,7 @@ static int cmd_live(int argc, char **argv)
 	char *cause = NULL;
 	int c, rc;
 
-	while ((c = getopt_long(argc, argv, "+q:t:i:hV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, live_cmd.shortopts, live_cmd.opts, NULL)) != -1) {
 		switch (c) {
 		case 'q': o.query = optarg; break;
 		case 't': o.theme = optarg; break;
@@ -340,6 +399,7 @@ static int cmd_live(int argc, char **argv)
 		case 'c':
 		case 'B':
 		case 'R':
+		case 'p':
 			if (probe_option(c, optarg) < 0)
 				return 2;
 			break;
@@ -582,18 +642,6 @@ static void say_kept(const char *tmp, size_t nticks)
  */
 static int cmd_record(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"output", required_argument, NULL, 'o'},
-		{"duration", required_argument, NULL, 'd'},
-		{"query", required_argument, NULL, 'q'},
-		{"interval", required_argument, NULL, 'i'},
-		{"quiet", no_argument, NULL, 'Q'},
-		{"counters", required_argument, NULL, 'c'},
-		{"bpf-stats", no_argument, NULL, 'B'},
-		{"no-realtime", no_argument, NULL, 'R'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	const char *out = NULL, *text = NULL;
 	uint64_t dur_ns = 0, interval_ns = DEFAULT_INTERVAL_NS, start = 0;
 	struct record_tally tally = {0};
@@ -607,7 +655,7 @@ static int cmd_record(int argc, char **argv)
 	int c, r, rc = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "o:d:q:i:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, commands[0].shortopts, commands[0].opts, NULL)) != -1) {
 		switch (c) {
 		case 'o': out = optarg; break;
 		case 'q': text = optarg; break;
@@ -615,6 +663,7 @@ static int cmd_record(int argc, char **argv)
 		case 'c':
 		case 'B':
 		case 'R':
+		case 'p':
 			if (probe_option(c, optarg) < 0)
 				return 2;
 			break;
@@ -744,20 +793,13 @@ out:
 /* latop replay FILE: the TUI over a recording. */
 static int cmd_replay(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"query", required_argument, NULL, 'q'},
-		{"theme", required_argument, NULL, 't'},
-		{"no-color", no_argument, NULL, 'C'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	struct tui_opts o = {.replay = true};
 	struct source *src;
 	char *cause = NULL;
 	int c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "q:t:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, commands[1].shortopts, commands[1].opts, NULL)) != -1) {
 		switch (c) {
 		case 'q': o.query = optarg; break;
 		case 't': o.theme = optarg; break;
@@ -858,13 +900,6 @@ static int report_distinct(char **paths, struct source **srcs, int n)
 /* latop report FILE... -q QUERY [--json|--csv]: scripting and CI. */
 static int cmd_report(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{"query", required_argument, NULL, 'q'},
-		{"json", no_argument, NULL, 'j'},
-		{"csv", no_argument, NULL, 'c'},
-		{"help", no_argument, NULL, 'h'},
-		{0},
-	};
 	enum result_format fmt = RF_TEXT;
 	const char *text = NULL;
 	struct source **srcs, *src = NULL;
@@ -877,7 +912,7 @@ static int cmd_report(int argc, char **argv)
 	int c, nsrc, rc = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "q:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, commands[2].shortopts, commands[2].opts, NULL)) != -1) {
 		switch (c) {
 		case 'q': text = optarg; break;
 		case 'j': fmt = RF_JSON; break;
@@ -1013,11 +1048,131 @@ static const struct cmd_entry *find_command(const char *name, bool *ambiguous)
 	return *ambiguous ? NULL : found;
 }
 
+/* Print word on a line of its own when it begins with prefix. */
+static void complete_word(const char *word, const char *prefix)
+{
+	if (!strncmp(word, prefix, strlen(prefix)))
+		printf("%s\n", word);
+}
+
+/* The option of cmd that word names ("--query", "-q") when it takes an argument, or NULL. */
+static const struct option *complete_arg_option(const struct cmd_entry *cmd, const char *word)
+{
+	const struct option *o;
+	const char *s;
+
+	if (word[0] != '-' || !word[1])
+		return NULL;
+	for (o = cmd->opts; o->name; o++) {
+		if (o->has_arg != required_argument)
+			continue;
+		if (word[1] == '-' && !strcmp(word + 2, o->name))
+			return o;
+		if (word[1] != '-' && !word[2] && word[1] == o->val &&
+		    (s = strchr(cmd->shortopts, word[1])) && s[1] == ':')
+			return o;
+	}
+	return NULL;
+}
+
+/* The query candidates for text (a query, maybe after its opening quote):
+ * text with its last word completed, one a line. */
+static void complete_query(const char *text)
+{
+	char *cands[256];
+	size_t n, nschemas, start;
+	const struct schema *const *schemas = views_schemas(&nschemas);
+
+	if (*text == '\'' || *text == '"')
+		text++;
+	start = strlen(text);
+	while (start && (isalnum((unsigned char)text[start - 1]) || text[start - 1] == '_'))
+		start--;
+	n = query_complete(text, strlen(text), schemas, nschemas, cands, 256);
+	for (size_t i = 0; i < n; i++) {
+		printf("%.*s%s\n", (int)start, text, cands[i]);
+		free(cands[i]);
+	}
+}
+
+/*
+ * latop complete CWORD WORD...: what bash completion offers for word CWORD
+ * of the command line WORD... (bash's COMP_CWORD and COMP_WORDS, WORD 0 being
+ * latop).  The first line says what follows: "words", the candidates, one a
+ * line; "files", complete file names; "snapshots", recordings' file names.
+ */
+static int cmd_complete(int argc, char **argv)
+{
+	const struct cmd_entry *cmd = &live_cmd;
+	const struct option *o, *arg = NULL;
+	char **w = argv + 2, *end;
+	const char *cur;
+	int nw = argc - 2, first = 1;
+	long cw = argc > 1 ? strtol(argv[1], &end, 10) : 0;
+	bool ambiguous;
+
+	if (argc < 3 || *end || cw < 1 || cw >= nw)
+		return bad_usage("complete", "%s", "needs CWORD and the words, CWORD from 1");
+	cur = w[cw];
+	if (w[1][0] != '-' && cw > 1) {
+		if (!(cmd = find_command(w[1], &ambiguous)))
+			return printf("words\n") < 0;
+		first = 2;
+	}
+	/* bash splits --opt=value at '=' into --opt, =, value */
+	if (!strcmp(cur, "=") && cw - 1 >= first) {
+		arg = complete_arg_option(cmd, w[cw - 1]);
+		cur = "";
+	} else if (cw - 2 >= first && !strcmp(w[cw - 1], "=")) {
+		arg = complete_arg_option(cmd, w[cw - 2]);
+	} else if (cw - 1 >= first) {
+		arg = complete_arg_option(cmd, w[cw - 1]);
+	}
+	if (arg && !strcmp(arg->name, "output"))
+		return printf("files\n") < 0;
+	if (arg && !strcmp(arg->name, "theme") && strchr(cur, '/'))
+		return printf("files\n") < 0;
+	if (!arg && cur[0] != '-' && cw > 1 && (cmd->exec == cmd_replay || cmd->exec == cmd_report))
+		return printf("snapshots\n") < 0;
+	printf("words\n");
+	if (arg && !strcmp(arg->name, "query")) {
+		complete_query(cur);
+	} else if (arg && !strcmp(arg->name, "theme")) {
+		const char *t = theme_next("");
+
+		do
+			complete_word(t, cur);
+		while (strcmp(t = theme_next(t), theme_next("")));
+	} else if (arg) {
+		/* a duration or a list: nothing to offer */
+	} else if (cur[0] == '-') {
+		for (o = cmd->opts; o->name; o++) {
+			char word[64];
+
+			snprintf(word, sizeof(word), "--%s", o->name);
+			complete_word(word, cur);
+		}
+		for (const char *s = cmd->shortopts; *s; s++) {
+			char word[3] = {'-', *s, 0};
+
+			if (*s != ':' && *s != '+')
+				complete_word(word, cur);
+		}
+	} else if (cw == 1) {
+		for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+			complete_word(commands[i].name, cur);
+	}
+	return fflush(stdout) != 0;
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd_entry *cmd;
 	bool ambiguous;
 
+	/* for the bash completion script; exact, so no prefix of a command reaches it */
+	if (argc > 1 && !strcmp(argv[1], "complete"))
+		return cmd_complete(argc - 1, argv + 1);
 	if (argc > 1 && argv[1][0] != '-') {
 		cmd = find_command(argv[1], &ambiguous);
 		if (ambiguous)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * floor: load and attach the empty programs of floor.bpf.c (the hooks of the
  * syscalls probe), then wait for SIGINT/SIGTERM.  A program the kernel

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * mksnap: write a large syscalls recording through core/snapshot.h, the way
  * `latop record` does, for timing replay and report (bench/replay.sh).

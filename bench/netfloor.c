@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * netfloor: load and attach every program of a BPF object file (by default
  * the empty programs of netfloor.bpf.c, the flows probe's hooks), then wait

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * pcapmatch: what a tcpdump-style tool pays to do the flows probe's work:
  * capture every packet of a TCP port with libpcap (each copied to user

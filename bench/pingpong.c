@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * pingpong: a 1-byte TCP request/response loop over loopback, the cheapest
  * request a flows tracer can see.  A server thread answers each byte with

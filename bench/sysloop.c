@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * sysloop: a tight loop of cheap syscalls, to measure what a tracer adds to
  * each one.  Pins itself to a CPU, warms up, then times batches of calls for

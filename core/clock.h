@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Clock readings in ns, the ones every layer needs. */
 #ifndef LATOP_CLOCK_H
 #define LATOP_CLOCK_H

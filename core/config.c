@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The rc file: `key = value` lines, read as someone else's file. */
 #include <ctype.h>
 #include <errno.h>

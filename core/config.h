@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The rc file: $XDG_CONFIG_HOME/latop/latoprc (else ~/.config/latop/latoprc),
  * lines of `key = value`, `#` starts a comment line.  A later line for the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Human formatting of durations, sizes, counts and times. */
 #include <stdio.h>
 #include <time.h>

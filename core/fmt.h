@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Human formatting of durations, sizes, counts and times (TUI and reports). */
 #ifndef LATOP_FMT_H
 #define LATOP_FMT_H

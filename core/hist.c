@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Log-linear histograms: merge, percentiles, clipping and a sparse encoding. */
 #include <math.h>
 #include <stdbool.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Log-linear histograms in user space (bucket math in lhist.h). */
 #ifndef LATOP_HIST_H
 #define LATOP_HIST_H

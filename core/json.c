@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* JSON strings that are always valid UTF-8 (see json.h). */
 #include <stdint.h>
 #include "json.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* JSON output: one string writer for everything latop prints as JSON. */
 #ifndef LATOP_JSON_H
 #define LATOP_JSON_H

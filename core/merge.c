@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Recordings from several hosts read as one source, with joined tables. */
 #include <stdio.h>
 #include <stdlib.h>

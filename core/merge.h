@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Joining recordings from several hosts (`latop report A B ...`).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The replay source: ticks read back from a snapshot file, with seeking. */
 #include <stdlib.h>
 #include <string.h>

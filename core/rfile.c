@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Reading small regular files safely: no FIFO that blocks, no endless device. */
 #include <errno.h>
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Reading files that someone else may control (settings, recordings): only
  * a regular file is read (a FIFO, a device or a directory is refused without

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Snapshot files: an append-only chunk stream (snapshot.h has the API).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Snapshot files: what `latop record` writes and report, replay and BASELINE
  * read.  The byte layout (version 2: a header and its copy, then chunks with a

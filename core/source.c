@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* What every source shares: finding a table's schema in its info. */
 #include <string.h>
 #include "source.h"

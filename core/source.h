@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The source interface: where ticks come from.  Live (probes/live.c) and
  * replay (core/replay.c) produce identical ticks; nothing above probes/ knows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Kernel and user address symbolization (kallsyms, ELF symtabs, DWARF lines). */
 #include <fcntl.h>
 #include <gelf.h>

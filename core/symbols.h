@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Addresses to names: kernel addresses through /proc/kallsyms, user
  * addresses through /proc/PID/maps and the ELF symbol tables (.symtab and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Schemas, frames, ticks and rolling windows. */
 #include <malloc.h>
 #include <stdlib.h>

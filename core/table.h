@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Tables with schemas, and frames: the rows one source produced for one tick. */
 #ifndef LATOP_TABLE_H
 #define LATOP_TABLE_H

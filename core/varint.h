@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* LEB128 varints for the compact encodings (histograms, snapshot payloads). */
 #ifndef LATOP_VARINT_H
 #define LATOP_VARINT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Little-endian byte buffers: a growing writer and a bounds-checked reader. */
 #include <stdarg.h>
 #include <stdio.h>

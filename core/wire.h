@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Little-endian byte buffers: a growing writer and a bounds-checked reader. */
 #ifndef LATOP_WIRE_H
 #define LATOP_WIRE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Allocation that never returns NULL. */
 #include <stdarg.h>
 #include <stdio.h>

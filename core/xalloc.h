@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Allocation that never returns NULL: out of memory aborts with a message. */
 #ifndef LATOP_XALLOC_H
 #define LATOP_XALLOC_H

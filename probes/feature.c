@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Decide which hooks work by loading and attaching minimal programs. */
 #include <errno.h>
 #include <string.h>

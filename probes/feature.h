@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Which hooks this kernel really gives: each answer comes from loading (and
  * attaching) a minimal program, never from bpftool feature probe.  Answers

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Choose each stage's hook by loading what the kernel offers (probes/hook.h). */
 #include <errno.h>
 #include <stdarg.h>

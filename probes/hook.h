@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Hook choice, one mechanism for every probe: a probe lists its stages,
  * each with the hooks that can serve it in order of preference (fentry,

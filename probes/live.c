@@ -1,9 +1,12 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The live source: opens the probes that own the requested tables and, every
  * interval, has each one fold its kernel state into frames.  Programs' run
  * time comes from the kernel's BPF run-time statistics.
  */
+#include <ctype.h>
 #include <errno.h>
+#include <stdint.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdio.h>
@@ -294,11 +297,141 @@ static void note_selection(struct live *l, const char *probe, const struct filte
 	l->info.status = l->status;
 }
 
+/* The processes probe_set_pids chose; none: every process. */
+static uint32_t scope_pids[PROBE_MAX_PIDS];
+static size_t scope_npids;
+
+int probe_set_pids(const char *list, char **cause)
+{
+	uint32_t pids[PROBE_MAX_PIDS];
+	const char *p = list;
+	unsigned long v;
+	size_t n = 0;
+	char *end;
+
+	while (*p) {
+		errno = 0;
+		v = isdigit((unsigned char)*p) ? strtoul(p, &end, 10) : 0;
+		if (!v || errno || v > INT32_MAX || (*end && *end != ',') || (*end == ',' && !end[1])) {
+			*cause = xasprintf("'%s' is not a list of process ids (PID[,PID...])", list);
+			return -1;
+		}
+		if (n == PROBE_MAX_PIDS) {
+			*cause = xasprintf("'%s' names more than %d processes", list, PROBE_MAX_PIDS);
+			return -1;
+		}
+		pids[n++] = (uint32_t)v;
+		p = *end ? end + 1 : end;
+	}
+	memcpy(scope_pids, pids, n * sizeof(pids[0]));
+	scope_npids = n;
+	return 0;
+}
+
+/* Whether probe ops can test an event's process in the kernel. */
+static bool knows_pid(const struct probe_ops *ops)
+{
+	for (size_t j = 0; j < ops->ntables; j++)
+		for (size_t k = 0; k < ops->tables[j]->nfields; k++)
+			if ((ops->tables[j]->fields[k].flags & FF_PUSH) &&
+			    ops->tables[j]->fields[k].pushdown == FTERM_PID)
+				return true;
+	return false;
+}
+
+/* Where the operand ending before entry end of postfix program e begins. */
+static uint32_t operand_start(const struct filter_entry *e, uint32_t end)
+{
+	int need = 1;
+
+	while (end > 0 && need > 0) {
+		end--;
+		if (e[end].op == FOP_AND || e[end].op == FOP_OR)
+			need++;
+		else if (e[end].op != FOP_NOT)
+			need--;
+	}
+	return end;
+}
+
+/*
+ * Narrow f to the processes of probe_set_pids (see probe.h).  When f's
+ * program and the pid test do not fit together, f's last conjuncts go (the
+ * left side of an AND holds whatever the whole does), then all of it.
+ */
+static void scope_filter(struct filter_prog *f)
+{
+	struct filter_entry e[FILTER_MAX_ENTRIES];
+	uint32_t n = 0, trimmed = 0;
+
+	for (size_t i = 0; i < scope_npids; i++) {
+		e[n++] = (struct filter_entry){FOP_EQ, FTERM_PID, scope_pids[i]};
+		if (i)
+			e[n++] = (struct filter_entry){FOP_OR, 0, 0};
+	}
+	while (f->n && f->n + n + 1 > FILTER_MAX_ENTRIES) {
+		f->n = f->e[f->n - 1].op == FOP_AND ? operand_start(f->e, f->n - 1) : 0;
+		trimmed = 1;
+	}
+	if (trimmed) {
+		f->needs_lat = 0;
+		for (uint32_t i = 0; i < f->n; i++)
+			f->needs_lat |= f->e[i].term == FTERM_LAT;
+	}
+	memcpy(f->e + f->n, e, n * sizeof(e[0]));
+	f->n += n;
+	if (f->n > n)
+		f->e[f->n++] = (struct filter_entry){FOP_AND, 0, 0};
+}
+
+/* Narrow every probe that can test a process to scope_pids, before the
+ * attach; say which and which not in the status.  -1 with *cause. */
+static int scope_probes(struct live *l, char **cause)
+{
+	char *narrowed = NULL, *not = NULL, *line, ids[16 * PROBE_MAX_PIDS] = "";
+
+	for (size_t i = 0; i < scope_npids; i++)
+		snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%u", i ? "," : "",
+			 scope_pids[i]);
+	for (size_t i = 0; scope_npids && i < l->nprobes; i++) {
+		struct live_probe *lp = &l->probes[i];
+		struct filter_prog f;
+		char **list;
+
+		if (!lp->p.live)
+			continue;
+		list = knows_pid(lp->p.ops) ? &narrowed : &not;
+		line = xasprintf("%s%s%s", *list ? *list : "", *list ? ", " : "", lp->p.ops->name);
+		free(*list);
+		*list = line;
+		if (list == &not)
+			continue;
+		memset(&f, 0, sizeof(f));
+		scope_filter(&f);
+		if (lp->p.ops->set_filter(&lp->p, &f, cause)) {
+			free(narrowed);
+			free(not);
+			return -1;
+		}
+	}
+	if (narrowed) {
+		line = xasprintf("-p %s: %s count only these processes%s%s%s", ids, narrowed,
+				 not ? "; " : "", not ? not : "",
+				 not ? " not narrowed (their events belong to no process)" : "");
+		append(&l->status, line);
+		free(line);
+	}
+	free(narrowed);
+	free(not);
+	return 0;
+}
+
 /* Install a pushdown filter in the probe that owns table. */
 static int live_set_filter(struct source *s, const char *table, const void *blob,
 			   size_t len, char **cause)
 {
 	struct live *l = s->priv;
+	struct filter_prog f;
 	size_t i, j;
 
 	if (len != sizeof(struct filter_prog)) {
@@ -317,10 +450,13 @@ static int live_set_filter(struct source *s, const char *table, const void *blob
 						   l->probes[i].p.error);
 				return -1;
 			}
-			if (ops->set_filter(&l->probes[i].p, blob, cause))
+			memcpy(&f, blob, sizeof(f));
+			if (scope_npids && knows_pid(ops))
+				scope_filter(&f);
+			if (ops->set_filter(&l->probes[i].p, &f, cause))
 				return -1;
 			if (!l->attached)
-				note_selection(l, ops->name, blob);
+				note_selection(l, ops->name, &f);
 			return 0;
 		}
 	}
@@ -510,6 +646,8 @@ struct source *live_open(const char *const *tables, size_t ntables,
 	}
 	if (failed)
 		append(&l->status, failed);
+	if (scope_probes(l, cause))
+		goto fail;
 	if (probe_run_stats()) {
 		l->stats_fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
 		if (l->stats_fd < 0)

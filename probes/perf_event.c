@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Open, read and close per-CPU perf counters with perf_event_open(2). */
 #include <errno.h>
 #include <stdio.h>

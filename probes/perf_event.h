@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * A thin perf_event_open wrapper (no libperf): one counting event per CPU,
  * opened by name, for BPF programs to read from a PERF_EVENT_ARRAY.

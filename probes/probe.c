@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The probe registry, probe options, and `latop probes`. */
 #include <errno.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The probe registry.  A probe is a view's folder probes/NAME/ (NAME.bpf.c,
  * NAME.h, NAME.c defining NAME_probe_ops); the Makefile registers every one
@@ -82,6 +83,22 @@ struct source *live_open(const char *const *tables, size_t ntables,
 int probe_set_counters(const char *names, char **cause);
 /* The counter list in effect (probe_set_counters, or the default). */
 const char *probe_counters(void);
+
+/* How many processes probe_set_pids takes: their test fills under half a filter. */
+#define PROBE_MAX_PIDS 8
+
+/*
+ * Limit every live source opened after this to the processes in list, "PID"
+ * or "PID,PID,..." (tgids; "" again: every process), in the kernel: each
+ * probe with a pushable pid field tests "pid == A or pid == B ..." from its
+ * attach on, ANDed with any filter set later (when both do not fit in one
+ * filter, with as many of that filter's leading conjuncts as fit: the kernel
+ * filter may pass more than a WHERE, which a query re-checks).  A probe
+ * without one (nvme: its events belong to no process) is not narrowed; the
+ * source status (which a recording keeps) names both kinds.  -1 with *cause for a bad list or more than
+ * PROBE_MAX_PIDS ids.
+ */
+int probe_set_pids(const char *list, char **cause);
 
 /*
  * Keep the kernel's BPF run-time statistics on while a live source opened

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Pieces every probe's user side repeats; see probe_util.h.
  */

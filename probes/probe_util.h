@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Pieces every probe's user side repeats: summing per-CPU counters,
  * checking a pushed-down filter program, listing loaded program fds, the

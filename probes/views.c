@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The list of views (probes/views.h).  libbpf-free: report and the fuzzers link it. */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The views latop has, each in its own folder probes/VIEW/.  This is the one
  * list of what each view brings that the layers above use without libbpf:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Build, copy, free and print the query AST in canonical form. */
 #include <stdarg.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The parsed query (AST) and the plan query_bind derives from it against a
  * schema.  Internal to queries/: the rest of latop sees struct query opaquely.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * BASELINE 'file': compare a result with the same query over another
  * recording (ntprof's latency amplification degree: loaded / baseline).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Bind a parsed query to a table's schema: resolve field names, check types
  * and units, compile patterns, and derive the plan (group keys, columns,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Completion for the query line: the candidates for the word ending at the
  * cursor.  After FROM: table names.  Elsewhere: fields of the FROM table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Error messages with positions: setting them, suggesting fixes, showing a caret. */
 #include <stdarg.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Run a bound query over a window: filter rows, group them, aggregate,
  * order and limit.  The run is incremental (query_run_*): ticks are folded in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Split a query into tokens with byte positions, for the parser and completion. */
 #include <ctype.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Tokens of the query language; each carries its byte offset and length. */
 #ifndef LATOP_QUERY_LEXER_H
 #define LATOP_QUERY_LEXER_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Parse query text into the AST by recursive descent (the grammar: latop-query(7)). */
 #include <arpa/inet.h>
 #include <ctype.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Split WHERE into what the kernel can test (probes/filter.h) and the rest.
  *

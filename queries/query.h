@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The query language (latop-query(7)): parse, bind to a schema, split a
  * kernel pushdown from a residual, and execute over a window of ticks.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * How big a POSIX extended regex grows in regcomp, measured without
  * compiling it, so the parser can refuse a pattern that would take the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Results: free them and print them as aligned text, JSON or CSV.
  *

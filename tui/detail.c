@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The detail pane of one row, generic over tables: FT_HIST fields give the
  * latency histogram, FF_SUM FT_DUR fields the time breakdown, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The detail pane: histogram, time breakdown and slow calls of one row.
  *

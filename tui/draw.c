@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Width-aware text and bars on stdscr. */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Drawing primitives on stdscr that know display widths and UTF-8 fallbacks. */
 #ifndef LATOP_TUI_DRAW_H
 #define LATOP_TUI_DRAW_H

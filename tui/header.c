@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Header meters: what latop sees, what it loses, and what it costs. */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Header meters: mode, host, time, event rates, losses, latop's own cost, tabs, query. */
 #ifndef LATOP_TUI_HEADER_H
 #define LATOP_TUI_HEADER_H

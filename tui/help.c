@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The help screen, generated from the key table, and a query cheat sheet. */
 #include <stdio.h>
 #include <string.h>

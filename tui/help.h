@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The help screen: every key from the key table, and a query cheat sheet. */
 #ifndef LATOP_TUI_HELP_H
 #define LATOP_TUI_HELP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The key table and its actions.  Actions change state and return reactions. */
 #include <curses.h>
 #include <stdio.h>

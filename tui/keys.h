@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The key table: an action changes state and returns reaction flags; it never draws. */
 #ifndef LATOP_TUI_KEYS_H
 #define LATOP_TUI_KEYS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The query and search line.  GNU readline runs through its callback
  * interface: curses keys are queued as bytes for rl_getc_function, readline

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The query and search line: GNU readline through its callback interface. */
 #ifndef LATOP_TUI_PROMPT_H
 #define LATOP_TUI_PROMPT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The screen loop: owns the terminal, reads ticks into the history, runs the
  * query over the window when a tick arrives or the query changes, hands keys

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The screen: the state of one TUI session and the loop that owns the
  * terminal.  Actions (keys.c) and the prompt change this state through the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * What the parts of the screen share and nothing else needs: the loop
  * (screen.c), the query stack (stack.c) and time travel over the tick

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The query stack: installing a query, refining it, drilling into a row,
  * going back, switching views and sorting.  Every change of query goes

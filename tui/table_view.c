@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The table of the current result. */
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The sortable table of the current result: selection, scrolling, sort marks. */
 #ifndef LATOP_TUI_TABLE_VIEW_H
 #define LATOP_TUI_TABLE_VIEW_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Theme files: one role per line, "role = fg bg attr...". */
 #include <ctype.h>
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Themes: the code names roles, a theme file maps each role to colors and
  * attributes ("header = white blue bold").  Only this file knows colors.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Time travel over the tick history: the history kept of recent ticks, the
  * query's window as a view of it, rerunning the query, and stepping, pausing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The full-screen interface over any source (live or replay). */
 #ifndef LATOP_TUI_H
 #define LATOP_TUI_H

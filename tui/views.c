@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The TUI's side of the views: finding them in a source (the list: probes/views.c). */
 #include <string.h>
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The TUI's side of the views (the list itself: probes/views.h). */
 #ifndef LATOP_TUI_VIEWS_H
 #define LATOP_TUI_VIEWS_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Block device names and operation codes (see blkdev.h). */
 #include <stdio.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Block device names and operations: the kernel's dev_t (major << 20 |
  * minor) to and from a name like "loop0", and REQ_OP_* codes to and from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The block tables: per (dev, op, size, pid) aggregates, single requests, their spans. */
 #include <dirent.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The tables the block probe fills (pure data: no libbpf here). */
 #ifndef LATOP_BLOCK_SCHEMA_H
 #define LATOP_BLOCK_SCHEMA_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The flows probe, user side: choose hooks, load and attach flows.bpf.c,
  * add the connections accepted before latop started, and turn the flows

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The flows tables: per TCP flow host latency, and single requests. */
 #include <linux/types.h>
 #include "../filter.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The locks probe, user side: load and attach locks.bpf.c, open the
  * holder-sampling perf events, and each tick turn the kernel's per-key

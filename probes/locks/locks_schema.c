@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The locks tables: per lock x holder aggregates, single waits, their timelines. */
 #include <linux/types.h>
 #include "../filter.h"

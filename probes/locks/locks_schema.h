@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The tables the locks probe fills (pure data: no libbpf here). */
 #ifndef LATOP_LOCKS_SCHEMA_H
 #define LATOP_LOCKS_SCHEMA_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The locks view's timeline: this tick's wait records, holder samples and
  * holder off-CPU spans into lock_events and lock_spans rows (see

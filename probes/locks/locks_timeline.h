@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The locks view's timeline, in user space: no libbpf here, so the logic is
  * unit-tested on synthetic records.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The nvme probe, user side: choose a hook for each stage boundary of
  * NVMe/TCP I/O on the initiator (nvme_tcp) and the target (nvmet_tcp), load

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The nvme joiner: NVMe/TCP initiator and target records of the same I/Os
  * (nvme_events rows, from one recording holding both sides or from one per

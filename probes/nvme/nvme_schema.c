@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The nvme tables: per (side, session, op, size) aggregates, and single I/Os. */
 #include <stdio.h>
 #include <stdlib.h>

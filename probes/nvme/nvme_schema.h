@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The tables the nvme probe fills (pure data: no libbpf here). */
 #ifndef LATOP_NVME_SCHEMA_H
 #define LATOP_NVME_SCHEMA_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The paths probe, user side: choose the send/receive hooks, load and
  * attach paths.bpf.c, feed its records to the reconstruction

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The paths joiner: a downstream call recorded on one host joined to the
  * request it served on another, giving each request its end-to-end path.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Request paths from socket activity: messages, requests, calls (the rules
  * are in paths_recon.h).  Requests are reference counted: a connection's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Request paths from socket activity (after vPath), in user space: no
  * libbpf here, so the logic is unit-tested on synthetic records.

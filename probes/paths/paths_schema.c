@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The paths tables: per path shape aggregates, single requests, their timelines. */
 #include <linux/types.h>
 #include "../filter.h"

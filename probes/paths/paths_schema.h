@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The tables the paths probe fills (pure data: no libbpf here). */
 #ifndef LATOP_PATHS_SCHEMA_H
 #define LATOP_PATHS_SCHEMA_H

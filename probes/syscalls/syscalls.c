@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The syscalls probe, user side: choose hooks, load and attach
  * syscalls.bpf.c, and turn its monotonic per-key totals into one frame of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The syscalls tables: per syscall x thread aggregates, and single events. */
 #include <linux/types.h>
 #include "../filter.h"

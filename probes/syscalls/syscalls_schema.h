@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The tables the syscalls probe fills (pure data: no libbpf here). */
 #ifndef LATOP_SYSCALLS_SCHEMA_H
 #define LATOP_SYSCALLS_SCHEMA_H

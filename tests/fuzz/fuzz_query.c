@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * libFuzzer target: parse any text; if it parses, bind, print, re-parse,
  * refine and push down, and run it over the unit tests' syscalls fixture

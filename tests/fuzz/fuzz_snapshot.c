@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * libFuzzer target for the snapshot reader: open the input as a file, read
  * every tick, free.  When the first byte is odd, the rest is used with every

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Known block I/O for the live block tests: COUNT direct I/Os of SIZE bytes
  * on a block device, from DEPTH threads at once, each at its own aligned

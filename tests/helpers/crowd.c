@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * crowd: a bounded CPU crowd, to see whether a recorder keeps time when
  * every CPU is busy.  N threads, each until SECS seconds have passed, loop

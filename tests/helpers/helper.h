@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * What every test helper program needs: dying with a message, the
  * monotonic clock, sleeping, and the ready/go handshake with its test.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Lock workloads for the locks view's tests and benchmark.  Every mode first
  * writes one byte to stdout ("ready") and blocks reading one byte from stdin

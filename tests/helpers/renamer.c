@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Processes and threads that change their names, exec and exit, for the
  * live tests of which name (comm) and how many calls the syscalls table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * A TCP request/response server and client for the flows tests, with the
  * server's own account of every request as ground truth.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * A small multi-tier request/reply service with known paths, for the paths
  * view's tests and benchmark.  Every tier is the same program:

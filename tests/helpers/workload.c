@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Known syscall workloads for the live probe tests.  Every mode first writes
  * one byte to stdout ("ready") and blocks reading one byte from stdin ("go"),

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Shared by the query tests: completion candidates as one string. */
 #ifndef LATOP_TEST_COMPLETE_H
 #define LATOP_TEST_COMPLETE_H

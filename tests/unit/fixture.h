@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * A deterministic syscalls recording for query tests: 3 ticks of 1 s, four
  * processes, known latencies.  Every row's lat histogram holds `count`

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* A tiny TAP producer for unit tests: tests/run.sh counts the lines. */
 #ifndef LATOP_TAP_H
 #define LATOP_TAP_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The rc file and core/rfile.c: settings, warnings that name FILE:LINE and
  * quote nothing, and files that are not regular (a FIFO, /dev/zero), too

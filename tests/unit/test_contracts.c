@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * A function's contract is written once, in its header: a non-static
  * function whose declaration in a header of core/, probes/, queries/ or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Core helpers: human formatting, the syscall table. */
 #include <stdbool.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The detail pane's single events and timelines (tui/detail.h): which event
  * is chosen, its spans gathered from the window, { } moving the choice, and

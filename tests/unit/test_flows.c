@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The flows probe's pure logic: request/response matching (probes/flows/flowq.h,
  * the code the BPF programs run) and the address prefixes the planner

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Histograms: accuracy of percentiles, merge, scale, clip, encoding. */
 #include <math.h>
 #include <stdint.h>

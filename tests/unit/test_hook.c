@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Hook choice (probes/hook.h): alternatives tried in order, the first that
  * this kernel loads used, refusals named, fallbacks and required stages.

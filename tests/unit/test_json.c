@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* JSON strings: escapes, and valid UTF-8 whatever the input. */
 #include <stdlib.h>
 #include <string.h>

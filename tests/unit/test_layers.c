@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The source tree keeps its layers (core <- probes <- queries <- tui: nothing
  * includes a layer above its own) and its libbpf-free rule (the Makefile's

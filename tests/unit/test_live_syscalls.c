@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The syscalls probe, live: load it, run known workloads (tests/helpers/
  * workload.c) and check what it saw against what they did.  Needs root

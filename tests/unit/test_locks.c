@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The locks view without root: what its queries push down to the kernel,
  * the shape of its tables (tui/detail.h's contract), core/symbols on this

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The man pages cannot drift from the code: every table every probe and
  * joiner gives has its section in latop-query(7) naming each of its fields,

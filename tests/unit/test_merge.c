@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* core/merge: recordings read one after another, and a joiner's derived tick. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The paths joiner (probes/paths/paths_join.c) over two synthetic recordings whose
  * clocks disagree: calls joined to the requests they served by connection

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The nvme joiner: initiator and target records matched by queue, command id and order. */
 #include <stdlib.h>
 #include <string.h>

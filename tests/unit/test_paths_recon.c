@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The paths reconstruction (probes/paths/paths_recon.c) on synthetic send/receive
  * records: messages, request/reply pairing, calls, fan-out, pipelining,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The probes' shared user-side pieces: the monotonic delta, a histogram's
  * tick, and the filter check. */
 #include <stdint.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The block tables in the query language: the stage pseudo-key (and its
  * other name, subsystem), pNN/avg of a stage reading its per-request

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Fields with a domain (core/table.h): unknown values are refused with a
  * suggestion, completion offers the names, and a schema read back from a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Golden query tests (jq.test style): the .test files in tests/golden hold blocks of
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The limits of one query (queries/query.h): past each one the query is
  * refused with an error that names the limit and points at where it was

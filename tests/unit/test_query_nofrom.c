@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * A query without FROM over recordings, as `latop report FILE` runs it
  * (an empty query included): its table is NULL, so every joiner of

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* The query language's syntax: examples, canonical text, errors, refine, completion. */
 #include <stdlib.h>
 #include <string.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The subsystem pseudo-key: unpivoting FF_PART fields on a per-event table,
  * exact splits, rows without a breakdown, pushdown, completion, and the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The pushdown planner: the exact filter programs it writes for the kernel,
  * and a reference interpreter of them (the semantics probes/filter.bpf.h

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Incremental execution: query_run fed one tick at a time (each freed right
  * after it is added) gives exactly query_exec's result over a window holding

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Snapshot files: round trips, killed recorders, damage, versions, replay. */
 #include <fcntl.h>
 #include <signal.h>

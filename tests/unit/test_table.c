@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Frames, ticks and rolling windows. */
 #include <string.h>
 #include "core/table.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Theme files: the shipped ones load cleanly; mistakes are named FILE:LINE
  * without quoting the file; files that are not themes, not regular or too

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * The list of views (probes/views.h): every view has its own key and name,
  * its tables are schemas with fields, its default query binds against its
