@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * A TCP client made of raw packets that races the end of its own
  * handshake, for the flows tests.
