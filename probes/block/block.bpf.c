@@ -207,11 +207,27 @@ static __always_inline int on_queue(struct bio *bio, __u64 how)
 
 	if ((pid_tgid >> 32) == self_tgid)
 		return 0;
-	if (how == BPF_NOEXIST && req_find(id))
+	slot = req_find(id);
+	if (how == BPF_NOEXIST && slot)
 		return 0;
 	/* Bio-based devices (dm, md) never make requests of their own. */
 	if (!bio->bi_bdev->bd_disk->queue->mq_ops)
 		return 0;
+	/*
+	 * A bio at the address of a request that went to the driver and was
+	 * never seen to complete: that request is given up, counted, before
+	 * its slot could be taken for this one (a split's remainder queued
+	 * again was never issued, and goes on in its slot).
+	 */
+	if (slot && (slot->flags & BR_ISSUED)) {
+		d = dev_slot(slot->dev, false);
+		if (d) {
+			__sync_fetch_and_add(&d->queued, -1);
+			__sync_fetch_and_add(&d->inflight, -1);
+		}
+		health_inc(BH_UNFINISHED);
+		req_free(slot);
+	}
 	r.dev = bio->bi_bdev->bd_dev;
 	opf = bio->bi_opf;
 	r.op = opf & REQ_OP_MASK;

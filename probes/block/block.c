@@ -65,6 +65,7 @@ static const struct hook_spec hook_specs[] = {
 static const enum probe_stat health_to[BH_N] = {
 	[BH_DROPPED] = PSTAT_DROPPED, [BH_BUDGET] = PSTAT_DROPPED, [BH_LOST] = PSTAT_LOST,
 	[BH_UNTRACKED] = PSTAT_EVICTED, [BH_OVERFLOW] = PSTAT_OVERFLOW,
+	[BH_UNFINISHED] = PSTAT_EVICTED,
 };
 
 /* The totals of one key last tick. */

@@ -52,6 +52,8 @@ enum blk_health {
 	BH_BUDGET,	/* single events over the per-tick budget (BUFFER) */
 	BH_UNTRACKED,	/* request table full: a request could not be followed */
 	BH_OVERFLOW,	/* stats map full: a request counted in the overflow entry */
+	BH_UNFINISHED,	/* a request issued and never seen to complete, given up
+			 * when its bio's address was queued again */
 	BH_N,
 };
 

@@ -18,16 +18,19 @@ D=$(basename "$loop")
 udevadm settle 2>/dev/null; sleep 0.5	# udev's first reads of a new device
 
 json() { "$L" report "$1" -q "$2" --json; }
+# End the recording a second after its workload did, however long that took
+# (a busy machine may stretch it): what is recorded is all of the workload.
+end_recording() { sleep 1; kill -TERM $rec_pid; wait $rec_pid; }
 
 # 1. Known I/O, every request also a single event (THRESHOLD 1ns).
-"$L" record -o "$tmp/run.snap" -d 8s --quiet \
+"$L" record -o "$tmp/run.snap" -d 120s --quiet \
 	-q "from block where dev == '$D' threshold 1ns buffer 100000" & rec_pid=$!
 wait_recording "$tmp/run.snap"; ok $? "the recorder attaches"
 echo g | "$B" read "$loop" 4096 1000 1 >/dev/null
 echo g | "$B" write "$loop" 131072 200 4 >/dev/null
 echo g | "$B" fsync "$loop" 0 10 1 >/dev/null
 echo g | "$B" read "$loop" 4096 2000 8 >/dev/null
-wait $rec_pid; ok $? "record exits 0"; rec_pid=
+end_recording; ok $? "record exits 0"; rec_pid=
 
 out=$(json "$tmp/run.snap" "from block where comm == 'blkio' group by dev, op, size show count, bytes, errors order by op")
 echo "$out" | D=$D python3 -c '
@@ -105,10 +108,10 @@ assert n == 3210, n
 # An I/O scheduler: requests are inserted before they are issued, and the
 # time between is sched; requests it merges count as merges.
 if grep -qw mq-deadline /sys/block/$D/queue/scheduler && echo mq-deadline > /sys/block/$D/queue/scheduler; then
-	"$L" record -o "$tmp/sched.snap" -d 4s --quiet -q "from block where dev == '$D'" & rec_pid=$!
+	"$L" record -o "$tmp/sched.snap" -d 120s --quiet -q "from block where dev == '$D'" & rec_pid=$!
 	wait_recording "$tmp/sched.snap"
 	echo g | "$B" read "$loop" 4096 1000 8 >/dev/null
-	wait $rec_pid; rec_pid=
+	end_recording; rec_pid=
 	echo none > /sys/block/$D/queue/scheduler
 	out=$(json "$tmp/sched.snap" "from block where comm == 'blkio' group by op show count, merges, sum(time), sum(alloc), sum(plug), sum(sched), sum(device), p99(sched)")
 	echo "$out" | python3 -c '
@@ -129,12 +132,12 @@ fi
 merge_case() {
 	local name=$1 bytes=$2 bios=$3 out
 	shift 3
-	"$L" record -o "$tmp/$name.snap" -d 4s --quiet -q "from block where dev == '$D'" & rec_pid=$!
+	"$L" record -o "$tmp/$name.snap" -d 120s --quiet -q "from block where dev == '$D'" & rec_pid=$!
 	wait_recording "$tmp/$name.snap"
 	fio --name="$name" --filename="$loop" --bs=4k --iodepth=32 --iodepth_batch_submit=32 \
 		--iodepth_batch_complete_min=32 --ioengine=libaio --direct=1 --output-format=terse \
 		"$@" >/dev/null
-	wait $rec_pid; rec_pid=
+	end_recording; rec_pid=
 	out=$(json "$tmp/$name.snap" "from block where comm == 'fio' group by op show count, merges, bytes")
 	echo "$out" | python3 -c '
 import json, sys
@@ -161,13 +164,13 @@ else
 fi
 
 # 2. Pushdown: the kernel counts only what the query keeps.
-"$L" record -o "$tmp/push.snap" -d 5s --quiet \
+"$L" record -o "$tmp/push.snap" -d 120s --quiet \
 	-q "from block where dev == '$D' and op == 'write' and size == 128K and comm == 'blkio'" & rec_pid=$!
 wait_recording "$tmp/push.snap"
 echo g | "$B" read "$loop" 4096 500 1 >/dev/null
 echo g | "$B" write "$loop" 131072 50 2 >/dev/null
 echo g | "$B" write "$loop" 65536 50 1 >/dev/null
-wait $rec_pid; rec_pid=
+end_recording; rec_pid=
 out=$(json "$tmp/push.snap" "from block group by dev, op, size show count")
 echo "$out" | D=$D python3 -c '
 import json, os, sys
@@ -182,12 +185,12 @@ assert (r["dev"], r["op"], r["size"], r["count"]) == (os.environ["D"], "write", 
 mkfifo "$tmp/go"
 "$B" read "$loop" 4096 700 2 <"$tmp/go" >"$tmp/ready" & want_pid=$!
 exec 7>"$tmp/go"
-"$L" record -o "$tmp/pid.snap" -d 4s --quiet -q "from block where pid == $want_pid" & rec_pid=$!
+"$L" record -o "$tmp/pid.snap" -d 120s --quiet -q "from block where pid == $want_pid" & rec_pid=$!
 wait_recording "$tmp/pid.snap"
 echo g >&7
 echo g | "$B" read "$loop" 4096 300 1 >/dev/null
 wait $want_pid; exec 7>&-
-wait $rec_pid; rec_pid=
+end_recording; rec_pid=
 out=$(json "$tmp/pid.snap" "from block group by pid, op, size show count")
 echo "$out" | P=$want_pid python3 -c '
 import json, os, sys
@@ -198,10 +201,10 @@ assert [(r["pid"], r["op"], r["size"], r["count"]) for r in rows] == [(int(os.en
 # A process renamed between two batches of reads (prctl(PR_SET_NAME), its
 # worker threads made anew): each read counts under the name of the thread
 # that queued it.
-"$L" record -o "$tmp/name.snap" -d 4s --quiet -q "from block where dev == '$D'" & rec_pid=$!
+"$L" record -o "$tmp/name.snap" -d 120s --quiet -q "from block where dev == '$D'" & rec_pid=$!
 wait_recording "$tmp/name.snap"
 echo g | "$B" read-rename "$loop" 4096 300 2 >/dev/null
-wait $rec_pid; rec_pid=
+end_recording; rec_pid=
 out=$(json "$tmp/name.snap" "from block where comm ~ 'blkio*' group by comm, op show count")
 echo "$out" | python3 -c '
 import json, sys
@@ -214,11 +217,11 @@ assert rows == [("blkio", "read", 300), ("blkio-renamed", "read", 300)], rows
 mkdir "$tmp/small"
 if mount -t tmpfs -o size=1m tmpfs "$tmp/small" && truncate -s 16M "$tmp/small/img" &&
    eloop=$(losetup -f --show "$tmp/small/img"); then
-	"$L" record -o "$tmp/err.snap" -d 4s --quiet \
+	"$L" record -o "$tmp/err.snap" -d 120s --quiet \
 		-q "from block where dev == '$(basename "$eloop")' threshold 1ns" & rec_pid=$!
 	wait_recording "$tmp/err.snap"
 	"$B" write-now "$eloop" 131072 64 1 2>/dev/null
-	wait $rec_pid; rec_pid=
+	end_recording; rec_pid=
 	losetup -d "$eloop"; eloop=
 	out=$(json "$tmp/err.snap" "from block where comm == 'blkio' group by op, size show count, errors")
 	ev=$(json "$tmp/err.snap" "from block_events where comm == 'blkio' and error != 0 show op, error")
@@ -234,11 +237,11 @@ fi
 umount "$tmp/small" 2>/dev/null
 
 # 3. SAMPLE 1/N decides once per request at submission.
-"$L" record -o "$tmp/sample.snap" -d 4s --quiet \
+"$L" record -o "$tmp/sample.snap" -d 120s --quiet \
 	-q "from block where dev == '$D' sample 1/10 buffer 100000" & rec_pid=$!
 wait_recording "$tmp/sample.snap"
 echo g | "$B" read "$loop" 4096 4000 4 >/dev/null
-wait $rec_pid; rec_pid=
+end_recording; rec_pid=
 out=$(json "$tmp/sample.snap" "from block where comm == 'blkio' show count")
 ev=$("$L" report "$tmp/sample.snap" -q "from block_events where comm == 'blkio' show count" --json)
 echo "$out $ev" | python3 -c '
