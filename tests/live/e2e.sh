@@ -119,12 +119,15 @@ out=$("$L" report "$tmp/lost.snap" -q "from syscalls where syscall == getppid sh
 # row's histogram (count, extremes, buckets read one after another) is made
 # whole before it is written, so every tick reads back.  (Torn ones made whole
 # ticks unreadable before, in 3 runs of 3.)
+# Each loop kills its running child when told to stop, so none outlives it
+# to load the tests that follow.
 spin=()
 for i in 1 2 3 4 5 6 7 8; do
-	( while :; do "$W" spin 20000000 >/dev/null; done ) & spin+=($!)
+	( c=; trap 'kill $c 2>/dev/null; exit 0' TERM
+	  while :; do "$W" spin 20000000 >/dev/null & c=$!; wait $c; done ) & spin+=($!)
 done
 "$L" record -o "$tmp/busy.snap" -d 6s --quiet -q "from syscalls" 2>"$tmp/busy.err"; rc=$?
-kill "${spin[@]}"; pkill -P "$(IFS=,; echo "${spin[*]}")"; wait "${spin[@]}" 2>/dev/null
+kill "${spin[@]}"; wait "${spin[@]}" 2>/dev/null
 out=$("$L" report "$tmp/busy.snap" -q "from syscalls where syscall == getppid show count, p50(lat), max(lat)" \
 	2>>"$tmp/busy.err")
 [ $rc -eq 0 ] && ! grep -v "ticks came late" "$tmp/busy.err" | grep -q . &&
