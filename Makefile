@@ -312,6 +312,11 @@ $(OUTPUT)/bench/pcapmatch: bench/pcapmatch.c probes/flows/flowq.h core/lhist.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE -I. $< -lpcap -o $@
 
+.PHONY: bench-scale
+bench-scale:
+	$(Q)$(MAKE) --no-print-directory latop tests-build
+	$(Q)./bench/scale.sh
+
 .PHONY: bench-flows
 bench-flows:
 	$(Q)./scripts/install-deps.sh --bench

@@ -1,0 +1,124 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# make bench-scale: does latop count everything at a busy host's scale, and
+# at what cost?  One `latop record` per row, over a workload that knows its
+# own truth:
+#   flows N     reqsrv many: N keep-alive loopback connections open at once,
+#               BENCH_ROUNDS_FLOWS rounds of one 8-byte request on each
+#               (truth: N x rounds); recorded: from flows
+#   threads N   workload crowd: N threads alive at once, each making 8 cheap
+#               syscalls BENCH_CALLS times (truth: N x calls of each);
+#               recorded: from syscalls
+#   forks N     N shell loops running /bin/true for BENCH_FORK_S seconds
+#               (truth: the loops' own count of runs; latop: exit_group
+#               calls of processes named true); recorded: from syscalls
+# Columns: truth, counted (under the workload's own keys), coverage (counted /
+# truth), overflow (events of the whole table counted in its overflow rows
+# because a table was full: in every total, in no key), latop's CPU from its
+# probes' attach to a second after the workload (% of one core: user +
+# system time / wall time; loading and attaching are left out), its peak RSS,
+# ticks written and ticks that came late (over 1.5 intervals).
+# Environment: BENCH_FLOWS="1000 10000", BENCH_THREADS="100 1000 10000",
+# BENCH_FORKS="1 2 4", BENCH_ROUNDS_FLOWS=20, BENCH_CALLS=20, BENCH_FORK_S=10,
+# LATOP (default ./latop), HELPERS (default .output/helpers).
+set -u
+cd "$(dirname "$0")/.."
+. bench/lib.sh
+L=${LATOP:-$PWD/latop}
+H=${HELPERS:-$PWD/.output/helpers}
+FLOWS=${BENCH_FLOWS:-1000 10000}
+THREADS=${BENCH_THREADS:-100 1000 10000}
+FORKS=${BENCH_FORKS:-1 2 4}
+ROUNDS=${BENCH_ROUNDS_FLOWS:-20}
+CALLS=${BENCH_CALLS:-20}
+FORK_S=${BENCH_FORK_S:-10}
+[ "$(id -u)" -eq 0 ] || { echo "bench/scale.sh: needs root to load probes" >&2; exit 2; }
+for b in "$L" "$H/reqsrv" "$H/workload"; do
+	[ -x "$b" ] || { echo "bench/scale.sh: no $b (make latop tests-build)" >&2; exit 2; }
+done
+tmp=$(mktemp -d); rec=
+trap 'bench_stop "$rec" 20; rm -rf "$tmp"' EXIT
+hz=$(getconf CLK_TCK)
+
+# start QUERY: start the recorder and wait until its probes are attached.
+start() {
+	rm -f "$tmp/r.snap" "$tmp/r.snap.tmp"
+	"$L" record -o "$tmp/r.snap" --quiet -q "$1" 2>"$tmp/r.err" & rec=$!
+	while [ ! -e "$tmp/r.snap.tmp" ] && kill -0 $rec 2>/dev/null; do sleep 0.1; done
+	t0=$(date +%s.%N)
+	st0=$(cut -d' ' -f14,15 /proc/$rec/stat 2>/dev/null)
+}
+
+# finish: a second after the workload, read the recorder's CPU time and peak
+# RSS, then stop it; sets cpu (% of a core) and rss (MB).
+finish() {
+	local st hwm t1
+	sleep 1
+	t1=$(date +%s.%N)
+	st=$(cut -d' ' -f14,15 /proc/$rec/stat 2>/dev/null)
+	hwm=$(awk '/^VmHWM/ {print $2}' /proc/$rec/status 2>/dev/null)
+	bench_stop $rec 100; rec=
+	cpu=$(awk -v s="$st" -v s0="$st0" -v hz=$hz -v a=$t0 -v b=$t1 \
+		'BEGIN {split(s, f, " "); split(s0, g, " ");
+			printf "%.1f", 100 * (f[1] + f[2] - g[1] - g[2]) / hz / (b - a)}')
+	rss=$(awk -v k="${hwm:-0}" 'BEGIN {printf "%.0f", k / 1024}')
+}
+
+# row NAME N TRUTH QUERY: print one row, counting with QUERY over the recording.
+row() {
+	local counted ticks late
+	counted=$("$L" report "$tmp/r.snap" --json -q "$4" 2>/dev/null | sed -n 's/.*"count":\([0-9]*\).*/\1/p' | head -1)
+	ticks=$("$L" report "$tmp/r.snap" --json -q "$4" 2>&1 | sed -n 's/.*"ticks": \([0-9]*\), "ticks_late": \([0-9]*\).*/\1 \2/p' | head -1)
+	late=${ticks#* }; ticks=${ticks% *}
+	over=$("$L" report "$tmp/r.snap" --json -q "$4" 2>&1 | sed -n 's/.*"overflow": \([0-9]*\).*/\1/p' | head -1)
+	printf '%-8s %7s %12s %12s %9s %10s %8s %8s %6s %5s\n' "$1" "$2" "$3" "${counted:-0}" \
+		"$(awk -v c="${counted:-0}" -v t="$3" 'BEGIN {printf "%.2f%%", t ? 100 * c / t : 0}')" \
+		"${over:-0}" "$cpu" "$rss" "${ticks:-?}" "${late:-?}"
+}
+
+echo "latop $("$L" --version 2>/dev/null | head -1), $(uname -r), $(nproc) CPUs"
+printf '%-8s %7s %12s %12s %9s %10s %8s %8s %6s %5s\n' what n truth counted coverage overflow \
+	"cpu%" rss_mb ticks late
+
+# One reqsrv holds both ends of its connections (two descriptors each), so
+# N is split over processes of at most (open-file hard limit - 64) / 2
+# connections, running at once on ports of their own.
+per=$(( ($(ulimit -Hn) - 64) / 2 ))
+for n in $FLOWS; do
+	base=$((30000 + RANDOM % 2000)) k=$(( (n + per - 1) / per )) ports=
+	start "from flows"
+	for ((i = 0; i < k; i++)); do
+		c=$(( n / k + (i < n % k ? 1 : 0) ))
+		"$H/reqsrv" many $((base + i)) $c "$ROUNDS" >"$tmp/many.$i" 2>&1 &
+		ports="${ports:+$ports, }$((base + i))"
+	done
+	wait $(jobs -p | grep -v "^$rec\$")
+	finish
+	truth=$(cat "$tmp"/many.* | awk '/^requests / {s += $2} END {print s + 0}')
+	if [ "$truth" -ne $((n * ROUNDS)) ]; then
+		echo "flows $n: reqsrv many failed: $(grep -hv '^requests' "$tmp"/many.* | head -1)"
+		rm -f "$tmp"/many.*; continue
+	fi
+	rm -f "$tmp"/many.*
+	row flows "$n" "$truth" "from flows where lport in ($ports) show count"
+done
+
+for n in $THREADS; do
+	start "from syscalls"
+	"$H/workload" crowd "$n" "$CALLS" >/dev/null 2>"$tmp/w.err" || { echo "threads $n: $(cat "$tmp/w.err")"; finish; continue; }
+	finish
+	row threads "$n" $((n * CALLS * 8)) "from syscalls where comm == 'crowd' and syscall in (getppid, getpid, gettid, getuid, geteuid, getgid, getegid, getpgrp) show count"
+done
+
+for n in $FORKS; do
+	start "from syscalls"
+	for ((i = 0; i < n; i++)); do
+		( c=0; end=$((SECONDS + FORK_S)); while [ $SECONDS -lt $end ]; do /bin/true; c=$((c + 1)); done
+		  echo $c > "$tmp/forks.$i" ) &
+	done
+	wait $(jobs -p | grep -v "^$rec\$")
+	finish
+	truth=$(cat "$tmp"/forks.* | awk '{s += $1} END {print s}')
+	rm -f "$tmp"/forks.*
+	row forks "$n" "$truth" "from syscalls where comm == 'true' and syscall == exit_group show count"
+done
