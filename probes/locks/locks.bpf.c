@@ -25,10 +25,10 @@
  *
  * While a lock has waiters, its holder is in the holders map.  A cpu-clock
  * perf event samples every CPU; its program records a stack only when the
- * running thread is in that map.  A hold that no tick sampled is sampled
- * when its holder leaves the CPU (where it blocked) or, failing that, when
- * it releases the lock (the unlock's caller): every contended hold gets a
- * sample, however short.  A sample is taken in the holder's own context and
+ * running thread is in that map.  A hold of a user lock that no tick
+ * sampled is sampled when its holder leaves the CPU (where it blocked) or,
+ * failing that, when it releases the lock (the unlock's caller): every
+ * contended hold gets a sample, however short.  A sample is taken in the holder's own context and
  * copies its user registers and stack, which user space unwinds with the
  * DWARF call frame information (code without frame pointers too).
  * sched_switch records when such a holder leaves the CPU and why
@@ -355,6 +355,59 @@ static __always_inline __u64 stack_extent(struct task_struct *task, __u64 sp)
 		return (start - sp) & ~(__u64)7;
 	return LK_STACK_BYTES;
 }
+
+/* Copy the current thread's user registers and stack into e; return the
+ * stack's bytes copied (0: none, as in a kernel thread). */
+static __always_inline __u64 stack_copy(struct lk_sample_rec *e)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct pt_regs *uregs = (struct pt_regs *)bpf_task_pt_regs(task), r;
+	__u64 sp, len, ext, i;
+
+	if (!uregs || bpf_probe_read_kernel(&r, sizeof(r), uregs) || (r.cs & 3) != 3)
+		return 0;
+	e->regs[0] = r.ax;
+	e->regs[1] = r.dx;
+	e->regs[2] = r.cx;
+	e->regs[3] = r.bx;
+	e->regs[4] = r.si;
+	e->regs[5] = r.di;
+	e->regs[6] = r.bp;
+	e->regs[7] = r.sp;
+	e->regs[8] = r.r8;
+	e->regs[9] = r.r9;
+	e->regs[10] = r.r10;
+	e->regs[11] = r.r11;
+	e->regs[12] = r.r12;
+	e->regs[13] = r.r13;
+	e->regs[14] = r.r14;
+	e->regs[15] = r.r15;
+	e->regs[16] = r.ip;
+	sp = r.sp;
+	ext = stack_extent(task, sp);
+	if (ext > LK_STACK_BYTES)
+		ext = LK_STACK_BYTES;
+	len = ext;
+	if (bpf_probe_read_user(e->stack, len, (void *)sp)) {
+		/* Not all readable after all: the whole chunks that are. */
+		len = 0;
+		for (i = 0; i < LK_STACK_BYTES / LK_STACK_CHUNK; i++) {
+			if ((i + 1) * LK_STACK_CHUNK > ext ||
+			    bpf_probe_read_user(&e->stack[i * LK_STACK_CHUNK], LK_STACK_CHUNK,
+						(void *)(sp + i * LK_STACK_CHUNK)))
+				break;
+			len += LK_STACK_CHUNK;
+		}
+	}
+	e->stack_len = len;
+	return len;
+}
+#else
+static __always_inline __u64 stack_copy(struct lk_sample_rec *e)
+{
+	(void)e;
+	return 0;
+}
 #endif
 
 /*
@@ -368,10 +421,8 @@ static __always_inline __u64 stack_extent(struct task_struct *task, __u64 sp)
 static __always_inline void holder_sample_send(void *ctx, struct holder *h, __u32 tgid,
 					       __u32 tid, __u32 why, __u32 slot)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	struct lk_sample_rec *e;
-	struct pt_regs *uregs, r;
-	__u64 sp, len = 0, i;
+	__u64 len = 0;
 
 	h->seen = 1;
 	h->nsamples++;
@@ -391,45 +442,11 @@ static __always_inline void holder_sample_send(void *ctx, struct holder *h, __u3
 	e->ustack = -1;
 	e->kstack = why != LS_TICK ? -1 : bpf_get_stackid(ctx, &stacks, BPF_F_REUSE_STACKID);
 	e->stack_len = 0;
-#if defined(__TARGET_ARCH_x86)
-	uregs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (copies_used < LK_STACK_COPIES && uregs &&
-	    !bpf_probe_read_kernel(&r, sizeof(r), uregs) && (r.cs & 3) == 3) {
-		__sync_fetch_and_add(&copies_used, 1);
-		e->regs[0] = r.ax;
-		e->regs[1] = r.dx;
-		e->regs[2] = r.cx;
-		e->regs[3] = r.bx;
-		e->regs[4] = r.si;
-		e->regs[5] = r.di;
-		e->regs[6] = r.bp;
-		e->regs[7] = r.sp;
-		e->regs[8] = r.r8;
-		e->regs[9] = r.r9;
-		e->regs[10] = r.r10;
-		e->regs[11] = r.r11;
-		e->regs[12] = r.r12;
-		e->regs[13] = r.r13;
-		e->regs[14] = r.r14;
-		e->regs[15] = r.r15;
-		e->regs[16] = r.ip;
-		sp = r.sp;
-		len = stack_extent(task, sp);
-		if (len > LK_STACK_BYTES)
-			len = LK_STACK_BYTES;
-		if (bpf_probe_read_user(e->stack, len, (void *)sp)) {
-			len = 0;
-			/* The stack's mapping ends within the copy: what is readable. */
-			for (i = 0; i < LK_STACK_BYTES / LK_STACK_CHUNK; i++) {
-				if (bpf_probe_read_user(&e->stack[i * LK_STACK_CHUNK], LK_STACK_CHUNK,
-							(void *)(sp + i * LK_STACK_CHUNK)))
-					break;
-				len += LK_STACK_CHUNK;
-			}
-		}
-		e->stack_len = len;
+	if (copies_used < LK_STACK_COPIES) {
+		len = stack_copy(e);
+		if (len)
+			__sync_fetch_and_add(&copies_used, 1);
 	}
-#endif
 	if (!len)
 		e->ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK | BPF_F_REUSE_STACKID);
 	if (e->ustack < 0 && e->kstack < 0 && !len)
@@ -1043,8 +1060,9 @@ static __always_inline void holder_switch(void *ctx, bool preempt, struct task_s
 
 	h = bpf_map_lookup_elem(&holders, &prev_tid);
 	if (h) {
-		/* prev is still current: where it blocks, or was preempted. */
-		if (!h->nsamples && holder_holds(h, prev_tid, true))
+		/* prev is still current: where it blocks, or was preempted (user
+		 * locks: a kernel lock's holder has no user stack to show). */
+		if (!h->nsamples && h->lock_tgid && holder_holds(h, prev_tid, true))
 			holder_sample_send(ctx, h, prev->tgid, prev_tid, LS_SWITCH, 1);
 		/* holder_holds may have dropped it. */
 		h = bpf_map_lookup_elem(&holders, &prev_tid);
