@@ -84,8 +84,9 @@ struct locks_priv {
 	struct locks_bpf *skel;
 	struct ring_buffer *rb;
 	int ncpus;
-	int *perf_fds;
+	int *perf_fds;			/* per CPU: LK_SAMPLE_HZ, then LK_FAST_HZ (ncpus each) */
 	struct bpf_link **perf_links;
+	bool fast;			/* the LK_FAST_HZ events are enabled */
 	uint32_t sample_n;
 	struct probe_health health;
 	struct prev_ent **prev;		/* nprev slots: the user-side key table */
@@ -102,6 +103,8 @@ struct locks_priv {
 	uint64_t *uips;			/* a sample's unwound user frames */
 	bool *uret;			/* ... and whether each is a return address */
 };
+
+static void sampler_fast(struct locks_priv *sp, bool on);
 
 /* Read stack id into sp->ips; return the number of frames (0 when gone). */
 static size_t stack_read(struct locks_priv *sp, int64_t id)
@@ -500,6 +503,9 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 		return -1;
 	}
 	f->stats.events = read_stats(sp, f);
+	/* Locks were contended this tick: sample holders faster in the next. */
+	if (bpf_program__autoload(sp->skel->progs.holder_sample))
+		sampler_fast(sp, f->stats.events > 0);
 	for (i = sp->tl.waits_old; i < sp->tl.waits.n; i++)
 		wait_name(sp, &sp->tl.waits.v[i]);
 	lkt_rows(&sp->tl, ev, spans);
@@ -566,8 +572,8 @@ static int open_sampler(struct locks_priv *sp, char *why, size_t len)
 	};
 	int cpu, nopen = 0, err = 0;
 
-	sp->perf_fds = xcalloc(sp->ncpus, sizeof(*sp->perf_fds));
-	sp->perf_links = xcalloc(sp->ncpus, sizeof(*sp->perf_links));
+	sp->perf_fds = xcalloc(2 * (size_t)sp->ncpus, sizeof(*sp->perf_fds));
+	sp->perf_links = xcalloc(2 * (size_t)sp->ncpus, sizeof(*sp->perf_links));
 	for (cpu = 0; cpu < sp->ncpus; cpu++) {
 		sp->perf_fds[cpu] = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
 						 PERF_FLAG_FD_CLOEXEC);
@@ -576,12 +582,31 @@ static int open_sampler(struct locks_priv *sp, char *why, size_t len)
 		else if (!err && errno != ENODEV)
 			err = errno;
 	}
+	/* The faster sampler, enabled only after a tick with waits (best effort). */
+	attr.sample_freq = LK_FAST_HZ;
+	attr.disabled = 1;
+	for (cpu = 0; cpu < sp->ncpus; cpu++)
+		sp->perf_fds[sp->ncpus + cpu] = sp->perf_fds[cpu] < 0 ? -1 :
+			(int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (!nopen) {
 		snprintf(why, len, "perf_event_open(cpu-clock, %d Hz): %s", LK_SAMPLE_HZ,
 			 strerror(err ? err : ENODEV));
 		return -1;
 	}
 	return 0;
+}
+
+/* Enable or disable the LK_FAST_HZ sampler on every CPU. */
+static void sampler_fast(struct locks_priv *sp, bool on)
+{
+	int c;
+
+	if (on == sp->fast || !sp->perf_fds)
+		return;
+	for (c = sp->ncpus; c < 2 * sp->ncpus; c++)
+		if (sp->perf_fds[c] >= 0)
+			ioctl(sp->perf_fds[c], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	sp->fast = on;
 }
 
 /* Free everything locks_open made. */
@@ -593,9 +618,9 @@ static void locks_close(struct probe *p)
 
 	if (!sp)
 		return;
-	for (c = 0; sp->perf_links && c < sp->ncpus; c++)
+	for (c = 0; sp->perf_links && c < 2 * sp->ncpus; c++)
 		bpf_link__destroy(sp->perf_links[c]);
-	for (c = 0; sp->perf_fds && c < sp->ncpus; c++)
+	for (c = 0; sp->perf_fds && c < 2 * sp->ncpus; c++)
 		if (sp->perf_fds[c] >= 0)
 			close(sp->perf_fds[c]);
 	free(sp->perf_links);
@@ -626,10 +651,12 @@ static void sampler_choice(struct hook_choice *c)
 {
 	c->stage = "holder stacks (sampled while others wait)";
 	c->hook = unwind_available() ?
-		  "perf_event/cpu-clock " LATOP_STR(LK_SAMPLE_HZ) " Hz, and at the holder's "
-		  "switch-out or release; user stacks unwound by DWARF (libdw)" :
-		  "perf_event/cpu-clock " LATOP_STR(LK_SAMPLE_HZ) " Hz, and at the holder's "
-		  "switch-out or release; user stacks by frame pointers";
+		  "perf_event/cpu-clock " LATOP_STR(LK_SAMPLE_HZ) " Hz (+" LATOP_STR(LK_FAST_HZ)
+		  " Hz after a tick with waits), and at the holder's switch-out or release; "
+		  "user stacks unwound by DWARF (libdw)" :
+		  "perf_event/cpu-clock " LATOP_STR(LK_SAMPLE_HZ) " Hz (+" LATOP_STR(LK_FAST_HZ)
+		  " Hz after a tick with waits), and at the holder's switch-out or release; "
+		  "user stacks by frame pointers";
 	c->first = true;
 	c->why[0] = 0;
 }
@@ -729,17 +756,20 @@ static int locks_attach(struct probe *p, char **cause)
 		return -1;
 	if (!bpf_program__autoload(sp->skel->progs.holder_sample))
 		return 0;
-	for (c = 0; c < sp->ncpus; c++) {
+	for (c = 0; c < 2 * sp->ncpus; c++) {
 		if (sp->perf_fds[c] < 0)
 			continue;
 		sp->perf_links[c] = bpf_program__attach_perf_event(sp->skel->progs.holder_sample,
 								   sp->perf_fds[c]);
 		if (!sp->perf_links[c]) {
-			*cause = xasprintf("locks: attaching the holder sampler on CPU %d: %s", c,
-					   strerror(errno));
+			*cause = xasprintf("locks: attaching the holder sampler on CPU %d: %s",
+					   c % sp->ncpus, strerror(errno));
 			return -1;
 		}
 	}
+	/* Attaching enabled them: the faster ones wait for waits. */
+	sp->fast = true;
+	sampler_fast(sp, false);
 	return 0;
 }
 

@@ -23,6 +23,7 @@
 #define LK_RINGBUF_BYTES (8 << 20)
 #define LK_DEFAULT_MAX_EVENTS 4096	/* ring records per tick when BUFFER is 0 */
 #define LK_SAMPLE_HZ 997	/* holder stack samples per second per CPU */
+#define LK_FAST_HZ 3989		/* ... and more, in a tick after one with contended waits */
 /* A holder sample copies the user stack from its stack pointer up, this
  * much (or what is readable), for user space to unwind with the DWARF call
  * frame information (libdw): code without frame pointers unwinds too. */
