@@ -58,7 +58,8 @@ HDRS := $(wildcard core/*.h probes/*.h probes/*/*.h queries/*.h tui/*.h)
 UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_BINS := $(patsubst tests/unit/%.c,$(OUTPUT)/tests/%,$(UNIT_SRCS))
 HELPER_SRCS := $(wildcard tests/helpers/*.c)
-HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUTPUT)/helpers/%,$(HELPER_SRCS))
+HELPER_BINS := $(patsubst tests/helpers/%.c,$(OUTPUT)/helpers/%,$(HELPER_SRCS)) \
+	$(OUTPUT)/helpers/journal-nofp
 FUZZ_SRCS := $(wildcard tests/fuzz/*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUTPUT)/fuzz/%,$(FUZZ_SRCS))
 BENCH_SRCS := $(wildcard bench/*.c)
@@ -143,6 +144,20 @@ $(OUTPUT)/helpers/%: tests/helpers/%.c tests/helpers/helper.h
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -std=gnu11 -O2 -g -Wall -Wextra -Werror -D_GNU_SOURCE $< -o $@ -lpthread
+
+# The journal twice: with frame pointers, and with none at all (the user-stack
+# unwinding test compares them).
+$(OUTPUT)/helpers/journal: tests/helpers/journal.c tests/helpers/helper.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE \
+		$< -o $@ -lpthread
+
+$(OUTPUT)/helpers/journal-nofp: tests/helpers/journal.c tests/helpers/helper.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -std=gnu11 -O2 -g -fomit-frame-pointer -Wall -Wextra -Werror -D_GNU_SOURCE \
+		$< -o $@ -lpthread
 
 $(OUTPUT)/bench/%: bench/%.c
 	$(call msg,CC,$@)

@@ -24,6 +24,7 @@
 #include "../../core/xalloc.h"
 #include "../../core/hist.h"
 #include "../../core/symbols.h"
+#include "../../core/unwind.h"
 #include "../probe.h"
 #include "../probe_util.h"
 #include "../feature.h"
@@ -85,8 +86,9 @@ struct locks_priv {
 	struct locks_bpf *skel;
 	struct ring_buffer *rb;
 	int ncpus;
-	int *perf_fds;
+	int *perf_fds;			/* per CPU: LK_SAMPLE_HZ, then LK_FAST_HZ (ncpus each) */
 	struct bpf_link **perf_links;
+	bool fast;			/* the LK_FAST_HZ events are enabled */
 	uint32_t sample_n;
 	struct probe_health health;
 	struct prev_ent **prev;		/* nprev slots: the user-side key table */
@@ -100,9 +102,14 @@ struct locks_priv {
 	VEC(__u32) stack_ids;		/* read this tick: deleted at its end */
 	VEC(struct lk_key) keys;	/* the stats hash's keys this tick */
 	struct symbols *syms;
+	struct unwinder *unw;		/* samples' copied user stacks, unwound */
 	struct hist *h;
 	__u64 *ips;
+	uint64_t *uips;			/* a sample's unwound user frames */
+	bool *uret;			/* ... and whether each is a return address */
 };
+
+static void sampler_fast(struct locks_priv *sp, bool on);
 
 /* Read stack id into sp->ips; return the number of frames (0 when gone). */
 static size_t stack_read(struct locks_priv *sp, int64_t id)
@@ -168,12 +175,36 @@ static bool is_libc(const char *obj)
 }
 
 /*
+ * Put the user frames of sample s (stack: its copied stack) in sp->uips and
+ * sp->uret; return how many.  The copy unwound with the call frame
+ * information when that gets past the first frame, else the frame-pointer
+ * stack (which, through code without frame pointers, skips callers).
+ */
+static size_t sample_user_frames(struct locks_priv *sp, const struct lk_sample_rec *s,
+				 const void *stack)
+{
+	size_t n = 0, i;
+
+	if (s->stack_len)
+		n = unwind_user(sp->unw, s->tgid, s->tid, (const uint64_t *)s->regs, stack,
+				s->stack_len, sp->uips, sp->uret, STACK_DEPTH);
+	if (n >= 2)
+		return n;
+	n = stack_read(sp, s->ustack);
+	for (i = 0; i < n; i++) {
+		sp->uips[i] = sp->ips[i];
+		sp->uret[i] = i > 0;
+	}
+	return n;
+}
+
+/*
  * Symbolize one holder sample: its function (the innermost frame of the
  * program's own code, else outside libc, else the innermost user frame, else
  * the kernel's; kernel locks prefer the kernel frame) and its stack text.
  */
 static void sample_symbolize(struct locks_priv *sp, const struct lk_sample_rec *s,
-			     int64_t ustack, int64_t kstack, char **fn, char **stack)
+			     const void *ustack, int64_t kstack, char **fn, char **stack)
 {
 	char text[1024], buf[256], *fn_main = NULL, *fn_nolibc = NULL, *fn_user = NULL;
 	char *fn_kernel = NULL;
@@ -191,9 +222,9 @@ static void sample_symbolize(struct locks_priv *sp, const struct lk_sample_rec *
 			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%s", o ? " < " : "",
 					      loc.func);
 	}
-	n = stack_read(sp, ustack);
+	n = sample_user_frames(sp, s, ustack);
 	for (i = 0, shown = 0; i < n; i++) {
-		bool ok = symbols_user(sp->syms, s->tgid, sp->ips[i], i > 0, &loc) && loc.func;
+		bool ok = symbols_user(sp->syms, s->tgid, sp->uips[i], sp->uret[i], &loc) && loc.func;
 
 		if (ok) {
 			if (!fn_user)
@@ -205,7 +236,7 @@ static void sample_symbolize(struct locks_priv *sp, const struct lk_sample_rec *
 		}
 		if (shown++ < UFRAMES && o < sizeof(text))
 			o += (size_t)snprintf(text + o, sizeof(text) - o, "%s%s", o ? " < " : "",
-					      sym_format(&loc, sp->ips[i], false, buf, sizeof(buf)));
+					      sym_format(&loc, sp->uips[i], false, buf, sizeof(buf)));
 	}
 	if (s->lock_tgid == 0 && fn_kernel)
 		*fn = xstrdup(fn_kernel);
@@ -236,12 +267,17 @@ static int on_record(void *ctx, void *data, size_t size)
 		if (!lkt_kind_is_kernel(r.kind))
 			symbols_note(sp->syms, r.tgid);
 		lkt_add_wait(&sp->tl, &r);
-	} else if (type == LR_SAMPLE && size >= sizeof(struct lk_sample_rec)) {
-		const struct lk_sample_rec *r = data;
+	} else if (type == LR_SAMPLE && size >= LK_SAMPLE_HDR) {
+		struct lk_sample_rec *r = xmalloc(sizeof(*r));
 		char *fn, *stack;
 
-		sample_symbolize(sp, r, r->ustack, r->kstack, &fn, &stack);
+		/* Sent at its length: the header, then stack_len bytes of stack. */
+		memcpy(r, data, LK_SAMPLE_HDR);
+		if (r->stack_len > size - LK_SAMPLE_HDR)
+			r->stack_len = 0;
+		sample_symbolize(sp, r, (const char *)data + LK_SAMPLE_HDR, r->kstack, &fn, &stack);
 		lkt_add_sample(&sp->tl, r, fn, stack);
+		free(r);
 	} else if (type == LR_OFFCPU && size >= sizeof(struct lk_off_rec)) {
 		lkt_add_off(&sp->tl, data);
 	}
@@ -552,6 +588,7 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 
 	err = ring_buffer__consume(sp->rb);
 	sp->skel->bss->events_used = 0;
+	sp->skel->bss->copies_used = 0;
 	if (err < 0) {
 		*cause = xasprintf("locks: reading the events ring buffer: %s", strerror(-err));
 		frame_free(f);
@@ -560,6 +597,9 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 		return -1;
 	}
 	f->stats.events = read_stats(sp, f);
+	/* Locks were contended this tick: sample holders faster in the next. */
+	if (bpf_program__autoload(sp->skel->progs.holder_sample))
+		sampler_fast(sp, f->stats.events > 0);
 	for (i = sp->tl.waits_old; i < sp->tl.waits.n; i++)
 		wait_name(sp, &sp->tl.waits.v[i]);
 	lkt_rows(&sp->tl, ev, spans);
@@ -628,8 +668,8 @@ static int open_sampler(struct locks_priv *sp, char *why, size_t len)
 	};
 	int cpu, nopen = 0, err = 0;
 
-	sp->perf_fds = xcalloc(sp->ncpus, sizeof(*sp->perf_fds));
-	sp->perf_links = xcalloc(sp->ncpus, sizeof(*sp->perf_links));
+	sp->perf_fds = xcalloc(2 * (size_t)sp->ncpus, sizeof(*sp->perf_fds));
+	sp->perf_links = xcalloc(2 * (size_t)sp->ncpus, sizeof(*sp->perf_links));
 	for (cpu = 0; cpu < sp->ncpus; cpu++) {
 		sp->perf_fds[cpu] = (int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1,
 						 PERF_FLAG_FD_CLOEXEC);
@@ -638,12 +678,31 @@ static int open_sampler(struct locks_priv *sp, char *why, size_t len)
 		else if (!err && errno != ENODEV)
 			err = errno;
 	}
+	/* The faster sampler, enabled only after a tick with waits (best effort). */
+	attr.sample_freq = LK_FAST_HZ;
+	attr.disabled = 1;
+	for (cpu = 0; cpu < sp->ncpus; cpu++)
+		sp->perf_fds[sp->ncpus + cpu] = sp->perf_fds[cpu] < 0 ? -1 :
+			(int)syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	if (!nopen) {
 		snprintf(why, len, "perf_event_open(cpu-clock, %d Hz): %s", LK_SAMPLE_HZ,
 			 strerror(err ? err : ENODEV));
 		return -1;
 	}
 	return 0;
+}
+
+/* Enable or disable the LK_FAST_HZ sampler on every CPU. */
+static void sampler_fast(struct locks_priv *sp, bool on)
+{
+	int c;
+
+	if (on == sp->fast || !sp->perf_fds)
+		return;
+	for (c = sp->ncpus; c < 2 * sp->ncpus; c++)
+		if (sp->perf_fds[c] >= 0)
+			ioctl(sp->perf_fds[c], on ? PERF_EVENT_IOC_ENABLE : PERF_EVENT_IOC_DISABLE, 0);
+	sp->fast = on;
 }
 
 /* Free everything locks_open made. */
@@ -655,9 +714,9 @@ static void locks_close(struct probe *p)
 
 	if (!sp)
 		return;
-	for (c = 0; sp->perf_links && c < sp->ncpus; c++)
+	for (c = 0; sp->perf_links && c < 2 * sp->ncpus; c++)
 		bpf_link__destroy(sp->perf_links[c]);
-	for (c = 0; sp->perf_fds && c < sp->ncpus; c++)
+	for (c = 0; sp->perf_fds && c < 2 * sp->ncpus; c++)
 		if (sp->perf_fds[c] >= 0)
 			close(sp->perf_fds[c]);
 	free(sp->perf_links);
@@ -675,8 +734,11 @@ static void locks_close(struct probe *p)
 	free(sp->keys.v);
 	free(sp->waited.v);
 	symbols_free(sp->syms);
+	unwinder_free(sp->unw);
 	hist_free(sp->h);
 	free(sp->ips);
+	free(sp->uips);
+	free(sp->uret);
 	free(sp);
 	p->priv = NULL;
 }
@@ -685,7 +747,13 @@ static void locks_close(struct probe *p)
 static void sampler_choice(struct hook_choice *c)
 {
 	c->stage = "holder stacks (sampled while others wait)";
-	c->hook = "perf_event/cpu-clock " LATOP_STR(LK_SAMPLE_HZ) " Hz";
+	c->hook = unwind_available() ?
+		  "perf_event/cpu-clock " LATOP_STR(LK_SAMPLE_HZ) " Hz (+" LATOP_STR(LK_FAST_HZ)
+		  " Hz after a tick with waits), and at the holder's switch-out or release; "
+		  "user stacks unwound by DWARF (libdw)" :
+		  "perf_event/cpu-clock " LATOP_STR(LK_SAMPLE_HZ) " Hz (+" LATOP_STR(LK_FAST_HZ)
+		  " Hz after a tick with waits), and at the holder's switch-out or release; "
+		  "user stacks by frame pointers";
 	c->first = true;
 	c->why[0] = 0;
 }
@@ -794,6 +862,9 @@ static int locks_open(struct probe *p, char **cause)
 	sp->syms = symbols_new();
 	sp->h = hist_new();
 	sp->ips = xcalloc(STACK_DEPTH, sizeof(*sp->ips));
+	sp->unw = unwinder_new();
+	sp->uips = xcalloc(STACK_DEPTH, sizeof(*sp->uips));
+	sp->uret = xcalloc(STACK_DEPTH, sizeof(*sp->uret));
 	probe_health_init(&sp->health, bpf_map__fd(sp->skel->maps.health), sp->ncpus, health_to,
 			  LH_N);
 	return 0;
@@ -812,17 +883,20 @@ static int locks_attach(struct probe *p, char **cause)
 		return -1;
 	if (!bpf_program__autoload(sp->skel->progs.holder_sample))
 		return 0;
-	for (c = 0; c < sp->ncpus; c++) {
+	for (c = 0; c < 2 * sp->ncpus; c++) {
 		if (sp->perf_fds[c] < 0)
 			continue;
 		sp->perf_links[c] = bpf_program__attach_perf_event(sp->skel->progs.holder_sample,
 								   sp->perf_fds[c]);
 		if (!sp->perf_links[c]) {
-			*cause = xasprintf("locks: attaching the holder sampler on CPU %d: %s", c,
-					   strerror(errno));
+			*cause = xasprintf("locks: attaching the holder sampler on CPU %d: %s",
+					   c % sp->ncpus, strerror(errno));
 			return -1;
 		}
 	}
+	/* Attaching enabled them: the faster ones wait for waits. */
+	sp->fast = true;
+	sampler_fast(sp, false);
 	return 0;
 }
 

@@ -30,9 +30,18 @@
 #define LK_KEYS_DEFAULT_MIN 1024	/* lock_max's default fits memory down to this */
 #define LK_STALE_NS 1000000000ULL	/* a lock state or early wake this old may go */
 #define LK_STACKS 16384		/* stack traces kept between ticks */
-#define LK_RINGBUF_BYTES (4 << 20)
+#define LK_RINGBUF_BYTES (8 << 20)
 #define LK_DEFAULT_MAX_EVENTS 4096	/* ring records per tick when BUFFER is 0 */
 #define LK_SAMPLE_HZ 997	/* holder stack samples per second per CPU */
+#define LK_FAST_HZ 3989		/* ... and more, in a tick after one with contended waits */
+/* A holder sample copies the user stack from its stack pointer up, this
+ * much (or what is readable), for user space to unwind with the DWARF call
+ * frame information (libdw): code without frame pointers unwinds too. */
+#define LK_STACK_BYTES 8192
+#define LK_STACK_CHUNK 1024	/* read in chunks when the whole does not fit the mapping */
+#define LK_STACK_COPIES 512	/* samples per tick that copy their stack; the rest send
+				 * only the frame-pointer stack id */
+#define LK_NREGS 17		/* user registers sent: x86-64's DWARF registers 0-16 */
 #define LK_RELS 4		/* releases of a lock remembered for the waits they end */
 #define LK_MAX_TID 4194304	/* PID_MAX_LIMIT: larger owner words are not thread ids */
 
@@ -183,11 +192,14 @@ struct lkstate {
 struct lk_holder {
 	__u64 addr;
 	__u32 lock_tgid;
+	__u32 kind;		/* the lock's enum lk_kind */
 	__u32 off_state;
+	__u32 pad;
 	__u64 off_ns;		/* when it left the CPU, 0 while on it */
 	__u64 since_ns;		/* when it became a holder others wait for */
+	__u32 nsamples;		/* stack samples of this hold */
 	__u8 seen;		/* seen on a CPU or leaving one since then */
-	__u8 pad[7];
+	__u8 pad2[3];
 };
 
 /* A futex waiter woken before it got off the CPU (found at its switch-out). */
@@ -218,6 +230,18 @@ struct lk_wait_rec {
 	char rel_comms[LK_RELS][LK_COMM_LEN];	/* their releasers' names */
 };
 
+/* When a holder sample was taken (lk_sample_rec.why). */
+enum lk_sample_why {
+	LS_TICK,	/* the cpu-clock sampler found it running */
+	LS_SWITCH,	/* it left the CPU (blocked or preempted) with no sample yet */
+	LS_RELEASE,	/* it released the lock (futex wake) with no sample yet */
+};
+
+/*
+ * A stack sample of a thread that holds a lock someone waits on, taken in
+ * its own context.  Sent with stack_len bytes of stack only: the record is
+ * LK_SAMPLE_HDR + stack_len bytes long.
+ */
 struct lk_sample_rec {
 	__u32 type;
 	__u32 tgid;		/* the holder's process */
@@ -225,9 +249,15 @@ struct lk_sample_rec {
 	__u32 lock_tgid;	/* the waiters' process (0 for kernel locks) */
 	__u64 addr;		/* the lock it holds */
 	__u64 ts_ns;
-	__s64 ustack;
+	__s64 ustack;		/* frame-pointer user stack id, or < 0 */
 	__s64 kstack;
+	__u32 why;		/* enum lk_sample_why */
+	__u32 stack_len;	/* bytes of stack copied from regs[7] (sp) up; 0: none */
+	__u64 regs[LK_NREGS];	/* user registers in DWARF order (x86-64: ax dx cx bx si
+				 * di bp sp r8-r15 ip), valid when stack_len > 0 */
+	__u8 stack[LK_STACK_BYTES];
 };
+#define LK_SAMPLE_HDR ((unsigned long)&((struct lk_sample_rec *)0)->stack)
 
 struct lk_off_rec {
 	__u32 type;

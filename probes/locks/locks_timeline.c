@@ -303,9 +303,26 @@ static uint64_t holder_off(const struct lk_timeline *tl, uint32_t tid, uint64_t 
 	return sum;
 }
 
-/* The samples of holder tid in [lo, hi]: count, and the most frequent fn and stack. */
-static size_t holder_samples(const struct lk_timeline *tl, uint32_t tid, uint64_t lo,
-			     uint64_t hi, const char **fn, const char **stack)
+/* Whether sample s was taken while holder tid held lock (lock_tgid, addr),
+ * in [lo, hi]. */
+static bool sample_of(const struct lkt_sample *s, uint32_t tid, uint32_t lock_tgid,
+		      uint64_t addr, uint64_t lo, uint64_t hi)
+{
+	return s->tid == tid && s->addr == addr && s->lock_tgid == lock_tgid && s->ts_ns >= lo &&
+	       s->ts_ns <= hi;
+}
+
+/* The lock_tgid of samples on the lock of wait w (0 for kernel locks). */
+static uint32_t wait_lock_tgid(const struct lk_wait_rec *w)
+{
+	return lkt_kind_is_kernel(w->kind) ? 0 : w->tgid;
+}
+
+/* The samples of holder tid on lock (lock_tgid, addr) in [lo, hi]: count, and
+ * the most frequent fn and stack. */
+static size_t holder_samples(const struct lk_timeline *tl, uint32_t tid, uint32_t lock_tgid,
+			     uint64_t addr, uint64_t lo, uint64_t hi, const char **fn,
+			     const char **stack)
 {
 	size_t i, j, n = 0, best = 0, best_n = 0;
 
@@ -314,14 +331,13 @@ static size_t holder_samples(const struct lk_timeline *tl, uint32_t tid, uint64_
 		const struct lkt_sample *s = &tl->samples.v[i];
 		size_t same = 0;
 
-		if (s->tid != tid || s->ts_ns < lo || s->ts_ns > hi)
+		if (!sample_of(s, tid, lock_tgid, addr, lo, hi))
 			continue;
 		n++;
 		for (j = 0; j < tl->samples.n; j++) {
 			const struct lkt_sample *t = &tl->samples.v[j];
 
-			if (t->tid == tid && t->ts_ns >= lo && t->ts_ns <= hi &&
-			    !strcmp(t->stack, s->stack))
+			if (sample_of(t, tid, lock_tgid, addr, lo, hi) && !strcmp(t->stack, s->stack))
 				same++;
 		}
 		if (same > best_n) {
@@ -380,7 +396,7 @@ static void add_event(const struct lk_timeline *tl, struct frame *ev, const stru
 	wait_holder_comm(w, comm, sizeof(comm));
 	cell_set_str(&r[LE_HOLDER_COMM], comm);
 	if (wait_hold(w, &lo, &hi)) {
-		n = holder_samples(tl, w->holder, lo, hi, &fn, &stack);
+		n = holder_samples(tl, w->holder, wait_lock_tgid(w), w->addr, lo, hi, &fn, &stack);
 		r[LE_HOLDER_OFFCPU].u = holder_off(tl, w->holder, lo, hi, -1, 0, false);
 		r[LE_HOLDER_RUNQ].u = holder_off(tl, w->holder, lo, hi, LO_RUNQ, 0, false);
 		r[LE_HOLDER_IO].u = holder_off(tl, w->holder, lo, hi, LO_IO, 0, false);
@@ -410,9 +426,11 @@ static void add_span(const struct lk_timeline *tl, struct frame *f, uint64_t id,
 	cell_set_str(&r[LS_LABEL], label);
 }
 
-/* Draw holder tid's functions (runs of samples) and off-CPU spans in [lo, hi] on row. */
+/* Draw holder tid's functions (runs of its samples on w's lock) and off-CPU
+ * spans in [lo, hi] on row. */
 static void add_holder_activity(const struct lk_timeline *tl, struct frame *f, uint64_t id,
-				const char *row, uint32_t tid, uint64_t lo, uint64_t hi)
+				const char *row, const struct lk_wait_rec *w, uint32_t tid,
+				uint64_t lo, uint64_t hi)
 {
 	uint64_t period = 1000000000ULL / LK_SAMPLE_HZ, run_start = 0, run_end = 0;
 	const char *run_fn = NULL;
@@ -421,7 +439,7 @@ static void add_holder_activity(const struct lk_timeline *tl, struct frame *f, u
 	for (i = 0; i < tl->samples.n; i++) {
 		const struct lkt_sample *s = &tl->samples.v[i];
 
-		if (s->tid != tid || s->ts_ns < lo || s->ts_ns > hi)
+		if (!sample_of(s, tid, wait_lock_tgid(w), w->addr, lo, hi))
 			continue;
 		if (run_fn && !strcmp(run_fn, s->fn) && s->ts_ns <= run_end + period * 3 / 2) {
 			run_end = s->ts_ns;
@@ -475,14 +493,14 @@ static void add_spans(const struct lk_timeline *tl, struct frame *f, const struc
 			lkt_thread_comm(w->tgid, r->tid, comm, sizeof(comm));
 		snprintf(row, sizeof(row), "holder %u %s", r->tid, comm);
 		add_span(tl, f, we->id, row, a, r->end_ns, "hold", "hold");
-		add_holder_activity(tl, f, we->id, row, r->tid, a, r->end_ns);
+		add_holder_activity(tl, f, we->id, row, w, r->tid, a, r->end_ns);
 		holder_drawn |= r->tid == w->holder;
 	}
 	if (w->holder && !holder_drawn && wait_hold(w, &lo, &hi)) {
 		wait_holder_comm(w, comm, sizeof(comm));
 		snprintf(row, sizeof(row), "holder %u %s", w->holder, comm);
 		add_span(tl, f, we->id, row, lo, hi, "hold", "hold");
-		add_holder_activity(tl, f, we->id, row, w->holder, lo, hi);
+		add_holder_activity(tl, f, we->id, row, w, w->holder, lo, hi);
 	}
 	for (i = 0; i < tl->waits.n && others < LKT_SPAN_OTHERS; i++) {
 		const struct lk_wait_rec *o = &tl->waits.v[i].r;

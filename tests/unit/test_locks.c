@@ -394,6 +394,47 @@ static void test_timeline_unseen(void)
 }
 
 /*
+ * A holder's samples on another lock it holds, in the same time, are not
+ * this wait's: a wait joins only samples of its holder on its own lock.
+ */
+static void test_timeline_other_lock(void)
+{
+	struct lk_timeline tl;
+	struct lk_wait_rec w = wait_rec(100, 0x1000, 10, 100);
+	struct frame *ev = frame_new(&lock_events_schema, 0, 0);
+	struct frame *sp = frame_new(&lock_spans_schema, 0, 0);
+	const union cell *r;
+	struct lkt_wait *we;
+
+	lkt_init(&tl, 0, 1);
+	w.holder = 201;
+	snprintf(w.holder_comm, sizeof(w.holder_comm), "h201");
+	w.hold_start_ns = 10 * MS;
+	w.hold_end_ns = 100 * MS;
+	sample(&tl, 201, 0x1000, 20 * MS, "flush_journal");
+	sample(&tl, 201, 0x2000, 30 * MS, "other_lock_fn");
+	sample(&tl, 201, 0x2000, 40 * MS, "other_lock_fn");
+	we = lkt_add_wait(&tl, &w);
+	we->sym = xstrdup("the_lock");
+	lkt_rows(&tl, ev, sp);
+	r = frame_row(ev, 0);
+	ok(ev->nrows == 1 && r[LE_SAMPLES].u == 1 && !strcmp(r[LE_HOLDER_FN].s, "flush_journal"),
+	   "a wait counts only its holder's samples on its lock (%llu, %s)",
+	   (unsigned long long)r[LE_SAMPLES].u, r[LE_HOLDER_FN].s);
+	ok(!span_find(sp, 1, "holder 201 h201", "oncpu", NULL, NULL, NULL) ||
+	   span_find(sp, 1, "holder 201 h201", "oncpu", NULL, NULL, NULL) == 1,
+	   "its timeline draws no run of the other lock's function");
+	for (size_t i = 0; i < sp->nrows; i++)
+		ok(strcmp(frame_row(sp, i)[LS_LABEL].s, "other_lock_fn"),
+		   "span %zu is not the other lock's function", i);
+	ok(lkt_lock_samples(&tl, 50, 0x1000, 201) == 1 && lkt_lock_samples(&tl, 50, 0x2000, 201) == 2,
+	   "samples counted per lock");
+	frame_free(ev);
+	frame_free(sp);
+	lkt_free(&tl);
+}
+
+/*
  * Of 40 waits on one lock in a tick, the timelines of the 4 longest and of
  * the 32 newest are drawn; a wait on another lock is drawn too.  Other
  * waiters of the lock in the same time show on a timeline, at most 6.
@@ -540,6 +581,7 @@ int main(void)
 	test_rel_since();
 	test_timeline_two_holders();
 	test_timeline_unseen();
+	test_timeline_other_lock();
 	test_timeline_ranking();
 	test_timeline_ageing();
 	test_timeline_fns();

@@ -1,0 +1,277 @@
+/* SPDX-License-Identifier: GPL-3.0-or-later */
+/* User stacks unwound from a copy with libdw's unwinder (see unwind.h). */
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "unwind.h"
+#include "xalloc.h"
+
+#if defined(HAVE_LIBDW) && defined(__x86_64__)
+#include <elfutils/libdwfl.h>
+#include <dwarf.h>
+
+#define MAX_PROCS 64		/* processes cached; the least recently used goes beyond */
+#define REPORT_NS 1000000000ULL	/* a process's maps are read again at most this often */
+
+/* One process: its libdw session and what the current unwind reads. */
+struct uw_proc {
+	uint32_t pid;
+	Dwfl *dwfl;
+	int memfd;		/* /proc/PID/mem, -1 until needed or when refused */
+	uint64_t used;		/* the unwinds' counter at its last use */
+	uint64_t reported_ns;	/* when its maps were read */
+	/* The sample being unwound. */
+	const uint64_t *regs;
+	const uint8_t *stack;
+	size_t len;
+};
+
+struct unwinder {
+	struct uw_proc procs[MAX_PROCS];
+	size_t n;
+	uint64_t unwinds;
+};
+
+/* What the frame callback fills. */
+struct uw_walk {
+	uint64_t *ips;
+	bool *ret;
+	size_t n, max;
+};
+
+static const Dwfl_Callbacks proc_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+};
+
+/* The one thread unwound: the sample's. */
+static pid_t uw_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	if (*thread_argp)
+		return 0;
+	*thread_argp = arg;
+	return dwfl_pid(dwfl);
+}
+
+static bool uw_get_thread(Dwfl *dwfl, pid_t tid, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	(void)tid;
+	*thread_argp = arg;
+	return true;
+}
+
+/* Read a word: from the stack copy when it holds it, else from the process. */
+static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	struct uw_proc *p = arg;
+	uint64_t sp = p->regs[7];
+	char path[64];
+
+	(void)dwfl;
+	if (addr >= sp && addr - sp <= p->len && p->len - (addr - sp) >= sizeof(*result)) {
+		memcpy(result, p->stack + (addr - sp), sizeof(*result));
+		return true;
+	}
+	if (p->memfd == -1) {
+		snprintf(path, sizeof(path), "/proc/%u/mem", p->pid);
+		p->memfd = open(path, O_RDONLY | O_CLOEXEC);
+		if (p->memfd < 0)
+			p->memfd = -2;
+	}
+	return p->memfd >= 0 &&
+	       pread(p->memfd, result, sizeof(*result), (off_t)addr) == (ssize_t)sizeof(*result);
+}
+
+static bool uw_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	struct uw_proc *p = arg;
+	Dwarf_Word regs[UNWIND_NREGS];
+	size_t i;
+
+	for (i = 0; i < UNWIND_NREGS; i++)
+		regs[i] = p->regs[i];
+	if (!dwfl_thread_state_registers(thread, 0, UNWIND_NREGS, regs))
+		return false;
+	dwfl_thread_state_register_pc(thread, regs[16]);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks thread_callbacks = {
+	.next_thread = uw_next_thread,
+	.get_thread = uw_get_thread,
+	.memory_read = uw_memory_read,
+	.set_initial_registers = uw_set_initial_registers,
+};
+
+static int uw_frame(Dwfl_Frame *state, void *arg)
+{
+	struct uw_walk *w = arg;
+	Dwarf_Addr pc;
+	bool activation;
+
+	if (!dwfl_frame_pc(state, &pc, &activation) || !pc)
+		return DWARF_CB_ABORT;
+	w->ips[w->n] = pc;
+	w->ret[w->n] = !activation;
+	w->n++;
+	return w->n < w->max ? DWARF_CB_OK : DWARF_CB_ABORT;
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void proc_drop(struct uw_proc *p)
+{
+	if (p->dwfl)
+		dwfl_end(p->dwfl);
+	if (p->memfd >= 0)
+		close(p->memfd);
+	p->dwfl = NULL;
+	p->memfd = -1;
+}
+
+/* (Re)make p's session from the process's maps now; false if it is gone. */
+static bool proc_report(struct uw_proc *p)
+{
+	proc_drop(p);
+	p->reported_ns = mono_ns();
+	p->dwfl = dwfl_begin(&proc_callbacks);
+	if (!p->dwfl)
+		return false;
+	if (dwfl_linux_proc_report(p->dwfl, (pid_t)p->pid) || dwfl_report_end(p->dwfl, NULL, NULL) ||
+	    !dwfl_attach_state(p->dwfl, NULL, (pid_t)p->pid, &thread_callbacks, p)) {
+		proc_drop(p);
+		return false;
+	}
+	return true;
+}
+
+/* Return pid's cached entry, made (and its session reported) when new. */
+static struct uw_proc *proc_get(struct unwinder *u, uint32_t pid)
+{
+	struct uw_proc *p = NULL;
+	size_t i, lru = 0;
+
+	for (i = 0; i < u->n; i++) {
+		if (u->procs[i].pid == pid)
+			return &u->procs[i];
+		if (u->procs[i].used < u->procs[lru].used)
+			lru = i;
+	}
+	if (u->n < MAX_PROCS) {
+		p = &u->procs[u->n++];
+	} else {
+		p = &u->procs[lru];
+		proc_drop(p);
+	}
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->memfd = -1;
+	if (!proc_report(p))
+		p->dwfl = NULL;
+	return p;
+}
+
+/* Unwind the sample in p into w; return the frames. */
+static size_t walk(struct uw_proc *p, uint32_t tid, struct uw_walk *w)
+{
+	w->n = 0;
+	dwfl_getthread_frames(p->dwfl, (pid_t)tid, uw_frame, w);
+	return w->n;
+}
+
+/* Whether every frame of w is in a module of p's session. */
+static bool all_mapped(struct uw_proc *p, const struct uw_walk *w)
+{
+	size_t i;
+
+	for (i = 0; i < w->n; i++)
+		if (!dwfl_addrmodule(p->dwfl, w->ret[i] ? w->ips[i] - 1 : w->ips[i]))
+			return false;
+	return w->n > 0;
+}
+
+struct unwinder *unwinder_new(void)
+{
+	return xcalloc(1, sizeof(struct unwinder));
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	size_t i;
+
+	if (!u)
+		return;
+	for (i = 0; i < u->n; i++)
+		proc_drop(&u->procs[i]);
+	free(u);
+}
+
+size_t unwind_user(struct unwinder *u, uint32_t pid, uint32_t tid, const uint64_t *regs,
+		   const void *stack, size_t len, uint64_t *ips, bool *ret, size_t max)
+{
+	struct uw_walk w = {.ips = ips, .ret = ret, .max = max};
+	struct uw_proc *p;
+
+	if (!max || !len)
+		return 0;
+	p = proc_get(u, pid);
+	p->used = ++u->unwinds;
+	p->regs = regs;
+	p->stack = stack;
+	p->len = len;
+	if (p->dwfl && walk(p, tid, &w) && all_mapped(p, &w))
+		return w.n;
+	/* A pc outside the objects it knew: the maps may have changed; read
+	 * them again, once a second at most (a stack can end in one). */
+	if (mono_ns() - p->reported_ns < REPORT_NS)
+		return w.n;
+	if (!proc_report(p))
+		return 0;
+	return walk(p, tid, &w);
+}
+
+bool unwind_available(void)
+{
+	return true;
+}
+
+#else
+
+struct unwinder {
+	int unused;
+};
+
+struct unwinder *unwinder_new(void)
+{
+	return xcalloc(1, sizeof(struct unwinder));
+}
+
+void unwinder_free(struct unwinder *u)
+{
+	free(u);
+}
+
+size_t unwind_user(struct unwinder *u, uint32_t pid, uint32_t tid, const uint64_t *regs,
+		   const void *stack, size_t len, uint64_t *ips, bool *ret, size_t max)
+{
+	(void)u, (void)pid, (void)tid, (void)regs, (void)stack, (void)len, (void)ips, (void)ret;
+	(void)max;
+	return 0;
+}
+
+bool unwind_available(void)
+{
+	return false;
+}
+
+#endif
