@@ -184,6 +184,26 @@ static const char *fifo_refused(int err)
 	return "it needs CAP_SYS_NICE or an RLIMIT_RTPRIO of 1 or more";
 }
 
+static bool fifo_held;		/* collecting runs at SCHED_FIFO 1 */
+static bool fifo_yielded;	/* and left it for slow work (probe_priority_yield) */
+
+void probe_priority_yield(void)
+{
+	struct sched_param other = { .sched_priority = 0 };
+
+	if (fifo_held && !fifo_yielded &&
+	    sched_setscheduler(0, SCHED_OTHER | SCHED_RESET_ON_FORK, &other) == 0)
+		fifo_yielded = true;
+}
+
+void probe_priority_restore(void)
+{
+	struct sched_param fifo = { .sched_priority = 1 };
+
+	if (fifo_yielded && sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &fifo) == 0)
+		fifo_yielded = false;
+}
+
 /*
  * Have the thread that collects ticks (this one: collecting, the TUI and
  * the recording's writes share it) run when its timer fires, however many
@@ -203,6 +223,7 @@ static void raise_priority(struct live *l)
 	}
 	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &fifo) == 0) {
 		l->priority = xstrdup("collecting runs at real-time priority (SCHED_FIFO 1)");
+		fifo_held = true;
 		return;
 	}
 	err = errno;

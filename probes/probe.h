@@ -117,6 +117,16 @@ bool probe_run_stats(void);
  * no), read when the live source opens, else yes.
  */
 void probe_set_realtime(bool on);
+
+/*
+ * Around slow work in a probe's collect (unwinding stacks with libdw can take
+ * milliseconds, its first read of a process over 100 ms): the collecting
+ * thread leaves real-time priority, so a CPU it holds is not taken from the
+ * workload for that long, until probe_priority_restore().  Nothing when
+ * collecting does not run at real-time priority; yielding twice is yielding.
+ */
+void probe_priority_yield(void);
+void probe_priority_restore(void);
 /*
  * What live source s's collecting got when it attached, as text for a
  * person, and *refused true when real time was asked for and refused;

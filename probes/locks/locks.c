@@ -185,9 +185,12 @@ static size_t sample_user_frames(struct locks_priv *sp, const struct lk_sample_r
 {
 	size_t n = 0, i;
 
-	if (s->stack_len)
+	if (s->stack_len) {
+		/* Unwinding is slow: the workload goes first (until the tick's end). */
+		probe_priority_yield();
 		n = unwind_user(sp->unw, s->tgid, s->tid, (const uint64_t *)s->regs, stack,
 				s->stack_len, sp->uips, sp->uret, STACK_DEPTH);
+	}
 	if (n >= 2)
 		return n;
 	n = stack_read(sp, s->ustack);
@@ -587,6 +590,7 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	int err;
 
 	err = ring_buffer__consume(sp->rb);
+	probe_priority_restore();
 	sp->skel->bss->events_used = 0;
 	sp->skel->bss->copies_used = 0;
 	if (err < 0) {
