@@ -239,6 +239,12 @@ void lkt_top_fns(struct lk_timeline *tl, uint32_t lock_tgid, uint64_t addr, char
 	bool changed = false;
 
 	n = lock_fn_sums(tl, lock_tgid, addr, all, 64);
+	/* A sample whose stack could not be read ("?": its process gone before
+	 * it was read) names no function. */
+	for (i = j = 0; i < n; i++)
+		if (strcmp(all[i].fn, "?"))
+			all[j++] = all[i];
+	n = j;
 	qsort(all, n, sizeof(all[0]), fnsum_cmp);
 	for (i = 0; i < tl->topfns.n && !t; i++)
 		if (tl->topfns.v[i].addr == addr && tl->topfns.v[i].lock_tgid == lock_tgid)

@@ -147,7 +147,8 @@ const char *lkt_holder_fn(const struct lk_timeline *tl, uint32_t lock_tgid, uint
 			  uint32_t holder);
 /*
  * Write the lock's three most sampled holder functions over all its holders
- * into buf, most first.  The set is sticky, so a lock's rows stay one group
+ * into buf, most first ("?", a stack that could not be read, is no
+ * function and is left out).  The set is sticky, so a lock's rows stay one group
  * over a window: a function enters a full set only with twice the samples
  * of the one it replaces (and 4 more), and the text changes only with the set.
  */

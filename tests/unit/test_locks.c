@@ -521,10 +521,13 @@ static void test_timeline_fns(void)
 		sample(&tl, 202, 0x1000, (uint64_t)i, "b");
 	sample(&tl, 202, 0x1000, 9, "c");
 	sample(&tl, 202, 0x1000, 9, "a");
+	for (i = 0; i < 7; i++)
+		sample(&tl, 204, 0x1000, (uint64_t)i, "?");
 	lkt_top_fns(&tl, 50, 0x1000, buf, sizeof(buf));
 	ok(!strcmp(lkt_holder_fn(&tl, 50, 0x1000, 202), "b") && !strcmp(buf, "a, b, c") &&
 	   lkt_lock_samples(&tl, 50, 0x1000, 202) == 5,
-	   "holder_fn of one holder, holder_fns over all its holders, most first (%s)", buf);
+	   "holder_fn of one holder, holder_fns over all its holders, most first, no \"?\" (%s)",
+	   buf);
 	for (i = 0; i < 5; i++)
 		sample(&tl, 203, 0x1000, (uint64_t)i, "d");
 	lkt_top_fns(&tl, 50, 0x1000, buf, sizeof(buf));
