@@ -119,8 +119,8 @@ bool probe_run_stats(void);
 void probe_set_realtime(bool on);
 
 /*
- * Around slow work in a probe's collect (unwinding stacks with libdw can take
- * milliseconds, its first read of a process over 100 ms): the collecting
+ * Around slow work in a probe's collect (symbolizing and unwinding stacks with
+ * libdw can take milliseconds, a process's first read over 100 ms): the collecting
  * thread leaves real-time priority, so a CPU it holds is not taken from the
  * workload for that long, until probe_priority_restore().  Nothing when
  * collecting does not run at real-time priority; yielding twice is yielding.

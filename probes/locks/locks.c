@@ -185,12 +185,9 @@ static size_t sample_user_frames(struct locks_priv *sp, const struct lk_sample_r
 {
 	size_t n = 0, i;
 
-	if (s->stack_len) {
-		/* Unwinding is slow: the workload goes first (until the tick's end). */
-		probe_priority_yield();
+	if (s->stack_len)
 		n = unwind_user(sp->unw, s->tgid, s->tid, (const uint64_t *)s->regs, stack,
 				s->stack_len, sp->uips, sp->uret, STACK_DEPTH);
-	}
 	if (n >= 2)
 		return n;
 	n = stack_read(sp, s->ustack);
@@ -589,6 +586,9 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	size_t i;
 	int err;
 
+	/* Symbolizing and unwinding holder stacks is slow (a process's first
+	 * read takes tens to hundreds of ms): the workload goes first. */
+	probe_priority_yield();
 	err = ring_buffer__consume(sp->rb);
 	probe_priority_restore();
 	sp->skel->bss->events_used = 0;
