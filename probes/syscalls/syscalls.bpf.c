@@ -147,6 +147,7 @@ struct sys_task {
 	__u8 lock_saved, mm_saved, net_saved;
 	__u8 lock_depth, mm_depth, net_depth;
 	__u8 cache_next;	/* cache entry to replace next */
+	__u32 drop_tid;		/* the thread whose call was dropped last here (slot only) */
 	__u64 cache_owner;	/* the thread whose slots cache holds */
 	struct {
 		__u32 nr;
@@ -600,6 +601,7 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 	t->sampled = sampled;
 	t->state = ST_OTHER;
 	t->lock_depth = t->mm_depth = t->net_depth = 0;
+	t->drop_tid = 0;
 	/* Counters read inside the clock window, so they never exceed it. */
 	t->enter_ns = t->state_ns = bpf_ktime_get_ns();
 	ctr_start(t);
@@ -607,21 +609,54 @@ int BPF_PROG(sys_enter, struct pt_regs *regs, long id)
 	return 0;
 drop:
 	t->active = 0;
+	t->drop_tid = tid;
 	health_inc(H_DROPPED);
 	return 0;
+}
+
+/*
+ * Take the current thread's call back into its slot t from its task
+ * storage when the switch that brought the thread back on this CPU did not
+ * restore it (seen on 6.18 under load, 3 fsyncs in 500: the slot still
+ * holds the call as it was switched out, the storage the saved state);
+ * return t, or NULL when there is none.  The time since the switch-out
+ * counts as off the CPU.  Only a slot whose last counted call was this
+ * thread's, and not one of its dropped calls, is worth the lookup.
+ */
+static __always_inline struct sys_task *call_unrestored(struct sys_task *t, __u64 pid_tgid)
+{
+	struct sys_task *saved;
+	__u64 now;
+
+	if (t->pid_tgid != pid_tgid || t->drop_tid == (__u32)pid_tgid)
+		return NULL;
+	saved = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
+	if (!saved || !saved->active || saved->pid_tgid != pid_tgid)
+		return NULL;
+	saved->active = 0;
+	now = bpf_ktime_get_ns();
+	charge(saved, now);
+	saved->offcpu += now - saved->off_ns;
+	saved->state = saved->resume;
+	__builtin_memcpy(t, saved, sizeof(*t));
+	ctr_start(t);
+	t->active = 1;
+	return t;
 }
 
 SEC("tp_btf/sys_exit")
 int BPF_PROG(sys_exit, struct pt_regs *regs, long ret)
 {
-	struct sys_task *t = cpu_call();
+	struct sys_task *t = cpu_slot();
 	const struct filter_prog *f;
 	__u64 pid_tgid, now, lat;
 
 	if (!t)
 		return 0;
-	t->active = 0;
 	pid_tgid = bpf_get_current_pid_tgid();
+	if (!t->active && !call_unrestored(t, pid_tgid))
+		return 0;
+	t->active = 0;
 	if (t->pid_tgid != pid_tgid) {
 		/* A slot left by a call whose exit was never seen is not this call. */
 		if (!exec_took_id(t, pid_tgid))
@@ -708,6 +743,9 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
 			if (saved) {
 				__builtin_memcpy(saved, t, sizeof(*t));
 				saved->active = 1;
+			} else {
+				/* Its exit will find no state: the call is lost. */
+				health_inc(H_UNSAVED);
 			}
 		}
 	}

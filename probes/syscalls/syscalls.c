@@ -81,6 +81,7 @@ static const struct {
  * the per-tick budget (BUFFER) are left out by design, dropped, not lost. */
 static const enum probe_stat health_to[H_N] = {
 	[H_DROPPED] = PSTAT_DROPPED, [H_BUDGET] = PSTAT_DROPPED, [H_LOST] = PSTAT_LOST,
+	[H_UNSAVED] = PSTAT_LOST,
 	[H_OVERFLOW] = PSTAT_OVERFLOW,
 };
 

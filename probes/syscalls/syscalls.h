@@ -53,6 +53,7 @@ enum sys_health {
 	H_LOST,		/* ring buffer full */
 	H_OVERFLOW,	/* calls counted in the overflow row: their key had no slot */
 	H_BUDGET,	/* single events over the per-tick budget (BUFFER) */
+	H_UNSAVED,	/* calls in flight at a switch-out whose state had no task storage */
 	H_N,
 };
 

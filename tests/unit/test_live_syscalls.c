@@ -526,8 +526,9 @@ static void test_fileio(void)
 	ran = run_workload(&r, args, false, by_pid);
 	ok(ran, "fileio ran to completion");
 	fs = sum_rows(&r, r.pid, r.pid, "fsync");
-	ok(fs.v[SC_COUNT] == 20, "20 fsyncs counted (got %lu; overflow %lu)",
-	   (unsigned long)fs.v[SC_COUNT], (unsigned long)r.stats.overflow);
+	ok(fs.v[SC_COUNT] == 20, "20 fsyncs counted (got %lu; overflow %lu, lost %lu)",
+	   (unsigned long)fs.v[SC_COUNT], (unsigned long)r.stats.overflow,
+	   (unsigned long)r.stats.lost);
 	if (fs.v[SC_TIME] < 20 * 50000ULL)
 		skip("fsync on %s takes %.1f us on average: no real I/O to attribute", dir,
 		     fs.v[SC_TIME] / 20 / 1e3);
@@ -581,8 +582,8 @@ static void test_threshold(void)
 	}
 	ok(below == 0, "no event is below THRESHOLD (%zu of %zu)", below, r.nevs);
 	ok(reads == 1 && near(rd->lat, 300 * MS),
-	   "the pipe read is one event with lat ~300 ms (%zu events, lat %.1f ms)", reads,
-	   rd ? rd->lat / 1e6 : 0.0);
+	   "the pipe read is one event with lat ~300 ms (%zu events, lat %.1f ms; lost %lu)",
+	   reads, rd ? rd->lat / 1e6 : 0.0, (unsigned long)r.stats.lost);
 	ok(rd && rd->comp_sum == rd->lat && rd->oncpu + rd->offcpu == rd->lat &&
 	   !strcmp(rd->comm, "workload"),
 	   "the event carries comm and exact splits (comm '%s', components %lu, lat %lu)",
