@@ -337,7 +337,10 @@ int ring_write_tick(struct ring_writer *rw, const struct tick *t, uint64_t now_n
 		*cause = xasprintf("%s: the ring stopped at an earlier error", rw->dir);
 		return -1;
 	}
-	if (rw->rotate.kind == RING_TIME && now_ns >= rw->boundary && snap_ticks_written(rw->w) &&
+	/* A file that holds no tick yet at its boundary takes the next period. */
+	if (rw->rotate.kind == RING_TIME && now_ns >= rw->boundary && !snap_ticks_written(rw->w))
+		rw->boundary = ring_next_boundary(now_ns, rw->rotate.v);
+	if (rw->rotate.kind == RING_TIME && now_ns >= rw->boundary &&
 	    (ring_finish(rw, now_ns, cause) < 0 || ring_start(rw, now_ns, cause) < 0))
 		return -1;
 	if (rw->rotate.kind == RING_SIZE) {

@@ -13,7 +13,8 @@
  *
  * Rotation by time is aligned on multiples of the period since the Unix
  * epoch (1h rotates on the hour): the first tick written at or after a
- * boundary starts the next file.  Rotation by size starts the next file
+ * boundary starts the next file (a file still without a tick at its
+ * boundary keeps it, and rotates at the next).  Rotation by size starts the next file
  * before a tick that would take the current one past the size once closed
  * (a file holds at least one tick).  Keeping by count, age or size deletes
  * the oldest finished files of the scheme, and never any other file, each

@@ -300,6 +300,40 @@ static void test_time_ring(const char *dir)
 	ring_files_free(files, n);
 }
 
+/* A file started just before a boundary, whose first tick comes after it,
+ * keeps the next period instead of holding no tick. */
+static void test_empty_at_boundary(const char *dir)
+{
+	struct ring_limit rot = {RING_TIME, 2 * SEC}, keep = {RING_NONE, 0};
+	const struct schema *sc[] = {&msg_schema};
+	struct source_info info = {.host = "h1", .nschemas = 1, .schemas = sc};
+	uint64_t at[] = {T0 + 2500 * SEC / 1000, T0 + 3500 * SEC / 1000, T0 + 4100 * SEC / 1000};
+	struct ring_writer *rw;
+	struct ring_file *files;
+	char *cause = NULL;
+	size_t n, i;
+
+	rw = ring_open(dir, &rot, &keep, &info, T0 + 1900 * SEC / 1000, &cause);
+	for (i = 0; i < 3; i++) {
+		struct tick t;
+
+		make_tick(&t, at[i], (unsigned)i, 1);
+		if (ring_write_tick(rw, &t, at[i], &cause) < 0)
+			printf("# %s\n", cause);
+		tick_done(&t);
+		if (i == 1)
+			ok(ring_files_started(rw) == 1, "a file with no tick at its boundary keeps the "
+			   "next period (%zu files)", ring_files_started(rw));
+	}
+	ok(ring_files_started(rw) == 2, "and rotates at the boundary after (%zu files)",
+	   ring_files_started(rw));
+	ring_close(rw, T0 + 5 * SEC, &cause);
+	n = list(dir, &files);
+	for (i = 0; i < n; i++)
+		unlink(files[i].path);
+	ring_files_free(files, n);
+}
+
 static void test_size_ring(const char *dir)
 {
 	struct ring_limit rot = {RING_SIZE, 6000}, keep = {RING_COUNT, 100};
@@ -379,6 +413,7 @@ int main(void)
 	test_names();
 	test_prune();
 	test_time_ring(dir);
+	test_empty_at_boundary(dir);
 	test_size_ring(dir);
 	test_chains();
 	{
