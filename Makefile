@@ -9,6 +9,8 @@ CC ?= gcc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 PREFIX ?= /usr/local
+# Where systemd looks for system units (systemd/*.service), as its .pc file says.
+SYSTEMD_UNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
 VMLINUX_H ?=
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
@@ -241,12 +243,18 @@ install: latop
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/latop
 	install -d $(DESTDIR)$(PREFIX)/share/latop/themes
 	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/latop/themes/
+	install -d $(DESTDIR)$(SYSTEMD_UNITDIR)
+	for u in systemd/*.service; do \
+		sed 's|@BINDIR@|$(PREFIX)/bin|g' $$u > $(DESTDIR)$(SYSTEMD_UNITDIR)/$${u#systemd/} && \
+		chmod 0644 $(DESTDIR)$(SYSTEMD_UNITDIR)/$${u#systemd/} || exit 1; \
+	done
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/latop $(DESTDIR)$(PREFIX)/share/man/man1/latop.1 \
 		$(DESTDIR)$(PREFIX)/share/man/man7/latop-query.7 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/latop
 	rm -rf $(DESTDIR)$(PREFIX)/share/latop
+	rm -f $(patsubst systemd/%,$(DESTDIR)$(SYSTEMD_UNITDIR)/%,$(wildcard systemd/*.service))
 
 clean:
 	rm -rf $(OUTPUT) latop
