@@ -850,12 +850,12 @@ out:
 		/* The current file's, if one is open (not after a failed start). */
 		free(tmp);
 		tmp = ring_tmp_path(rw) ? xstrdup(ring_tmp_path(rw)) : NULL;
-		nfiles = ring_files_started(rw);
+		nfiles = ring_files_started(rw) - (tmp ? 1 : 0);
 		nticks = ring_current_ticks(rw);
-		if (nfiles > 1)
+		if (nfiles)
 			fprintf(stderr, "latop record: %zu earlier file%s of the ring in %s %s "
-				"finished\n", nfiles - 1, nfiles > 2 ? "s" : "", out,
-				nfiles > 2 ? "are" : "is");
+				"finished\n", nfiles, nfiles > 1 ? "s" : "", out,
+				nfiles > 1 ? "are" : "is");
 		ring_abandon(rw);
 		rw = NULL;
 	}

@@ -74,6 +74,9 @@ themes=$(cd "$top/themes" && ls *.theme | sed 's/\.theme$//' | sort)
 ok $? "-t offers every theme of themes/ ($(printf '%s' "$themes" | tr '\n' ' '))"
 only "nothing after an unknown command" -- latop frobnicate ''
 only "nothing for a duration" -- latop record -d ''
+only "examples after --rotate" 1h 10m 100M -- latop record -o "$tmp/ring" --rotate ''
+only "examples after --keep" 24h 7d 48 10G -- latop record --rotate 1h --keep ''
+has "record's ring options" --rotate -- latop record --rot
 
 # make install puts the script where bash-completion looks for it.
 if [ -x "$top/latop" ]; then

@@ -9,7 +9,7 @@ L=${LATOP_BIN:?}
 W=$LATOP_HELPERS/workload
 [ -x "$W" ] || skip_all "no workload helper at $W (make tests-build)"
 tmp=$(mktemp -d); rec_pid=
-trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; umount "$tmp/ro" 2>/dev/null; rm -rf "$tmp"' EXIT
+trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; umount "$tmp/ro" "$tmp/full" 2>/dev/null; rm -rf "$tmp"' EXIT
 # The workload runs under a name of its own: other tests' workloads may run
 # on this machine at the same time.
 comm=rotwl$$
@@ -148,4 +148,27 @@ done
 ok $? "--rotate 8K: $nf files, none over 8192 bytes with more than a tick${big:+ (over:$big)} (exit $rc)"
 got=$(getppids "$tmp/size")
 [ "${got:-0}" -eq $((runs * 1000)) ]; ok $? "and report DIR gives the workload's $((runs * 1000)) getppid ($got)"
+
+# A full disk: exit 1 naming the file and the error; the finished files
+# stay whole, the current one keeps its whole ticks.
+mkdir "$tmp/full"
+if mount -t tmpfs -o size=256k tmpfs "$tmp/full" 2>"$tmp/mount.err"; then
+	"$L" record -o "$tmp/full" --rotate 32K -i 10ms -d 60s -q "from syscalls" --quiet 2>"$tmp/full.err"; rc=$?
+	err=$(cat "$tmp/full.err")
+	[ $rc -eq 1 ] && echo "$err" | grep -Eq "^latop record: $tmp/full/$NAME\.tmp: (write failed at offset [0-9]+|cannot create): No space left on device" &&
+		echo "$err" | grep -Eq "^latop record: [0-9]+ earlier files? of the ring in $tmp/full (is|are) finished"
+	ok $? "a full disk: exit 1, the file and the error, and the finished files said ($err)"
+	bad=
+	for f in $(ring "$tmp/full"); do
+		"$L" report "$f" -q "from syscalls show count" >/dev/null 2>"$tmp/one.err" && ! grep -q "$f" "$tmp/one.err" || bad+=" $(basename "$f")"
+	done
+	[ -n "$(ring "$tmp/full")" ] && [ -z "$bad" ]; ok $? "every finished file reads whole${bad:+ (not:$bad)}"
+	"$L" report "$tmp/full" -q "from syscalls show count" >/dev/null 2>"$tmp/rep.err"; rc=$?
+	[ $rc -eq 0 ]; ok $? "report DIR reads the ring, the cut file's whole ticks included (exit $rc: $(head -c 300 "$tmp/rep.err"))"
+	umount "$tmp/full"
+else
+	skip "mounting a small tmpfs is not permitted here: $(head -c 200 "$tmp/mount.err")"
+	skip "mounting a small tmpfs is not permitted here"
+	skip "mounting a small tmpfs is not permitted here"
+fi
 done_testing
