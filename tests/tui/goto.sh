@@ -67,6 +67,18 @@ keys Escape
 wait_gone 'go to:' 5
 check $? "Esc closes the go-to line"
 
+# A time series in the TUI: the time column first; Enter drills into the
+# row's other keys, and sorting by the time column is refused.
+keys :
+wait_for 'query:' 5
+tmux send-keys -t "$S" -l -- 'group by time(4s), comm show count'
+keys Enter
+wait_for '^time +comm +count' 10 && cap | grep -qE '^2026-11-21 [0-9:]{8} +[^ ]+ +[0-9.]+[KM]?'
+check $? "group by time(4s), comm shows a time column first, as local time"
+keys Enter
+wait_for 'where comm == ' 10 && ! cap | grep -q 'time =='
+check $? "Enter drills into the row's comm, not into its window"
+
 keys '?'
 wait_for 'go to a time' 5
 check $? "the help lists @"
