@@ -1200,7 +1200,17 @@ static int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	/* SINCE/UNTIL -5m count back from the newest tick of every file. */
+	query_run_end(run, src->ops->info(src)->t_last_ns);
 	report_ticks(src, run, t_from, query_table(q), &lens);
+	if (query_run_check(run, &err)) {
+		char buf[1024];
+
+		query_error_format(text, &err, buf, sizeof(buf));
+		fprintf(stderr, "latop report: %s\n", buf);
+		rc = 1;
+		goto out;
+	}
 	res = query_run_result(run);
 	result_print(stdout, res, fmt);
 	fflush(stdout);

@@ -791,6 +791,11 @@ int query_bind(struct query *q, const struct schema *s, struct query_error *err)
 		baseline_reset(q->base);
 	if (bind_table(q, s, err))
 		return -1;
+	if (q->bucket_ns && q->opts.baseline) {
+		error_set(err, q->bucket_pos, q->bucket_len,
+			  "BASELINE compares a whole recording; it does not go with time(...)");
+		return -1;
+	}
 	s = bind_extend(q, s);
 	q->plan.count_field = schema_field(s, "count");
 	if (q->plan.count_field >= 0 && (s->fields[q->plan.count_field].type == FT_HIST ||

@@ -10,7 +10,9 @@
  *
  * separated by blank lines; lines starting with # are comments.  Every query
  * runs over tests/unit/fixture.h written with the snapshot writer and read
- * back through the replay source, as `latop report` would.  The queries run
+ * back through the replay source, as `latop report` would; a block with the
+ * line "over: series" runs over the fixture's time series (series_tick)
+ * instead.  Times print in TZ=UTC.  The queries run
  * in a temporary directory that also holds recordings for BASELINE:
  * base.snap (fixture_base_tick), other.snap (a table that is not syscalls)
  * and junk.snap (not a recording).  A query FROM a table the fixture lacks
@@ -21,6 +23,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "core/snapshot.h"
 #include "core/source.h"
@@ -48,9 +51,10 @@ static void other_tick(struct tick *t, unsigned k)
 	tick_add(t, f);
 }
 
-/* Record nticks ticks of table s, built by make_tick, into path; 0 or -1. */
-static int write_snap(const char *path, const struct schema *s, unsigned nticks,
-		      void (*make_tick)(struct tick *, unsigned))
+/* Record nticks ticks of table s, built by make_tick, into path (those
+ * has(k) keeps, every one when has is NULL); 0 or -1. */
+static int write_snap_some(const char *path, const struct schema *s, unsigned nticks,
+			   void (*make_tick)(struct tick *, unsigned), bool (*has)(unsigned))
 {
 	struct source_info info = {.host = "golden", .kernel = "test"};
 	const struct schema *schemas[] = {s};
@@ -67,6 +71,8 @@ static int write_snap(const char *path, const struct schema *s, unsigned nticks,
 		return -1;
 	}
 	for (k = 0; k < nticks; k++) {
+		if (has && !has(k))
+			continue;
 		make_tick(&t, k);
 		if (snap_write_tick(sw, &t, &cause))
 			printf("# snap_write_tick: %s\n", cause);
@@ -77,6 +83,13 @@ static int write_snap(const char *path, const struct schema *s, unsigned nticks,
 		return -1;
 	}
 	return 0;
+}
+
+/* Record every one of nticks ticks (see write_snap_some). */
+static int write_snap(const char *path, const struct schema *s, unsigned nticks,
+		      void (*make_tick)(struct tick *, unsigned))
+{
+	return write_snap_some(path, s, nticks, make_tick, NULL);
 }
 
 /* Write the fixture to a snapshot file and read it back into a window. */
@@ -155,10 +168,14 @@ static struct source *load_recording(const char *path, struct window *w)
 	return src;
 }
 
+/* The time series recording and its window, for "over: series" blocks. */
+static struct source *series_src;
+static struct window series_win;
+
 /* Run one query; return the output (or the error line) as a new string. */
 static char *run_query(struct source *src, const struct window *w, struct source *nvme,
 		       const struct window *nw, const char *text, enum result_format fmt,
-		       bool *is_error)
+		       bool series, bool *is_error)
 {
 	struct query_error err;
 	struct query *q = query_parse(text, &err);
@@ -168,7 +185,11 @@ static char *run_query(struct source *src, const struct window *w, struct source
 	FILE *m;
 
 	*is_error = true;
-	if (q && !has_table(src, query_table(q)) && nvme && has_table(nvme, query_table(q))) {
+	if (series) {
+		src = series_src;
+		w = &series_win;
+	}
+	if (q && !series && !has_table(src, query_table(q)) && nvme && has_table(nvme, query_table(q))) {
 		src = nvme;
 		w = nw;
 	}
@@ -218,7 +239,7 @@ static void run_file(struct source *src, const struct window *w, struct source *
 	char line[2048], query[2048] = "", expect[16384] = "", name[64];
 	enum result_format fmt = RF_CSV;
 	int lineno = 0, qline = 0, mode = 0;	/* 1 expect, 2 error */
-	bool is_error, eof = false;
+	bool is_error, eof = false, series = false;
 
 	ok(f != NULL, "open %s", path);
 	if (!f)
@@ -240,6 +261,8 @@ static void run_file(struct source *src, const struct window *w, struct source *
 			} else if (!strncmp(line, "format: ", 8)) {
 				fmt = !strcmp(line + 8, "json") ? RF_JSON :
 				      !strcmp(line + 8, "text") ? RF_TEXT : RF_CSV;
+			} else if (!strcmp(line, "over: series")) {
+				series = true;
 			} else if (!strcmp(line, "expect:")) {
 				mode = 1;
 			} else if (!strncmp(line, "error: ", 7)) {
@@ -254,7 +277,7 @@ static void run_file(struct source *src, const struct window *w, struct source *
 			continue;
 		}
 		if (query[0] || mode) {
-			char *got = run_query(src, w, nvme, nw, query, fmt, &is_error);
+			char *got = run_query(src, w, nvme, nw, query, fmt, series, &is_error);
 			bool good = (mode == 2) == is_error && !strcmp(got, expect);
 
 			snprintf(name, sizeof(name), "%s", strrchr(path, '/') + 1);
@@ -266,6 +289,7 @@ static void run_file(struct source *src, const struct window *w, struct source *
 		query[0] = expect[0] = 0;
 		mode = 0;
 		fmt = RF_CSV;
+		series = false;
 	}
 	fclose(f);
 }
@@ -281,13 +305,16 @@ int main(void)
 	const char *top = getenv("LATOP_TOP");
 	char dir[PATH_MAX + 16], path[PATH_MAX + 300], root[PATH_MAX];
 	char tmp[] = "/tmp/latop-golden-XXXXXX";
-	static const char *const files[] = {"fixture.snap", "base.snap", "other.snap", "junk.snap"};
+	static const char *const files[] = {"fixture.snap", "base.snap", "other.snap", "junk.snap",
+					    "series.snap"};
 	struct dirent **ents;
 	struct window w, nw;
 	struct source *src, *nvme;
 	size_t f;
 	int i, n;
 
+	setenv("TZ", "UTC", 1);
+	tzset();
 	if (!realpath(top ? top : ".", root) || !mkdtemp(tmp) || chdir(tmp)) {
 		printf("Bail out! cannot set up a directory for the recordings\n");
 		return 1;
@@ -299,6 +326,9 @@ int main(void)
 		tap_done();
 	ok(w.nticks == FIXTURE_TICKS, "the window holds %d ticks (got %zu)", FIXTURE_TICKS, w.nticks);
 	ok(write_baselines(), "the baseline recordings are written");
+	ok(!write_snap_some("series.snap", &syscalls_schema, SERIES_TICKS, series_tick, series_has) &&
+	   (series_src = load_recording("series.snap", &series_win)) != NULL,
+	   "the time series recording is written and read back");
 	snprintf(path, sizeof(path), "%s/tests/data/nvme-vm/all.snap", root);
 	nvme = load_recording(path, &nw);
 	ok(nvme != NULL, "the nvme recording %s opens", path);
@@ -317,6 +347,10 @@ int main(void)
 		free(ents);
 	window_done(&w);
 	source_close(src);
+	if (series_src) {
+		window_done(&series_win);
+		source_close(series_src);
+	}
 	if (nvme) {
 		window_done(&nw);
 		source_close(nvme);
