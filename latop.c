@@ -24,6 +24,7 @@
 #include "core/xalloc.h"
 #include "probes/probe.h"
 #include "probes/views.h"
+#include "queries/expose.h"
 #include "queries/query.h"
 #include "tui/theme.h"
 #include "tui/tui.h"
@@ -86,6 +87,7 @@ static const struct option report_opts[] = {
 	{"query", required_argument, NULL, 'q'},
 	{"json", no_argument, NULL, 'j'},
 	{"csv", no_argument, NULL, 'c'},
+	{"format", required_argument, NULL, 'f'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
@@ -107,7 +109,7 @@ static const struct cmd_entry commands[] = {
 	 "record live data to a snapshot file, headless", cmd_record, "o:d:q:i:p:h", record_opts},
 	{"replay", "replay FILE [-q QUERY] [-t THEME]",
 	 "browse a recording in the TUI, with time travel", cmd_replay, "q:t:h", replay_opts},
-	{"report", "report FILE... [-q QUERY] [--json|--csv]",
+	{"report", "report FILE... [-q QUERY] [--json|--csv|--format FORMAT]",
 	 "run a query over recordings and print the result", cmd_report, "q:h", report_opts},
 	{"probes", "probes [--json]",
 	 "list the probes, their stages and the hook this kernel gives each", cmd_probes, "",
@@ -901,6 +903,7 @@ static int report_distinct(char **paths, struct source **srcs, int n)
 static int cmd_report(int argc, char **argv)
 {
 	enum result_format fmt = RF_TEXT;
+	int metrics = 0;	/* 1 Prometheus text, 2 OpenMetrics */
 	const char *text = NULL;
 	struct source **srcs, *src = NULL;
 	struct query *q;
@@ -915,8 +918,19 @@ static int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, commands[2].shortopts, commands[2].opts, NULL)) != -1) {
 		switch (c) {
 		case 'q': text = optarg; break;
-		case 'j': fmt = RF_JSON; break;
-		case 'c': fmt = RF_CSV; break;
+		case 'j': fmt = RF_JSON; metrics = 0; break;
+		case 'c': fmt = RF_CSV; metrics = 0; break;
+		case 'f':
+			metrics = 0;
+			if (!strcmp(optarg, "text") || !strcmp(optarg, "json") ||
+			    !strcmp(optarg, "csv"))
+				fmt = optarg[0] == 't' ? RF_TEXT : optarg[0] == 'j' ? RF_JSON : RF_CSV;
+			else if (!strcmp(optarg, "prometheus") || !strcmp(optarg, "openmetrics"))
+				metrics = optarg[0] == 'p' ? 1 : 2;
+			else
+				return bad_usage("report", "--format: unknown format '%s' (text, "
+						 "json, csv, prometheus, openmetrics)", optarg);
+			break;
 		case 'h': printf("usage: latop %s\n", commands[2].usage); return 0;
 		default: return 2;
 		}
@@ -992,7 +1006,14 @@ static int cmd_report(int argc, char **argv)
 	}
 	report_ticks(src, run, t_from, query_table(q), &lens);
 	res = query_run_result(run);
-	result_print(stdout, res, fmt);
+	if (metrics) {
+		struct expose_opts eo = {.help = text, .openmetrics = metrics == 2};
+
+		expose_result(stdout, res, &eo, NULL);
+		expose_end(stdout, eo.openmetrics);
+	} else {
+		result_print(stdout, res, fmt);
+	}
 	fflush(stdout);
 	if (res->stats.lost)
 		fprintf(stderr, "latop report: warning: %s: %llu records lost in the kernel "

@@ -706,6 +706,8 @@ static struct result *exec_result(struct query_run *x, double span_s)
 		r->cols[j].real = pl->cols[j].real;
 		r->cols[j].ratio = pl->cols[j].ratio_of >= 0;
 		r->cols[j].part = pl->cols[j].part;
+		r->cols[j].cumulative = !pl->cols[j].key && pl->cols[j].ratio_of < 0 &&
+					(pl->cols[j].agg == AGG_COUNT || pl->cols[j].agg == AGG_SUM);
 	}
 	r->vals = xcalloc(n * r->ncols + 1, sizeof(*r->vals));
 	for (i = 0; i < n; i++)

@@ -83,6 +83,7 @@ struct result_col {
 	bool ratio;		/* BASELINE's "C/base": C's value / the baseline's (real) */
 	bool part;		/* aggregates a part of the time breakdown (a stage), or is its
 				 * ratio; on a key column: the part key (one row per stage) */
+	bool cumulative;	/* count or sum(): grows with every tick added (a counter) */
 };
 
 struct result_val {
