@@ -26,6 +26,7 @@
 #include "probes/views.h"
 #include "queries/expose.h"
 #include "queries/query.h"
+#include "serve.h"
 #include "tui/theme.h"
 #include "tui/tui.h"
 
@@ -46,6 +47,7 @@ static int cmd_record(int argc, char **argv);
 static int cmd_replay(int argc, char **argv);
 static int cmd_report(int argc, char **argv);
 static int cmd_probes(int argc, char **argv);
+static int cmd_serve(int argc, char **argv);
 
 static const struct option live_opts[] = {
 	{"query", required_argument, NULL, 'q'},
@@ -92,6 +94,21 @@ static const struct option report_opts[] = {
 	{0},
 };
 
+static const struct option serve_opts[] = {
+	{"listen", required_argument, NULL, 'l'},
+	{"metric", required_argument, NULL, 'm'},
+	{"history", required_argument, NULL, 'H'},
+	{"max-series", required_argument, NULL, 'S'},
+	{"no-defaults", no_argument, NULL, 'N'},
+	{"interval", required_argument, NULL, 'i'},
+	{"pid", required_argument, NULL, 'p'},
+	{"counters", required_argument, NULL, 'c'},
+	{"bpf-stats", no_argument, NULL, 'B'},
+	{"no-realtime", no_argument, NULL, 'R'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
+};
+
 /* cmd_probes reads its one option itself. */
 static const struct option probes_opts[] = {
 	{"json", no_argument, NULL, 'j'},
@@ -114,6 +131,11 @@ static const struct cmd_entry commands[] = {
 	{"probes", "probes [--json]",
 	 "list the probes, their stages and the hook this kernel gives each", cmd_probes, "",
 	 probes_opts},
+	{"serve", "serve [--listen ADDR:PORT] [--metric NAME=QUERY]... [--history DUR]\n"
+	 "             [--max-series N] [--no-defaults] [-i INTERVAL] [-p PID,...]\n"
+	 "             [--counters LIST] [--bpf-stats] [--no-realtime]",
+	 "serve metrics (GET /metrics) and recent recordings (GET /snapshot) over HTTP",
+	 cmd_serve, "l:m:i:p:h", serve_opts},
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -1037,6 +1059,83 @@ out:
 		source_close(srcs[i]);
 	free(srcs);
 	query_free(q);
+	return rc;
+}
+
+/* latop serve: the probes behind an HTTP endpoint (serve.c). */
+static int cmd_serve(int argc, char **argv)
+{
+	const struct cmd_entry *cmd = &commands[4];
+	struct serve_opts o = {.interval_ns = DEFAULT_INTERVAL_NS,
+			       .history_ns = 300 * 1000000000ULL,
+			       .parse_duration = parse_duration};
+	struct serve_metric_arg *m = xcalloc((size_t)argc + 1, sizeof(*m));
+	char *cause = NULL, *end;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': o.listen = optarg; break;
+		case 'N': o.no_defaults = true; break;
+		case 'm':
+			if (!strchr(optarg, '=')) {
+				free(m);
+				return bad_usage("serve", "--metric '%s': give NAME=QUERY", optarg);
+			}
+			m[o.nmetrics].name = xstrndup(optarg, (size_t)(strchr(optarg, '=') - optarg));
+			m[o.nmetrics++].query = strchr(optarg, '=') + 1;
+			break;
+		case 'S':
+			errno = 0;
+			o.max_series = strtoul(optarg, &end, 10);
+			if (errno || *end || !o.max_series || optarg[0] == '-') {
+				rc = bad_usage("serve", "--max-series '%s': give a number of 1 or more",
+					       optarg);
+				goto out;
+			}
+			break;
+		case 'c':
+		case 'B':
+		case 'R':
+		case 'p':
+			if (probe_option(c, optarg) < 0) {
+				rc = 2;
+				goto out;
+			}
+			break;
+		case 'i':
+		case 'H':
+			if (parse_duration(optarg, c == 'i' ? &o.interval_ns : &o.history_ns,
+					   &cause) < 0) {
+				rc = bad_usage("serve", c == 'i' ? "-i: %s" : "--history: %s", cause);
+				free(cause);
+				goto out;
+			}
+			break;
+		case 'h':
+			printf("usage: latop %s\n", cmd->usage);
+			rc = 0;
+			goto out;
+		default:
+			rc = 2;
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		rc = bad_usage("serve", "unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+	if (o.interval_ns < 10000000) {
+		rc = bad_usage("serve", "%s", "-i: the interval must be at least 10ms");
+		goto out;
+	}
+	o.metrics = m;
+	rc = serve_run(&o);
+out:
+	for (size_t i = 0; i < o.nmetrics; i++)
+		free((char *)m[i].name);
+	free(m);
 	return rc;
 }
 

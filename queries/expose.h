@@ -33,7 +33,7 @@
 #include "query.h"
 
 #define EXPOSE_MAX_SERIES 1000	/* default rows with series of their own, per query */
-#define EXPOSE_PER_OCTAVE 4	/* histogram buckets per power of two (divides LH_SUB) */
+#define EXPOSE_PER_OCTAVE 2	/* histogram buckets per power of two (divides LH_SUB) */
 #define EXPOSE_LOW_EXP 7	/* the first bucket holds 0 to 127 ns */
 
 struct expose_opts {
