@@ -25,7 +25,9 @@
 #include "core/xalloc.h"
 #include "probes/probe.h"
 #include "probes/views.h"
+#include "queries/expose.h"
 #include "queries/query.h"
+#include "serve.h"
 #include "tui/theme.h"
 #include "tui/tui.h"
 
@@ -46,6 +48,7 @@ static int cmd_record(int argc, char **argv);
 static int cmd_replay(int argc, char **argv);
 static int cmd_report(int argc, char **argv);
 static int cmd_probes(int argc, char **argv);
+static int cmd_serve(int argc, char **argv);
 
 static const struct option live_opts[] = {
 	{"query", required_argument, NULL, 'q'},
@@ -89,6 +92,22 @@ static const struct option report_opts[] = {
 	{"query", required_argument, NULL, 'q'},
 	{"json", no_argument, NULL, 'j'},
 	{"csv", no_argument, NULL, 'c'},
+	{"format", required_argument, NULL, 'f'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
+};
+
+static const struct option serve_opts[] = {
+	{"listen", required_argument, NULL, 'l'},
+	{"metric", required_argument, NULL, 'm'},
+	{"history", required_argument, NULL, 'H'},
+	{"max-series", required_argument, NULL, 'S'},
+	{"no-defaults", no_argument, NULL, 'N'},
+	{"interval", required_argument, NULL, 'i'},
+	{"pid", required_argument, NULL, 'p'},
+	{"counters", required_argument, NULL, 'c'},
+	{"bpf-stats", no_argument, NULL, 'B'},
+	{"no-realtime", no_argument, NULL, 'R'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
@@ -111,11 +130,16 @@ static const struct cmd_entry commands[] = {
 	 "record live data to a snapshot file, or a ring of them in DIR, headless", cmd_record, "o:d:q:i:p:h", record_opts},
 	{"replay", "replay FILE...|DIR [-q QUERY] [-t THEME]",
 	 "browse a recording in the TUI, with time travel", cmd_replay, "q:t:h", replay_opts},
-	{"report", "report FILE...|DIR... [-q QUERY] [--json|--csv]",
+	{"report", "report FILE...|DIR... [-q QUERY] [--json|--csv|--format FORMAT]",
 	 "run a query over recordings and print the result", cmd_report, "q:h", report_opts},
 	{"probes", "probes [--json]",
 	 "list the probes, their stages and the hook this kernel gives each", cmd_probes, "",
 	 probes_opts},
+	{"serve", "serve [--listen ADDR:PORT] [--metric NAME=QUERY]... [--history DUR]\n"
+	 "             [--max-series N] [--no-defaults] [-i INTERVAL] [-p PID,...]\n"
+	 "             [--counters LIST] [--bpf-stats] [--no-realtime]",
+	 "serve metrics (GET /metrics) and recent recordings (GET /snapshot) over HTTP",
+	 cmd_serve, "l:m:i:p:h", serve_opts},
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -1104,6 +1128,7 @@ static int report_distinct(const char *who, char **paths, struct source **srcs, 
 static int cmd_report(int argc, char **argv)
 {
 	enum result_format fmt = RF_TEXT;
+	int metrics = 0;	/* 1 Prometheus text, 2 OpenMetrics */
 	const char *text = NULL;
 	struct source **srcs = NULL, *src = NULL;
 	char **paths = NULL;
@@ -1120,8 +1145,19 @@ static int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, commands[2].shortopts, commands[2].opts, NULL)) != -1) {
 		switch (c) {
 		case 'q': text = optarg; break;
-		case 'j': fmt = RF_JSON; break;
-		case 'c': fmt = RF_CSV; break;
+		case 'j': fmt = RF_JSON; metrics = 0; break;
+		case 'c': fmt = RF_CSV; metrics = 0; break;
+		case 'f':
+			metrics = 0;
+			if (!strcmp(optarg, "text") || !strcmp(optarg, "json") ||
+			    !strcmp(optarg, "csv"))
+				fmt = optarg[0] == 't' ? RF_TEXT : optarg[0] == 'j' ? RF_JSON : RF_CSV;
+			else if (!strcmp(optarg, "prometheus") || !strcmp(optarg, "openmetrics"))
+				metrics = optarg[0] == 'p' ? 1 : 2;
+			else
+				return bad_usage("report", "--format: unknown format '%s' (text, "
+						 "json, csv, prometheus, openmetrics)", optarg);
+			break;
 		case 'h': printf("usage: latop %s\n", commands[2].usage); return 0;
 		default: return 2;
 		}
@@ -1212,7 +1248,14 @@ static int cmd_report(int argc, char **argv)
 		goto out;
 	}
 	res = query_run_result(run);
-	result_print(stdout, res, fmt);
+	if (metrics) {
+		struct expose_opts eo = {.help = text, .openmetrics = metrics == 2};
+
+		expose_result(stdout, res, &eo, NULL);
+		expose_end(stdout, eo.openmetrics);
+	} else {
+		result_print(stdout, res, fmt);
+	}
 	fflush(stdout);
 	if (res->stats.lost)
 		fprintf(stderr, "latop report: warning: %s: %llu records lost in the kernel "
@@ -1239,6 +1282,83 @@ out:
 		free(paths[i]);
 	free(paths);
 	query_free(q);
+	return rc;
+}
+
+/* latop serve: the probes behind an HTTP endpoint (serve.c). */
+static int cmd_serve(int argc, char **argv)
+{
+	const struct cmd_entry *cmd = &commands[4];
+	struct serve_opts o = {.interval_ns = DEFAULT_INTERVAL_NS,
+			       .history_ns = 300 * 1000000000ULL,
+			       .parse_duration = parse_duration};
+	struct serve_metric_arg *m = xcalloc((size_t)argc + 1, sizeof(*m));
+	char *cause = NULL, *end;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': o.listen = optarg; break;
+		case 'N': o.no_defaults = true; break;
+		case 'm':
+			if (!strchr(optarg, '=')) {
+				free(m);
+				return bad_usage("serve", "--metric '%s': give NAME=QUERY", optarg);
+			}
+			m[o.nmetrics].name = xstrndup(optarg, (size_t)(strchr(optarg, '=') - optarg));
+			m[o.nmetrics++].query = strchr(optarg, '=') + 1;
+			break;
+		case 'S':
+			errno = 0;
+			o.max_series = strtoul(optarg, &end, 10);
+			if (errno || *end || !o.max_series || optarg[0] == '-') {
+				rc = bad_usage("serve", "--max-series '%s': give a number of 1 or more",
+					       optarg);
+				goto out;
+			}
+			break;
+		case 'c':
+		case 'B':
+		case 'R':
+		case 'p':
+			if (probe_option(c, optarg) < 0) {
+				rc = 2;
+				goto out;
+			}
+			break;
+		case 'i':
+		case 'H':
+			if (parse_duration(optarg, c == 'i' ? &o.interval_ns : &o.history_ns,
+					   &cause) < 0) {
+				rc = bad_usage("serve", c == 'i' ? "-i: %s" : "--history: %s", cause);
+				free(cause);
+				goto out;
+			}
+			break;
+		case 'h':
+			printf("usage: latop %s\n", cmd->usage);
+			rc = 0;
+			goto out;
+		default:
+			rc = 2;
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		rc = bad_usage("serve", "unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+	if (o.interval_ns < 10000000) {
+		rc = bad_usage("serve", "%s", "-i: the interval must be at least 10ms");
+		goto out;
+	}
+	o.metrics = m;
+	rc = serve_run(&o);
+out:
+	for (size_t i = 0; i < o.nmetrics; i++)
+		free((char *)m[i].name);
+	free(m);
 	return rc;
 }
 

@@ -768,6 +768,9 @@ static struct result *exec_result(struct query_run *x, double span_s)
 		r->cols[tc + j].real = pl->cols[j].real;
 		r->cols[tc + j].ratio = pl->cols[j].ratio_of >= 0;
 		r->cols[tc + j].part = pl->cols[j].part;
+		r->cols[tc + j].cumulative = !pl->cols[j].key && pl->cols[j].ratio_of < 0 &&
+					     (pl->cols[j].agg == AGG_COUNT ||
+					      pl->cols[j].agg == AGG_SUM);
 	}
 	r->vals = xcalloc(n * r->ncols + 1, sizeof(*r->vals));
 	for (i = 0; i < n; i++) {

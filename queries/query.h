@@ -85,6 +85,7 @@ struct result_col {
 				 * ratio; on a key column: the part key (one row per stage) */
 	bool time;		/* GROUP BY time(...)'s column (the first): the window's
 				 * start, ns since the epoch in .u */
+	bool cumulative;	/* count or sum(): grows with every tick added (a counter) */
 };
 
 struct result_val {

@@ -48,7 +48,7 @@ only() {
 
 grep -qE '\b(bash-completion|_init_completion|_get_comp_words_by_ref)\b' "$top/completion/latop.bash"
 ok $((! $?)) "the script needs nothing but bash's complete and compgen"
-only "the commands" record replay report probes -- latop ''
+only "the commands" record replay report probes serve -- latop ''
 only "a command's prefix" record replay report -- latop re
 only "record's options from --qu" --query --quiet -- latop record --qu
 has "the live view's options" --theme --interval --no-color -t -q -- latop -

@@ -3,12 +3,18 @@
  * Golden query tests (jq.test style): the .test files in tests/golden hold blocks of
  *
  *   query: TEXT
- *   format: csv | json | text       (optional, csv by default)
+ *   format: csv | json | text | prometheus | openmetrics
+ *                                   (optional, csv by default; the last two as
+ *                                   queries/expose.h writes them, NAME the table)
+ *   series: N                       (optional: expose's max_series)
+ *   recording: odd.snap             (optional: the query runs over odd.snap,
+ *                                   odd_tick below, instead of the fixture)
  *   expect:                         (then the output lines)
  * or
  *   error: column N: MESSAGE        (the first line of query_error_format)
  *
- * separated by blank lines; lines starting with # are comments.  Every query
+ * separated by blank lines; lines starting with # are comments (but for the
+ * expected output of the metric formats, its # HELP, TYPE, UNIT and EOF lines).  Every query
  * runs over tests/unit/fixture.h written with the snapshot writer and read
  * back through the replay source, as `latop report` would; a block with the
  * line "over: series" runs over the fixture's time series (series_tick)
@@ -27,6 +33,7 @@
 #include <unistd.h>
 #include "core/snapshot.h"
 #include "core/source.h"
+#include "queries/expose.h"
 #include "queries/query.h"
 #include "fixture.h"
 #include "tap.h"
@@ -48,6 +55,27 @@ static void other_tick(struct tick *t, unsigned k)
 	tick_init(t, t_ns);
 	r[0].u = 1;
 	r[1].u = 1;
+	tick_add(t, f);
+}
+
+/* Build tick k of odd.snap: syscalls rows whose comm needs escaping as a
+ * label value (quote, backslash, newline, a byte that is not UTF-8), two
+ * ticks so counters add up. */
+static void odd_tick(struct tick *t, unsigned k)
+{
+	static const char *const comms[] = {"say \"hi\"", "back\\slash", "two\nlines",
+					    "bad\xff\xc3(", "caf\xc3\xa9"};
+	uint64_t t_ns = FIXTURE_T0 + (k + 1) * FIXTURE_DT;
+	struct frame *f = frame_new(&syscalls_schema, t_ns, FIXTURE_DT);
+	size_t i;
+
+	tick_init(t, t_ns);
+	for (i = 0; i < sizeof(comms) / sizeof(comms[0]); i++) {
+		struct fixture_call c = {1 + (unsigned)i, 1 + (unsigned)i, comms[i], "read",
+					 2 + (unsigned)i, 1000 << i, SC_NET};
+
+		fixture_row(f, &c, k, 1);
+	}
 	tick_add(t, f);
 }
 
@@ -123,7 +151,8 @@ static bool write_baselines(void)
 	}
 	return junk && !write_snap("base.snap", &syscalls_schema, FIXTURE_BASE_TICKS,
 				   fixture_base_tick) &&
-	       !write_snap("other.snap", &other_schema, 1, other_tick);
+	       !write_snap("other.snap", &other_schema, 1, other_tick) &&
+	       !write_snap("odd.snap", &syscalls_schema, 2, odd_tick);
 }
 
 /* Return the schema of table name among the source's, or the first. */
@@ -172,10 +201,14 @@ static struct source *load_recording(const char *path, struct window *w)
 static struct source *series_src;
 static struct window series_win;
 
-/* Run one query; return the output (or the error line) as a new string. */
+/* The metric formats, beside enum result_format's. */
+enum { FMT_PROMETHEUS = 100, FMT_OPENMETRICS };
+
+/* Run one query; return the output (or the error line) as a new string.
+ * max_series caps a metrics format's series (0: the default). */
 static char *run_query(struct source *src, const struct window *w, struct source *nvme,
-		       const struct window *nw, const char *text, enum result_format fmt,
-		       bool series, bool *is_error)
+		       const struct window *nw, const char *text, int fmt, bool series,
+		       size_t max_series, bool *is_error)
 {
 	struct query_error err;
 	struct query *q = query_parse(text, &err);
@@ -203,7 +236,15 @@ static char *run_query(struct source *src, const struct window *w, struct source
 		return strdup(msg);
 	}
 	m = open_memstream(&buf, &n);
-	result_print(m, r, fmt);
+	if (fmt == FMT_PROMETHEUS || fmt == FMT_OPENMETRICS) {
+		struct expose_opts o = {.help = text, .max_series = max_series,
+					.openmetrics = fmt == FMT_OPENMETRICS};
+
+		expose_result(m, r, &o, NULL);
+		expose_end(m, o.openmetrics);
+	} else {
+		result_print(m, r, (enum result_format)fmt);
+	}
 	fclose(m);
 	result_free(r);
 	query_free(q);
@@ -236,8 +277,10 @@ static void run_file(struct source *src, const struct window *w, struct source *
 		     const struct window *nw, const char *path)
 {
 	FILE *f = fopen(path, "r");
-	char line[2048], query[2048] = "", expect[16384] = "", name[64];
-	enum result_format fmt = RF_CSV;
+	char line[2048], query[2048] = "", expect[65536] = "", name[64];
+	int fmt = RF_CSV;
+	size_t max_series = 0;
+	bool odd = false;
 	int lineno = 0, qline = 0, mode = 0;	/* 1 expect, 2 error */
 	bool is_error, eof = false, series = false;
 
@@ -252,7 +295,11 @@ static void run_file(struct source *src, const struct window *w, struct source *
 		n = eof ? 0 : strlen(line);
 		if (n && line[n - 1] == '\n')
 			line[--n] = 0;
-		if (!eof && line[0] == '#')
+		/* In the expected metrics, # HELP, TYPE, UNIT and EOF lines are output. */
+		if (!eof && line[0] == '#' &&
+		    !(mode == 1 && fmt >= FMT_PROMETHEUS &&
+		      (!strncmp(line, "# HELP ", 7) || !strncmp(line, "# TYPE ", 7) ||
+		       !strncmp(line, "# UNIT ", 7) || !strcmp(line, "# EOF"))))
 			continue;
 		if (!eof && n) {
 			if (!strncmp(line, "query: ", 7)) {
@@ -260,9 +307,15 @@ static void run_file(struct source *src, const struct window *w, struct source *
 				qline = lineno;
 			} else if (!strncmp(line, "format: ", 8)) {
 				fmt = !strcmp(line + 8, "json") ? RF_JSON :
-				      !strcmp(line + 8, "text") ? RF_TEXT : RF_CSV;
+				      !strcmp(line + 8, "text") ? RF_TEXT :
+				      !strcmp(line + 8, "prometheus") ? FMT_PROMETHEUS :
+				      !strcmp(line + 8, "openmetrics") ? FMT_OPENMETRICS : RF_CSV;
 			} else if (!strcmp(line, "over: series")) {
 				series = true;
+			} else if (!strncmp(line, "series: ", 8)) {
+				max_series = strtoul(line + 8, NULL, 10);
+			} else if (!strcmp(line, "recording: odd.snap")) {
+				odd = true;
 			} else if (!strcmp(line, "expect:")) {
 				mode = 1;
 			} else if (!strncmp(line, "error: ", 7)) {
@@ -277,7 +330,17 @@ static void run_file(struct source *src, const struct window *w, struct source *
 			continue;
 		}
 		if (query[0] || mode) {
-			char *got = run_query(src, w, nvme, nw, query, fmt, series, &is_error);
+			struct window ow;
+			struct source *osrc = odd ? load_recording("odd.snap", &ow) : NULL;
+			char *got = osrc ? run_query(osrc, &ow, NULL, NULL, query, fmt, series,
+						     max_series, &is_error) :
+				    run_query(src, w, nvme, nw, query, fmt, series, max_series,
+					      &is_error);
+
+			if (osrc) {
+				window_done(&ow);
+				source_close(osrc);
+			}
 			bool good = (mode == 2) == is_error && !strcmp(got, expect);
 
 			snprintf(name, sizeof(name), "%s", strrchr(path, '/') + 1);
@@ -290,6 +353,8 @@ static void run_file(struct source *src, const struct window *w, struct source *
 		mode = 0;
 		fmt = RF_CSV;
 		series = false;
+		max_series = 0;
+		odd = false;
 	}
 	fclose(f);
 }
@@ -306,7 +371,7 @@ int main(void)
 	char dir[PATH_MAX + 16], path[PATH_MAX + 300], root[PATH_MAX];
 	char tmp[] = "/tmp/latop-golden-XXXXXX";
 	static const char *const files[] = {"fixture.snap", "base.snap", "other.snap", "junk.snap",
-					    "series.snap"};
+					    "series.snap", "odd.snap"};
 	struct dirent **ents;
 	struct window w, nw;
 	struct source *src, *nvme;
