@@ -51,8 +51,9 @@ static const struct option live_opts[] = {
 	{"theme", required_argument, NULL, 't'},
 	{"interval", required_argument, NULL, 'i'},
 	{"pid", required_argument, NULL, 'p'},
+	{"cgroup", required_argument, NULL, 'c'},
 	{"no-color", no_argument, NULL, 'C'},
-	{"counters", required_argument, NULL, 'c'},
+	{"counters", required_argument, NULL, 'k'},
 	{"bpf-stats", no_argument, NULL, 'B'},
 	{"no-realtime", no_argument, NULL, 'R'},
 	{"help", no_argument, NULL, 'h'},
@@ -66,8 +67,9 @@ static const struct option record_opts[] = {
 	{"query", required_argument, NULL, 'q'},
 	{"interval", required_argument, NULL, 'i'},
 	{"pid", required_argument, NULL, 'p'},
+	{"cgroup", required_argument, NULL, 'c'},
 	{"quiet", no_argument, NULL, 'Q'},
-	{"counters", required_argument, NULL, 'c'},
+	{"counters", required_argument, NULL, 'k'},
 	{"bpf-stats", no_argument, NULL, 'B'},
 	{"no-realtime", no_argument, NULL, 'R'},
 	{"help", no_argument, NULL, 'h'},
@@ -98,13 +100,13 @@ static const struct option probes_opts[] = {
 
 /* latop with no command: the live TUI. */
 static const struct cmd_entry live_cmd = {
-	NULL, NULL, NULL, cmd_live, "+q:t:i:p:hV", live_opts,
+	NULL, NULL, NULL, cmd_live, "+q:t:i:p:c:hV", live_opts,
 };
 
 static const struct cmd_entry commands[] = {
 	{"record", "record -o FILE [-d DURATION] [-q QUERY] [-i INTERVAL] [-p PID,...]\n"
-	 "             [--quiet] [--counters LIST] [--bpf-stats] [--no-realtime]",
-	 "record live data to a snapshot file, headless", cmd_record, "o:d:q:i:p:h", record_opts},
+	 "             [-c CGROUP] [--quiet] [--counters LIST] [--bpf-stats] [--no-realtime]",
+	 "record live data to a snapshot file, headless", cmd_record, "o:d:q:i:p:c:h", record_opts},
 	{"replay", "replay FILE [-q QUERY] [-t THEME]",
 	 "browse a recording in the TUI, with time travel", cmd_replay, "q:t:h", replay_opts},
 	{"report", "report FILE... [-q QUERY] [--json|--csv]",
@@ -163,8 +165,8 @@ static void views_usage(FILE *out)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [-p PID,...] [--no-color]\n"
-		"             [--counters LIST] [--bpf-stats] [--no-realtime]\n"
+		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [-p PID,...] [-c CGROUP]\n"
+		"             [--no-color] [--counters LIST] [--bpf-stats] [--no-realtime]\n"
 		"       latop COMMAND [ARGS]\n"
 		"\n");
 	views_usage(out);
@@ -176,6 +178,8 @@ static void usage(FILE *out)
 		"  -i, --interval DUR    tick interval, e.g. 500ms (default 1s)\n"
 		"  -p, --pid PID,...     only these processes (up to %d), in the views that have\n"
 		"                        a pid\n"
+		"  -c, --cgroup CGROUP   only tasks in this cgroup v2 and below it, e.g.\n"
+		"                        /system.slice/nginx.service, in the views that have one\n"
 		"      --no-color        no colors (also: NO_COLOR in the environment)\n"
 		"      --counters LIST   perf counters per call: taskclock,cycles,instructions\n"
 		"                        (\"\" for none; each costs time per syscall)\n"
@@ -251,8 +255,8 @@ static int bad_usage(const char *cmd, const char *fmt, const char *arg)
 	return 2;
 }
 
-/* Apply --counters LIST ('c'), --bpf-stats ('B'), --no-realtime ('R') or
- * --pid LIST ('p') to the probes. */
+/* Apply --counters LIST ('k'), --bpf-stats ('B'), --no-realtime ('R'),
+ * --pid LIST ('p') or --cgroup PATH ('c') to the probes. */
 static int probe_option(int c, const char *arg)
 {
 	char *cause = NULL;
@@ -261,6 +265,13 @@ static int probe_option(int c, const char *arg)
 		if (probe_set_pids(arg, &cause) == 0)
 			return 0;
 		fprintf(stderr, "latop: -p: %s\nTry 'latop --help'.\n", cause);
+		free(cause);
+		return -1;
+	}
+	if (c == 'c') {
+		if (probe_set_cgroup(arg, &cause) == 0)
+			return 0;
+		fprintf(stderr, "latop: -c: %s\nTry 'latop --help'.\n", cause);
 		free(cause);
 		return -1;
 	}
@@ -397,6 +408,7 @@ static int cmd_live(int argc, char **argv)
 		case 't': o.theme = optarg; break;
 		case 'C': o.no_color = true; break;
 		case 'c':
+		case 'k':
 		case 'B':
 		case 'R':
 		case 'p':
@@ -661,6 +673,7 @@ static int cmd_record(int argc, char **argv)
 		case 'q': text = optarg; break;
 		case 'Q': quiet = true; break;
 		case 'c':
+		case 'k':
 		case 'B':
 		case 'R':
 		case 'p':

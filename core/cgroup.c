@@ -373,3 +373,36 @@ const char *cgroup_container(const char *path, char *buf, size_t len)
 		snprintf(buf, len, "%.*s", id ? CGROUP_ID_SHORT : 0, id ? id : "");
 	return buf;
 }
+
+static const char *domain_name(size_t i)
+{
+	(void)i;
+	return NULL;
+}
+
+static bool domain_any(const char *s)
+{
+	(void)s;
+	return true;
+}
+
+static int64_t domain_id(const char *s)
+{
+	uint64_t id;
+	unsigned level;
+	char *cause = NULL, *end;
+
+	if (!strncmp(s, "cgroup:", 7)) {
+		errno = 0;
+		id = strtoull(s + 7, &end, 10);
+		return !errno && *end == 0 && s[7] >= '0' && s[7] <= '9' && id <= INT64_MAX ?
+		       (int64_t)id : -1;
+	}
+	if (!*s || cgroup_lookup(s, &id, &level, &cause)) {
+		free(cause);
+		return -1;
+	}
+	return id <= INT64_MAX ? (int64_t)id : -1;
+}
+
+const struct field_domain cgroup_domain = {domain_name, domain_any, domain_id};

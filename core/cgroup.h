@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stddef.h>
+#include "table.h"
 
 #define CGROUP_PATH_MAX 4096
 #define CGROUP_ID_SHORT 12	/* a container id as `docker ps` and `podman ps` show it */
@@ -58,5 +59,12 @@ const char *cgroup_unit(const char *path, char *buf, size_t len);
  * libpod-ID.scope, containerd-ID.scope); "" when none.  Returns buf.
  */
 const char *cgroup_container(const char *path, char *buf, size_t len);
+
+/*
+ * The values of a cgroup field: any text (a recording names cgroups this
+ * machine may not have); the kernel value of one is its id here, from
+ * cgroup_lookup or written "cgroup:ID", else -1 (not pushed down).
+ */
+extern const struct field_domain cgroup_domain;
 
 #endif
