@@ -23,6 +23,12 @@ trap cleanup EXIT
 out=$("$L" record -c /latop-test-$$-none -o "$tmp/bad.snap" -d 1s 2>&1); rc=$?
 [ $rc -eq 2 ] && printf '%s' "$out" | grep -q -- "-c: no cgroup '/latop-test-$$-none'"
 ok $? "-c with a cgroup that does not exist is refused, naming it (exit $rc: $(printf '%s' "$out" | head -1))"
+# A recording made before the cgroup fields reads them empty.
+old=${LATOP_TOP:?}/tests/data/sweep/syscalls.snap
+got=$("$L" report "$old" -q "from syscalls group by cgroup, unit, container show count" --csv 2>&1)
+want=$("$L" report "$old" -q "from syscalls show count" --csv 2>&1 | tail -1)
+[ "$got" = "cgroup,unit,container,count
+,,,$want" ]; ok $? "an older recording groups by cgroup, unit, container: one row, empty (got: $(echo $got))"
 need_root
 [ -x "$W" ] || skip_all "no workload helper at $W (make tests-build)"
 [ -n "$R" ] || skip_all "no cgroup2 mount"
