@@ -123,7 +123,7 @@ const volatile __u32 ovf_slots = 1;	/* overflow slots, one a CPU, set at load */
 
 __u32 filter_need[2] = {};	/* FILTER_NEED_* of each slot */
 __u32 filter_grain[2] = {};	/* enum sys_grain of each slot */
-__u32 filter_cgroup[2] = {};	/* 1: keys hold the cgroup id (the query reads it) */
+__u32 filter_nocgroup[2] = {};	/* 1: keys leave out the cgroup id (the query does not read it) */
 __u64 slot_hiwater = 0;		/* slots below it were ever taken */
 static const struct sys_stats zero_stats;
 
@@ -524,7 +524,7 @@ static __always_inline struct sys_stats *call_slot(struct sys_task *t)
 	}
 	key.comm[0] = comm[0];
 	key.comm[1] = comm[1];
-	if (filter_cgroup[filter_idx & 1])
+	if (!filter_nocgroup[filter_idx & 1])
 		key.cgroup = bpf_get_current_cgroup_id();
 	return slot_get(t, &key);
 }

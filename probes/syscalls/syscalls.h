@@ -87,7 +87,7 @@ struct sys_key {
 	__u32 owner;		/* 0 free, SYS_OWNER_THREAD, or SYS_OWNER_CPU0 + cpu */
 	__u64 comm[SYS_COMM_LEN / 8];
 	__u64 cgroup;		/* the thread's cgroup v2 id when the query reads a
-				 * cgroup field (filter_cgroup), else 0 */
+				 * cgroup field (not filter_nocgroup), else 0 */
 };
 
 /*

@@ -8,13 +8,15 @@
 . "$(dirname "$0")/../lib.sh"
 L=${LATOP_BIN:?}
 W=$LATOP_HELPERS/workload
-tmp=$(mktemp -d); rec_pid=
+tmp=$(mktemp -d); rec_pid= loop=
 R=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 HEX=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 A=/latop-test-$$-a
 B=/latop-test-$$-b.slice/docker-$HEX.scope
 cleanup() {
 	[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null
+	[ -n "$loop" ] && losetup -d "$loop"
+	rm -f /dev/shm/latop-test-$$.img
 	for d in "$A/sub" "$A" "$B" "${B%/*}"; do [ -n "$R" ] && rmdir "$R$d" 2>/dev/null; done
 	rm -rf "$tmp"
 }
@@ -65,6 +67,24 @@ ok $? "record with WHERE cgroup ~ '$A/*' ($(head -c 300 "$tmp/glob.snap.err"))"
 rec full.snap -c "$R$B" -q "from syscalls"
 ok $? "record -c with the full path $R$B ($(head -c 300 "$tmp/full.snap.err"))"
 
+# Block: a loop device of its own; reads queued from A, writes from B.
+BIO=$LATOP_HELPERS/blkio
+blk=
+if [ -x "$BIO" ] && truncate -s 64M /dev/shm/latop-test-$$.img &&
+   loop=$(losetup -f --show /dev/shm/latop-test-$$.img); then
+	D=$(basename "$loop")
+	udevadm settle 2>/dev/null; sleep 0.5
+	"$L" record -o "$tmp/blk.snap" -d 120s --quiet \
+		-q "from block_events where dev == '$D' threshold 1ns buffer 100000" 2>"$tmp/blk.err" & rec_pid=$!
+	wait_recording "$tmp/blk.snap" &&
+		echo g | sh -c "echo \$\$ > '$R$A/cgroup.procs' && exec '$BIO' read '$loop' 4096 300 1" >/dev/null &&
+		echo g | sh -c "echo \$\$ > '$R$B/cgroup.procs' && exec '$BIO' write '$loop' 131072 40 1" >/dev/null
+	sleep 1; kill -TERM $rec_pid; wait $rec_pid; ok $? "record block I/O from two cgroups ($(head -c 300 "$tmp/blk.err"))"
+	rec_pid=; blk=1
+else
+	skip "no loop device for the block view"
+fi
+
 # Every cgroup is gone before any report: the names come from the files.
 cleanup_dirs() { for d in "$A/sub" "$A" "$B" "${B%/*}"; do rmdir "$R$d" || return 1; done; }
 cleanup_dirs; ok $? "the test cgroups are removed before the reports"
@@ -104,4 +124,14 @@ got=$(rows glob.snap "from syscalls group by cgroup show count" | cut -d, -f1 | 
 [ "$got" = "$A $A/sub " ]; ok $? "WHERE cgroup ~ '$A/*' is a subtree test in the kernel (got: $got)"
 got=$(rows full.snap "from syscalls where syscall == getppid group by cgroup show count")
 [ "$got" = "$B,2000" ]; ok $? "-c with the full path under the mount (got: $(echo $got))"
+if [ -n "$blk" ]; then
+	got=$(rows blk.snap "from block where comm == 'blkio' group by cgroup, container, op show count" | sort)
+	want="$A,,read,300
+$B,${HEX:0:12},write,40"
+	[ "$got" = "$want" ]; ok $? "block: exact requests per queueing cgroup (got: $(echo $got))"
+	got=$(rows blk.snap "from block_events where comm == 'blkio' group by cgroup, op show count" | sort)
+	want="$A,read,300
+$B,write,40"
+	[ "$got" = "$want" ]; ok $? "block_events: each request carries its cgroup (got: $(echo $got))"
+fi
 done_testing
