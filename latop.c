@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* latop: top for latency.  The command table, argument parsing and wiring. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/cgroup.h"
 #include "core/clock.h"
 #include "core/fmt.h"
 #include "core/json.h"
@@ -1068,6 +1070,27 @@ static void complete_word(const char *word, const char *prefix)
 		printf("%s\n", word);
 }
 
+/* The cgroups one level below the directory part of cur (a path under the
+ * cgroup2 mount, "/system.slice/n") that cur starts, one a line. */
+static void complete_cgroup(const char *cur)
+{
+	const char *root = cgroup_root(), *slash = strrchr(cur, '/');
+	char dir[CGROUP_PATH_MAX], word[CGROUP_PATH_MAX];
+	int dn = slash ? (int)(slash - cur) : 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (!root || (size_t)snprintf(dir, sizeof(dir), "%s/%.*s", root, dn, cur) >= sizeof(dir) ||
+	    !(d = opendir(dir)))
+		return;
+	while ((de = readdir(d)))
+		if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
+		    (size_t)snprintf(word, sizeof(word), "%.*s%s%s", dn, cur, slash ? "/" : "",
+				     de->d_name) < sizeof(word))
+			complete_word(word, cur);
+	closedir(d);
+}
+
 /* The option of cmd that word names ("--query", "-q") when it takes an argument, or NULL. */
 static const struct option *complete_arg_option(const struct cmd_entry *cmd, const char *word)
 {
@@ -1156,6 +1179,8 @@ static int cmd_complete(int argc, char **argv)
 		do
 			complete_word(t, cur);
 		while (strcmp(t = theme_next(t), theme_next("")));
+	} else if (arg && !strcmp(arg->name, "cgroup")) {
+		complete_cgroup(cur);
 	} else if (arg) {
 		/* a duration or a list: nothing to offer */
 	} else if (cur[0] == '-') {

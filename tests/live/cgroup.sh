@@ -36,6 +36,10 @@ need_root
 [ -n "$R" ] || skip_all "no cgroup2 mount"
 mkdir -p "$R$A/sub" "$R$B" || skip_all "cannot make cgroups under $R"
 cp "$W" "$tmp/cgw$$"
+got=$("$L" complete 2 latop -c "/latop-test-$$-" | LC_ALL=C sort -r | tr '\n' ' ')
+[ "$got" = "words ${B%/*} $A " ]; ok $? "-c completes cgroup paths (got: $got)"
+got=$("$L" complete 3 latop record -c "$A/" | tr '\n' ' ')
+[ "$got" = "words $A/sub " ]; ok $? "-c completes below a cgroup (got: $got)"
 C=cgw$$
 
 # run CGROUP N: N getppid, write and read calls (workload sysload) by a
