@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* latop: top for latency.  The command table, argument parsing and wiring. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
@@ -14,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/cgroup.h"
 #include "core/clock.h"
 #include "core/fmt.h"
 #include "core/json.h"
@@ -55,8 +57,9 @@ static const struct option live_opts[] = {
 	{"theme", required_argument, NULL, 't'},
 	{"interval", required_argument, NULL, 'i'},
 	{"pid", required_argument, NULL, 'p'},
+	{"cgroup", required_argument, NULL, 'c'},
 	{"no-color", no_argument, NULL, 'C'},
-	{"counters", required_argument, NULL, 'c'},
+	{"counters", required_argument, NULL, 'k'},
 	{"bpf-stats", no_argument, NULL, 'B'},
 	{"no-realtime", no_argument, NULL, 'R'},
 	{"help", no_argument, NULL, 'h'},
@@ -70,8 +73,9 @@ static const struct option record_opts[] = {
 	{"query", required_argument, NULL, 'q'},
 	{"interval", required_argument, NULL, 'i'},
 	{"pid", required_argument, NULL, 'p'},
+	{"cgroup", required_argument, NULL, 'c'},
 	{"quiet", no_argument, NULL, 'Q'},
-	{"counters", required_argument, NULL, 'c'},
+	{"counters", required_argument, NULL, 'k'},
 	{"bpf-stats", no_argument, NULL, 'B'},
 	{"no-realtime", no_argument, NULL, 'R'},
 	{"rotate", required_argument, NULL, 'O'},
@@ -105,7 +109,8 @@ static const struct option serve_opts[] = {
 	{"no-defaults", no_argument, NULL, 'N'},
 	{"interval", required_argument, NULL, 'i'},
 	{"pid", required_argument, NULL, 'p'},
-	{"counters", required_argument, NULL, 'c'},
+	{"cgroup", required_argument, NULL, 'c'},
+	{"counters", required_argument, NULL, 'k'},
 	{"bpf-stats", no_argument, NULL, 'B'},
 	{"no-realtime", no_argument, NULL, 'R'},
 	{"help", no_argument, NULL, 'h'},
@@ -120,14 +125,14 @@ static const struct option probes_opts[] = {
 
 /* latop with no command: the live TUI. */
 static const struct cmd_entry live_cmd = {
-	NULL, NULL, NULL, cmd_live, "+q:t:i:p:hV", live_opts,
+	NULL, NULL, NULL, cmd_live, "+q:t:i:p:c:hV", live_opts,
 };
 
 static const struct cmd_entry commands[] = {
 	{"record", "record -o FILE|DIR [-d DURATION] [-q QUERY] [-i INTERVAL] [-p PID,...]\n"
-	 "             [--quiet] [--counters LIST] [--bpf-stats] [--no-realtime]\n"
+	 "             [-c CGROUP] [--quiet] [--counters LIST] [--bpf-stats] [--no-realtime]\n"
 	 "             [--rotate DURATION|SIZE [--keep DURATION|SIZE|COUNT]]",
-	 "record live data to a snapshot file, or a ring of them in DIR, headless", cmd_record, "o:d:q:i:p:h", record_opts},
+	 "record live data to a snapshot file, or a ring of them in DIR, headless", cmd_record, "o:d:q:i:p:c:h", record_opts},
 	{"replay", "replay FILE...|DIR [-q QUERY] [-t THEME]",
 	 "browse a recording in the TUI, with time travel", cmd_replay, "q:t:h", replay_opts},
 	{"report", "report FILE...|DIR... [-q QUERY] [--json|--csv|--format FORMAT]",
@@ -136,10 +141,10 @@ static const struct cmd_entry commands[] = {
 	 "list the probes, their stages and the hook this kernel gives each", cmd_probes, "",
 	 probes_opts},
 	{"serve", "serve [--listen ADDR:PORT] [--metric NAME=QUERY]... [--history DUR]\n"
-	 "             [--max-series N] [--no-defaults] [-i INTERVAL] [-p PID,...]\n"
+	 "             [--max-series N] [--no-defaults] [-i INTERVAL] [-p PID,...] [-c CGROUP]\n"
 	 "             [--counters LIST] [--bpf-stats] [--no-realtime]",
 	 "serve metrics (GET /metrics) and recent recordings (GET /snapshot) over HTTP",
-	 cmd_serve, "l:m:i:p:h", serve_opts},
+	 cmd_serve, "l:m:i:p:c:h", serve_opts},
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -191,8 +196,8 @@ static void views_usage(FILE *out)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [-p PID,...] [--no-color]\n"
-		"             [--counters LIST] [--bpf-stats] [--no-realtime]\n"
+		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [-p PID,...] [-c CGROUP]\n"
+		"             [--no-color] [--counters LIST] [--bpf-stats] [--no-realtime]\n"
 		"       latop COMMAND [ARGS]\n"
 		"\n");
 	views_usage(out);
@@ -204,6 +209,8 @@ static void usage(FILE *out)
 		"  -i, --interval DUR    tick interval, e.g. 500ms (default 1s)\n"
 		"  -p, --pid PID,...     only these processes (up to %d), in the views that have\n"
 		"                        a pid\n"
+		"  -c, --cgroup CGROUP   only tasks in this cgroup v2 and below it, e.g.\n"
+		"                        /system.slice/nginx.service, in the views that have one\n"
 		"      --no-color        no colors (also: NO_COLOR in the environment)\n"
 		"      --counters LIST   perf counters per call: taskclock,cycles,instructions\n"
 		"                        (\"\" for none; each costs time per syscall)\n"
@@ -279,8 +286,8 @@ static int bad_usage(const char *cmd, const char *fmt, const char *arg)
 	return 2;
 }
 
-/* Apply --counters LIST ('c'), --bpf-stats ('B'), --no-realtime ('R') or
- * --pid LIST ('p') to the probes. */
+/* Apply --counters LIST ('k'), --bpf-stats ('B'), --no-realtime ('R'),
+ * --pid LIST ('p') or --cgroup PATH ('c') to the probes. */
 static int probe_option(int c, const char *arg)
 {
 	char *cause = NULL;
@@ -289,6 +296,13 @@ static int probe_option(int c, const char *arg)
 		if (probe_set_pids(arg, &cause) == 0)
 			return 0;
 		fprintf(stderr, "latop: -p: %s\nTry 'latop --help'.\n", cause);
+		free(cause);
+		return -1;
+	}
+	if (c == 'c') {
+		if (probe_set_cgroup(arg, &cause) == 0)
+			return 0;
+		fprintf(stderr, "latop: -c: %s\nTry 'latop --help'.\n", cause);
 		free(cause);
 		return -1;
 	}
@@ -425,6 +439,7 @@ static int cmd_live(int argc, char **argv)
 		case 't': o.theme = optarg; break;
 		case 'C': o.no_color = true; break;
 		case 'c':
+		case 'k':
 		case 'B':
 		case 'R':
 		case 'p':
@@ -721,6 +736,7 @@ static int cmd_record(int argc, char **argv)
 		case 'q': text = optarg; break;
 		case 'Q': quiet = true; break;
 		case 'c':
+		case 'k':
 		case 'B':
 		case 'R':
 		case 'p':
@@ -1319,6 +1335,7 @@ static int cmd_serve(int argc, char **argv)
 			}
 			break;
 		case 'c':
+		case 'k':
 		case 'B':
 		case 'R':
 		case 'p':
@@ -1396,6 +1413,27 @@ static void complete_word(const char *word, const char *prefix)
 {
 	if (!strncmp(word, prefix, strlen(prefix)))
 		printf("%s\n", word);
+}
+
+/* The cgroups one level below the directory part of cur (a path under the
+ * cgroup2 mount, "/system.slice/n") that cur starts, one a line. */
+static void complete_cgroup(const char *cur)
+{
+	const char *root = cgroup_root(), *slash = strrchr(cur, '/');
+	char dir[CGROUP_PATH_MAX], word[CGROUP_PATH_MAX];
+	int dn = slash ? (int)(slash - cur) : 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (!root || (size_t)snprintf(dir, sizeof(dir), "%s/%.*s", root, dn, cur) >= sizeof(dir) ||
+	    !(d = opendir(dir)))
+		return;
+	while ((de = readdir(d)))
+		if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
+		    (size_t)snprintf(word, sizeof(word), "%.*s%s%s", dn, cur, slash ? "/" : "",
+				     de->d_name) < sizeof(word))
+			complete_word(word, cur);
+	closedir(d);
 }
 
 /* The option of cmd that word names ("--query", "-q") when it takes an argument, or NULL. */
@@ -1493,6 +1531,8 @@ static int cmd_complete(int argc, char **argv)
 
 		for (const char *const *e = arg->name[0] == 'r' ? rotate_eg : keep_eg; *e; e++)
 			complete_word(*e, cur);
+	} else if (arg && !strcmp(arg->name, "cgroup")) {
+		complete_cgroup(cur);
 	} else if (arg) {
 		/* a duration or a list: nothing to offer */
 	} else if (cur[0] == '-') {

@@ -415,7 +415,9 @@ static struct pred *parse_leaf(struct parser *p)
 			goto fail;
 		}
 		parse_value(p, &n->vals[0], "a pattern");
-		n->regex = n->vals[0].s[0] == '/';
+		/* '/re/' is a regex; a glob may start with '/' too (a cgroup path) */
+		n->regex = n->vals[0].s[0] == '/' && strlen(n->vals[0].s) >= 2 &&
+			   n->vals[0].s[strlen(n->vals[0].s) - 1] == '/';
 		if (n->regex && parse_regex(p, &n->vals[0]))
 			goto fail;
 		return n;

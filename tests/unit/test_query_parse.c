@@ -289,7 +289,7 @@ int main(void)
 	ok(!strcmp(s, "syscalls syscall_events"), "after FROM: tables (%s)", s);
 	free(s);
 	s = complete("from syscalls where co");
-	ok(!strcmp(s, "comm count count("), "fields of the FROM table, then functions (%s)", s);
+	ok(!strcmp(s, "comm count container count("), "fields of the FROM table, then functions (%s)", s);
 	free(s);
 	s = complete("from syscalls show p9");
 	ok(!strcmp(s, "p90( p99( p999( p9999("), "functions with '(' (%s)", s);
