@@ -9,6 +9,8 @@ CC ?= gcc
 CLANG ?= clang
 BPFTOOL ?= bpftool
 PREFIX ?= /usr/local
+# Where systemd looks for system units (systemd/*.service), as its .pc file says.
+SYSTEMD_UNITDIR ?= $(or $(shell pkg-config --variable=systemdsystemunitdir systemd 2>/dev/null),/lib/systemd/system)
 VMLINUX_H ?=
 ARCH := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
@@ -123,14 +125,18 @@ $(OUTPUT)/san/liblatop.a: $(SAN_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@; ar rcs $@ $^
 
-latop: $(OUTPUT)/obj/latop.o $(OUTPUT)/liblatop.a
+# serve.c (latop serve) is a front end beside latop.c, the only user of
+# libmicrohttpd (libmicrohttpd-dev).
+MHD_LIBS := $(shell pkg-config --libs libmicrohttpd 2>/dev/null || echo -lmicrohttpd)
+
+latop: $(OUTPUT)/obj/latop.o $(OUTPUT)/obj/serve.o $(OUTPUT)/liblatop.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $^ $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $^ $(LIBS) $(MHD_LIBS) -o $@
 
 # The sanitizer build of the binary, used by the tests.
-$(OUTPUT)/san/latop: $(OUTPUT)/san/latop.o $(OUTPUT)/san/liblatop.a
+$(OUTPUT)/san/latop: $(OUTPUT)/san/latop.o $(OUTPUT)/san/serve.o $(OUTPUT)/san/liblatop.a
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $^ $(LIBS) -o $@
+	$(Q)$(CC) $(ALL_CFLAGS) $(SAN_FLAGS) $^ $(LIBS) $(MHD_LIBS) -o $@
 
 san: $(OUTPUT)/san/latop
 
@@ -241,12 +247,18 @@ install: latop
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/latop
 	install -d $(DESTDIR)$(PREFIX)/share/latop/themes
 	install -m 0644 themes/*.theme $(DESTDIR)$(PREFIX)/share/latop/themes/
+	install -d $(DESTDIR)$(SYSTEMD_UNITDIR)
+	for u in systemd/*.service; do \
+		sed 's|@BINDIR@|$(PREFIX)/bin|g' $$u > $(DESTDIR)$(SYSTEMD_UNITDIR)/$${u#systemd/} && \
+		chmod 0644 $(DESTDIR)$(SYSTEMD_UNITDIR)/$${u#systemd/} || exit 1; \
+	done
 
 uninstall:
 	rm -f $(DESTDIR)$(PREFIX)/bin/latop $(DESTDIR)$(PREFIX)/share/man/man1/latop.1 \
 		$(DESTDIR)$(PREFIX)/share/man/man7/latop-query.7 \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/latop
 	rm -rf $(DESTDIR)$(PREFIX)/share/latop
+	rm -f $(patsubst systemd/%,$(DESTDIR)$(SYSTEMD_UNITDIR)/%,$(wildcard systemd/*.service))
 
 clean:
 	rm -rf $(OUTPUT) latop
@@ -297,10 +309,16 @@ latop-static: $(OUTPUT)/static/latop
 
 helpers-static: $(STATIC_HELPERS)
 
-$(OUTPUT)/static/latop: $(OUTPUT)/obj/latop.o $(OUTPUT)/liblatop.a
+$(OUTPUT)/static/latop: $(OUTPUT)/obj/latop.o $(OUTPUT)/static/serve.o $(OUTPUT)/liblatop.a
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -static $^ $(STATIC_LIBS) -o $@
+
+# Without libmicrohttpd: its latop serve says it is not built in.
+$(OUTPUT)/static/serve.o: serve.c $(HDRS) $(SKELS) $(OUTPUT)/probe_list.h
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -DLATOP_NO_SERVE -c $< -o $@
 
 $(OUTPUT)/static/%: tests/helpers/%.c tests/helpers/helper.h
 	$(call msg,CC,$@)

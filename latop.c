@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* latop: top for latency.  The command table, argument parsing and wiring. */
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <malloc.h>
@@ -14,17 +15,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/cgroup.h"
 #include "core/clock.h"
 #include "core/fmt.h"
 #include "core/json.h"
 #include "core/snapshot.h"
+#include "core/ring.h"
 #include "core/source.h"
 #include "core/merge.h"
 #include "core/table.h"
 #include "core/xalloc.h"
 #include "probes/probe.h"
 #include "probes/views.h"
+#include "queries/expose.h"
 #include "queries/query.h"
+#include "serve.h"
 #include "tui/theme.h"
 #include "tui/tui.h"
 
@@ -45,14 +50,16 @@ static int cmd_record(int argc, char **argv);
 static int cmd_replay(int argc, char **argv);
 static int cmd_report(int argc, char **argv);
 static int cmd_probes(int argc, char **argv);
+static int cmd_serve(int argc, char **argv);
 
 static const struct option live_opts[] = {
 	{"query", required_argument, NULL, 'q'},
 	{"theme", required_argument, NULL, 't'},
 	{"interval", required_argument, NULL, 'i'},
 	{"pid", required_argument, NULL, 'p'},
+	{"cgroup", required_argument, NULL, 'c'},
 	{"no-color", no_argument, NULL, 'C'},
-	{"counters", required_argument, NULL, 'c'},
+	{"counters", required_argument, NULL, 'k'},
 	{"bpf-stats", no_argument, NULL, 'B'},
 	{"no-realtime", no_argument, NULL, 'R'},
 	{"help", no_argument, NULL, 'h'},
@@ -66,10 +73,13 @@ static const struct option record_opts[] = {
 	{"query", required_argument, NULL, 'q'},
 	{"interval", required_argument, NULL, 'i'},
 	{"pid", required_argument, NULL, 'p'},
+	{"cgroup", required_argument, NULL, 'c'},
 	{"quiet", no_argument, NULL, 'Q'},
-	{"counters", required_argument, NULL, 'c'},
+	{"counters", required_argument, NULL, 'k'},
 	{"bpf-stats", no_argument, NULL, 'B'},
 	{"no-realtime", no_argument, NULL, 'R'},
+	{"rotate", required_argument, NULL, 'O'},
+	{"keep", required_argument, NULL, 'K'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
@@ -86,6 +96,23 @@ static const struct option report_opts[] = {
 	{"query", required_argument, NULL, 'q'},
 	{"json", no_argument, NULL, 'j'},
 	{"csv", no_argument, NULL, 'c'},
+	{"format", required_argument, NULL, 'f'},
+	{"help", no_argument, NULL, 'h'},
+	{0},
+};
+
+static const struct option serve_opts[] = {
+	{"listen", required_argument, NULL, 'l'},
+	{"metric", required_argument, NULL, 'm'},
+	{"history", required_argument, NULL, 'H'},
+	{"max-series", required_argument, NULL, 'S'},
+	{"no-defaults", no_argument, NULL, 'N'},
+	{"interval", required_argument, NULL, 'i'},
+	{"pid", required_argument, NULL, 'p'},
+	{"cgroup", required_argument, NULL, 'c'},
+	{"counters", required_argument, NULL, 'k'},
+	{"bpf-stats", no_argument, NULL, 'B'},
+	{"no-realtime", no_argument, NULL, 'R'},
 	{"help", no_argument, NULL, 'h'},
 	{0},
 };
@@ -98,20 +125,26 @@ static const struct option probes_opts[] = {
 
 /* latop with no command: the live TUI. */
 static const struct cmd_entry live_cmd = {
-	NULL, NULL, NULL, cmd_live, "+q:t:i:p:hV", live_opts,
+	NULL, NULL, NULL, cmd_live, "+q:t:i:p:c:hV", live_opts,
 };
 
 static const struct cmd_entry commands[] = {
-	{"record", "record -o FILE [-d DURATION] [-q QUERY] [-i INTERVAL] [-p PID,...]\n"
-	 "             [--quiet] [--counters LIST] [--bpf-stats] [--no-realtime]",
-	 "record live data to a snapshot file, headless", cmd_record, "o:d:q:i:p:h", record_opts},
-	{"replay", "replay FILE [-q QUERY] [-t THEME]",
+	{"record", "record -o FILE|DIR [-d DURATION] [-q QUERY] [-i INTERVAL] [-p PID,...]\n"
+	 "             [-c CGROUP] [--quiet] [--counters LIST] [--bpf-stats] [--no-realtime]\n"
+	 "             [--rotate DURATION|SIZE [--keep DURATION|SIZE|COUNT]]",
+	 "record live data to a snapshot file, or a ring of them in DIR, headless", cmd_record, "o:d:q:i:p:c:h", record_opts},
+	{"replay", "replay FILE...|DIR [-q QUERY] [-t THEME]",
 	 "browse a recording in the TUI, with time travel", cmd_replay, "q:t:h", replay_opts},
-	{"report", "report FILE... [-q QUERY] [--json|--csv]",
+	{"report", "report FILE...|DIR... [-q QUERY] [--json|--csv|--format FORMAT]",
 	 "run a query over recordings and print the result", cmd_report, "q:h", report_opts},
 	{"probes", "probes [--json]",
 	 "list the probes, their stages and the hook this kernel gives each", cmd_probes, "",
 	 probes_opts},
+	{"serve", "serve [--listen ADDR:PORT] [--metric NAME=QUERY]... [--history DUR]\n"
+	 "             [--max-series N] [--no-defaults] [-i INTERVAL] [-p PID,...] [-c CGROUP]\n"
+	 "             [--counters LIST] [--bpf-stats] [--no-realtime]",
+	 "serve metrics (GET /metrics) and recent recordings (GET /snapshot) over HTTP",
+	 cmd_serve, "l:m:i:p:c:h", serve_opts},
 };
 
 static volatile sig_atomic_t stop_requested;
@@ -163,8 +196,8 @@ static void views_usage(FILE *out)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [-p PID,...] [--no-color]\n"
-		"             [--counters LIST] [--bpf-stats] [--no-realtime]\n"
+		"usage: latop [-q QUERY] [-t THEME] [-i INTERVAL] [-p PID,...] [-c CGROUP]\n"
+		"             [--no-color] [--counters LIST] [--bpf-stats] [--no-realtime]\n"
 		"       latop COMMAND [ARGS]\n"
 		"\n");
 	views_usage(out);
@@ -176,6 +209,8 @@ static void usage(FILE *out)
 		"  -i, --interval DUR    tick interval, e.g. 500ms (default 1s)\n"
 		"  -p, --pid PID,...     only these processes (up to %d), in the views that have\n"
 		"                        a pid\n"
+		"  -c, --cgroup CGROUP   only tasks in this cgroup v2 and below it, e.g.\n"
+		"                        /system.slice/nginx.service, in the views that have one\n"
 		"      --no-color        no colors (also: NO_COLOR in the environment)\n"
 		"      --counters LIST   perf counters per call: taskclock,cycles,instructions\n"
 		"                        (\"\" for none; each costs time per syscall)\n"
@@ -251,8 +286,8 @@ static int bad_usage(const char *cmd, const char *fmt, const char *arg)
 	return 2;
 }
 
-/* Apply --counters LIST ('c'), --bpf-stats ('B'), --no-realtime ('R') or
- * --pid LIST ('p') to the probes. */
+/* Apply --counters LIST ('k'), --bpf-stats ('B'), --no-realtime ('R'),
+ * --pid LIST ('p') or --cgroup PATH ('c') to the probes. */
 static int probe_option(int c, const char *arg)
 {
 	char *cause = NULL;
@@ -261,6 +296,13 @@ static int probe_option(int c, const char *arg)
 		if (probe_set_pids(arg, &cause) == 0)
 			return 0;
 		fprintf(stderr, "latop: -p: %s\nTry 'latop --help'.\n", cause);
+		free(cause);
+		return -1;
+	}
+	if (c == 'c') {
+		if (probe_set_cgroup(arg, &cause) == 0)
+			return 0;
+		fprintf(stderr, "latop: -c: %s\nTry 'latop --help'.\n", cause);
 		free(cause);
 		return -1;
 	}
@@ -397,6 +439,7 @@ static int cmd_live(int argc, char **argv)
 		case 't': o.theme = optarg; break;
 		case 'C': o.no_color = true; break;
 		case 'c':
+		case 'k':
 		case 'B':
 		case 'R':
 		case 'p':
@@ -598,12 +641,13 @@ struct record_tally {
 	struct tick_lengths lens;
 };
 
-/* Write tick t to w and tally its losses and length; free t either way.
- * -1 with *cause. */
-static int record_tick(struct snap_writer *w, struct tick *t, struct record_tally *rt,
-		       char **cause)
+/* Write tick t to w, or to the ring rw when w is NULL, and tally its losses
+ * and length; free t either way.  -1 with *cause. */
+static int record_tick(struct snap_writer *w, struct ring_writer *rw, struct tick *t,
+		       struct record_tally *rt, char **cause)
 {
-	int rc = snap_write_tick(w, t, cause);
+	int rc = w ? snap_write_tick(w, t, cause)
+		   : ring_write_tick(rw, t, clock_ns(CLOCK_REALTIME), cause);
 
 	if (rc == 0) {
 		tally_lost(&rt->lost, t);
@@ -637,20 +681,51 @@ static void say_kept(const char *tmp, size_t nticks)
 }
 
 /*
+ * Check -o DIR for a ring of recordings (ring, or -o names a directory),
+ * making it when --rotate is given and it is missing; 0, or 2 said.
+ */
+static int record_check_dir(const char *out, bool rotate)
+{
+	struct stat st;
+
+	if (stat(out, &st) < 0 && errno == ENOENT && rotate && mkdir(out, 0750) == 0)
+		fprintf(stderr, "latop record: made the directory %s\n", out);
+	if (stat(out, &st) < 0) {
+		fprintf(stderr, "latop record: -o: %s: %s\n", out, strerror(errno));
+		return 2;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		fprintf(stderr, "latop record: -o: %s: is not a directory; --rotate writes a "
+			"directory of recordings\n", out);
+		return 2;
+	}
+	if (access(out, W_OK | X_OK) < 0) {
+		fprintf(stderr, "latop record: -o: %s: cannot write in the directory: %s\n", out,
+			strerror(errno));
+		return 2;
+	}
+	return 0;
+}
+
+/*
  * latop record -o FILE [-d DUR] [-q QUERY]: record headless until -d or a
  * stop signal, then take the partial last interval as a tick of its own.
+ * -o DIR, or --rotate, writes a ring of recordings in DIR (core/ring.h).
  */
 static int cmd_record(int argc, char **argv)
 {
-	const char *out = NULL, *text = NULL;
+	const char *out = NULL, *text = NULL, *rotate_arg = NULL, *keep_arg = NULL;
 	uint64_t dur_ns = 0, interval_ns = DEFAULT_INTERVAL_NS, start = 0;
 	struct record_tally tally = {0};
 	struct query *q = NULL;
 	struct source *src = NULL;
 	struct snap_writer *w = NULL;
+	struct ring_writer *rw = NULL;
+	struct ring_limit rotate = {RING_NONE, 0}, keep = {RING_NONE, 0};
 	char *cause = NULL, *tmp = NULL;
-	bool quiet = false, closed = false;
-	size_t nticks = 0;
+	bool quiet = false, closed = false, ring = false;
+	size_t nticks = 0, nfiles = 0;
+	struct stat st;
 	struct tick t;
 	int c, r, rc = 0;
 
@@ -661,6 +736,7 @@ static int cmd_record(int argc, char **argv)
 		case 'q': text = optarg; break;
 		case 'Q': quiet = true; break;
 		case 'c':
+		case 'k':
 		case 'B':
 		case 'R':
 		case 'p':
@@ -675,6 +751,17 @@ static int cmd_record(int argc, char **argv)
 				return rc;
 			}
 			break;
+		case 'O':
+		case 'K':
+			*(c == 'O' ? &rotate_arg : &keep_arg) = optarg;
+			if (ring_parse_limit(optarg, c == 'K', c == 'O' ? &rotate : &keep,
+					     &cause) < 0) {
+				rc = bad_usage("record", c == 'O' ? "--rotate: %s" : "--keep: %s",
+					       cause);
+				free(cause);
+				return rc;
+			}
+			break;
 		case 'h':
 			printf("usage: latop %s\n", commands[0].usage);
 			return 0;
@@ -684,13 +771,18 @@ static int cmd_record(int argc, char **argv)
 	}
 	if (!out)
 		return bad_usage("record", "%s", "needs -o FILE");
+	if (keep.kind != RING_NONE && rotate.kind == RING_NONE)
+		return bad_usage("record", "%s", "--keep needs --rotate (it keeps a ring of files)");
 	if (optind < argc)
 		return bad_usage("record", "unexpected argument '%s'", argv[optind]);
 	if (interval_ns < 10000000)
 		return bad_usage("record", "%s", "-i: the interval must be at least 10ms");
+	ring = rotate.kind != RING_NONE || (stat(out, &st) == 0 && S_ISDIR(st.st_mode));
+	if (ring && record_check_dir(out, rotate.kind != RING_NONE))
+		return 2;
 	/* Refuse a target the recording could not end in before spending any
 	 * time on it; snap_create checks it again when it makes the file. */
-	if (snap_check_target(out, &cause) < 0) {
+	if (!ring && snap_check_target(out, &cause) < 0) {
 		fprintf(stderr, "latop record: -o: %s\n", cause);
 		free(cause);
 		return 2;
@@ -715,23 +807,34 @@ static int cmd_record(int argc, char **argv)
 		say_priority("record", src);
 	/* From the file's creation on, a stop signal ends it whole. */
 	catch_stop_signals();
-	w = snap_create(out, src->ops->info(src), &cause);
-	if (!w) {
+	if (ring)
+		rw = ring_open(out, &rotate, &keep, src->ops->info(src), clock_ns(CLOCK_REALTIME),
+			       &cause);
+	else
+		w = snap_create(out, src->ops->info(src), &cause);
+	if (!w && !rw) {
 		if (r == 1)
 			tick_done(&t);
 		rc = 1;
 		goto out;
 	}
-	tmp = xstrdup(snap_tmp_path(w));
-	if (r == 1 && record_tick(w, &t, &tally, &cause) < 0) {
+	tmp = xstrdup(w ? snap_tmp_path(w) : ring_tmp_path(rw));
+	if (r == 1 && record_tick(w, rw, &t, &tally, &cause) < 0) {
 		rc = 1;
 		goto out;
 	}
 	start = mono_ns();
-	if (!quiet)
+	if (!quiet && ring)
+		fprintf(stderr, "latop: recording to %s (latop-*.snap%s%s%s%s)%s; Ctrl-C to stop\n",
+			out, rotate.kind == RING_NONE ? ", one file" : ", a new file every ",
+			rotate.kind == RING_NONE ? "" : rotate_arg,
+			keep.kind == RING_NONE ? "" : ", keeping ",
+			keep.kind == RING_NONE ? "" : keep_arg,
+			dur_ns ? "" : " until interrupted");
+	else if (!quiet)
 		fprintf(stderr, "latop: recording to %s%s; Ctrl-C to stop\n", out,
 			dur_ns ? "" : " until interrupted");
-	if (!quiet && strcmp(tmp + strlen(out), ".tmp"))
+	if (!quiet && w && strcmp(tmp + strlen(out), ".tmp"))
 		fprintf(stderr, "latop record: %s.tmp exists (an earlier recording's?) and is left "
 			"as it is; this one is written to %s until it ends\n", out, tmp);
 	while (!stop_requested && (!dur_ns || mono_ns() - start < dur_ns)) {
@@ -743,7 +846,7 @@ static int cmd_record(int argc, char **argv)
 			rc = 1;
 			break;
 		}
-		if (r == 1 && record_tick(w, &t, &tally, &cause) < 0) {
+		if (r == 1 && record_tick(w, rw, &t, &tally, &cause) < 0) {
 			rc = 1;
 			goto out;
 		}
@@ -756,13 +859,20 @@ static int cmd_record(int argc, char **argv)
 		cause = NULL;
 		rc = 1;
 	}
-	if (r == 1 && record_tick(w, &t, &tally, &cause) < 0) {
+	if (r == 1 && record_tick(w, rw, &t, &tally, &cause) < 0) {
 		rc = 1;
 		goto out;
 	}
-	nticks = snap_ticks_written(w);
-	r = snap_close(w, &cause);
-	w = NULL;
+	if (rw) {
+		nticks = ring_ticks_written(rw);
+		nfiles = ring_files_started(rw);
+		r = ring_close(rw, clock_ns(CLOCK_REALTIME), &cause);
+		rw = NULL;
+	} else {
+		nticks = snap_ticks_written(w);
+		r = snap_close(w, &cause);
+		w = NULL;
+	}
 	if (r < 0)
 		rc = 1;
 	else
@@ -775,11 +885,28 @@ out:
 		nticks = snap_ticks_written(w);
 		snap_abandon(w);
 	}
+	if (rw) {
+		/* The files before the current one are finished; it keeps its ticks. */
+		/* The current file's, if one is open (not after a failed start). */
+		free(tmp);
+		tmp = ring_tmp_path(rw) ? xstrdup(ring_tmp_path(rw)) : NULL;
+		nfiles = ring_files_started(rw) - (tmp ? 1 : 0);
+		nticks = ring_current_ticks(rw);
+		if (nfiles)
+			fprintf(stderr, "latop record: %zu earlier file%s of the ring in %s %s "
+				"finished\n", nfiles, nfiles > 1 ? "s" : "", out,
+				nfiles > 1 ? "are" : "is");
+		ring_abandon(rw);
+		rw = NULL;
+	}
 	say_lost(&tally.lost);
 	say_late("record", &tally.lens, q && query_option_given(q, "every") ?
 		 query_options(q)->every_ns : interval_ns);
 	tick_lengths_free(&tally.lens);
-	if (closed && !quiet)
+	if (closed && !quiet && ring)
+		fprintf(stderr, "latop: recorded %zu ticks (%.1fs) in %zu file%s to %s\n", nticks,
+			(double)(mono_ns() - start) / 1e9, nfiles, nfiles == 1 ? "" : "s", out);
+	else if (closed && !quiet)
 		fprintf(stderr, "latop: recorded %zu ticks (%.1fs) to %s\n", nticks,
 			(double)(mono_ns() - start) / 1e9, out);
 	else if (tmp && !closed)
@@ -790,12 +917,130 @@ out:
 	return rc;
 }
 
-/* latop replay FILE: the TUI over a recording. */
+static int report_distinct(const char *who, char **paths, struct source **srcs, int n);
+
+/* The recordings args[0..nargs) name, files or directories of a ring (their
+ * files in name order, those being written too) into *paths (*n of them);
+ * 0, or 1 said. */
+static int expand_recordings(const char *who, char **args, int nargs, char ***paths, int *n)
+{
+	struct ring_file *files;
+	struct stat st;
+	size_t nf, k;
+	char *cause = NULL;
+	int cap = nargs;
+
+	*paths = xcalloc((size_t)cap, sizeof(**paths));
+	*n = 0;
+	for (int i = 0; i < nargs; i++) {
+		if (stat(args[i], &st) < 0 || !S_ISDIR(st.st_mode)) {
+			(*paths)[(*n)++] = xstrdup(args[i]);
+			continue;
+		}
+		if (ring_list(args[i], true, &files, &nf, &cause) < 0) {
+			fprintf(stderr, "latop %s: %s\n", who, cause);
+			free(cause);
+			return 1;
+		}
+		if (!nf) {
+			fprintf(stderr, "latop %s: %s: holds no recordings (latop-*.snap, as "
+				"'latop record -o DIR' names them)\n", who, args[i]);
+			ring_files_free(files, nf);
+			return 1;
+		}
+		cap += (int)nf;
+		*paths = xreallocarray(*paths, (size_t)cap, sizeof(**paths));
+		for (k = 0; k < nf; k++)
+			(*paths)[(*n)++] = xstrdup(files[k].path);
+		ring_files_free(files, nf);
+	}
+	return 0;
+}
+
+/*
+ * Read each host's recordings that follow each other as one
+ * (core/ring.h: ring_chains): srcs[0..*n) become the chains, in order of
+ * first appearance; the others are left for merge_open.
+ */
+static void chain_recordings(struct source **srcs, int *n)
+{
+	const struct source_info **infos = xcalloc((size_t)*n, sizeof(*infos));
+	size_t *chain = xcalloc((size_t)*n, sizeof(*chain)), *order = xcalloc((size_t)*n, sizeof(*order));
+	struct source **was = xcalloc((size_t)*n, sizeof(*was)), **members;
+	size_t nchains, j, o = 0, m;
+	char *cause = NULL;
+
+	for (int i = 0; i < *n; i++)
+		infos[i] = srcs[i]->ops->info(srcs[i]);
+	nchains = ring_chains(infos, (size_t)*n, chain, order);
+	memcpy(was, srcs, (size_t)*n * sizeof(*srcs));
+	members = xcalloc((size_t)*n, sizeof(*members));
+	for (j = 0; j < nchains; j++) {
+		for (m = 0; o < (size_t)*n && chain[order[o]] == j; o++)
+			members[m++] = was[order[o]];
+		srcs[j] = m == 1 ? members[0] : chain_open(members, m, &cause);
+	}
+	*n = (int)nchains;
+	free(infos);
+	free(chain);
+	free(order);
+	free(was);
+	free(members);
+}
+
+/*
+ * Open the recordings who ("replay") is given as one source: files, several
+ * or a directory, of one host following each other; 0, or 1 or 2 said.
+ */
+static int open_recordings(const char *who, char **args, int nargs, struct source **out)
+{
+	struct source **srcs;
+	char **paths, *cause = NULL;
+	int n, npaths, rc;
+
+	*out = NULL;
+	rc = expand_recordings(who, args, nargs, &paths, &npaths);
+	n = npaths;
+	if (rc)
+		goto done;
+	srcs = xcalloc((size_t)n, sizeof(*srcs));
+	for (int i = 0; i < n && !rc; i++)
+		if (!(srcs[i] = replay_open(paths[i], &cause))) {
+			fprintf(stderr, "latop %s: %s\n", who, cause);
+			free(cause);
+			rc = 1;
+		}
+	if (!rc)
+		rc = report_distinct(who, paths, srcs, n);
+	if (!rc && n > 1) {
+		chain_recordings(srcs, &n);
+		if (n > 1) {
+			fprintf(stderr, "latop %s: these recordings do not follow each other "
+				"(other hosts, or overlapping in time): '%s' and '%s'; "
+				"'latop report' reads them together\n", who,
+				srcs[0]->ops->info(srcs[0])->path ? srcs[0]->ops->info(srcs[0])->path : "?",
+				srcs[1]->ops->info(srcs[1])->path ? srcs[1]->ops->info(srcs[1])->path : "?");
+			rc = 2;
+		}
+	}
+	if (!rc)
+		*out = srcs[0];
+	else
+		for (int i = 0; i < n; i++)
+			source_close(srcs[i]);
+	free(srcs);
+done:
+	for (int i = 0; i < npaths; i++)
+		free(paths[i]);
+	free(paths);
+	return rc;
+}
+
+/* latop replay FILE...|DIR: the TUI over a recording, or one host's ring. */
 static int cmd_replay(int argc, char **argv)
 {
 	struct tui_opts o = {.replay = true};
 	struct source *src;
-	char *cause = NULL;
 	int c, rc;
 
 	optind = 1;
@@ -808,8 +1053,8 @@ static int cmd_replay(int argc, char **argv)
 		default: return 2;
 		}
 	}
-	if (optind != argc - 1)
-		return bad_usage("replay", "%s", "needs exactly one FILE");
+	if (optind >= argc)
+		return bad_usage("replay", "%s", "needs a FILE (or several, or a DIR)");
 	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "latop replay: needs a terminal; use 'latop report' from scripts\n");
 		return 2;
@@ -821,11 +1066,8 @@ static int cmd_replay(int argc, char **argv)
 			return 2;
 		query_free(q);
 	}
-	if (!(src = replay_open(argv[optind], &cause))) {
-		fprintf(stderr, "latop replay: %s\n", cause);
-		free(cause);
-		return 1;
-	}
+	if ((rc = open_recordings("replay", argv + optind, argc - optind, &src)))
+		return rc;
 	rc = run_tui(src, &o);
 	source_close(src);
 	return rc;
@@ -857,8 +1099,9 @@ static void report_ticks(struct source *src, struct query_run *run, uint64_t t_f
 	}
 }
 
-/* Return whether recordings a and b (given as pa, pb) are one, the same file or a copy; say so. */
-static bool same_recording(const char *pa, const struct stat *sa, const struct source_info *a,
+/* Return whether recordings a and b (given as pa, pb) are one, the same file or a copy;
+ * say so for who ("report"). */
+static bool same_recording(const char *who, const char *pa, const struct stat *sa, const struct source_info *a,
 			   const char *pb, const struct stat *sb, const struct source_info *b)
 {
 	time_t sec = (time_t)(a->start_ns / 1000000000ull);
@@ -866,21 +1109,21 @@ static bool same_recording(const char *pa, const struct stat *sa, const struct s
 	struct tm tm;
 
 	if (sa->st_ino && sa->st_dev == sb->st_dev && sa->st_ino == sb->st_ino) {
-		fprintf(stderr, "latop report: '%s' and '%s' are the same file: each tick would "
-			"count twice\n", pa, pb);
+		fprintf(stderr, "latop %s: '%s' and '%s' are the same file: each tick would "
+			"count twice\n", who, pa, pb);
 		return true;
 	}
 	if (!a->start_ns || a->start_ns != b->start_ns || strcmp(a->host, b->host))
 		return false;
 	if (localtime_r(&sec, &tm))
 		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S", &tm);
-	fprintf(stderr, "latop report: '%s' and '%s' are the same recording (host %s, started %s): "
-		"each tick would count twice\n", pa, pb, a->host, when);
+	fprintf(stderr, "latop %s: '%s' and '%s' are the same recording (host %s, started %s): "
+		"each tick would count twice\n", who, pa, pb, a->host, when);
 	return true;
 }
 
 /* Refuse a recording given twice, as one file or as a copy; 0, or 2 said. */
-static int report_distinct(char **paths, struct source **srcs, int n)
+static int report_distinct(const char *who, char **paths, struct source **srcs, int n)
 {
 	struct stat *st = xcalloc((size_t)n, sizeof(*st));
 	int rc = 0;
@@ -889,7 +1132,7 @@ static int report_distinct(char **paths, struct source **srcs, int n)
 		if (stat(paths[i], &st[i]) < 0)
 			st[i].st_ino = 0;
 		for (int j = 0; j < i && !rc; j++)
-			if (same_recording(paths[j], &st[j], srcs[j]->ops->info(srcs[j]),
+			if (same_recording(who, paths[j], &st[j], srcs[j]->ops->info(srcs[j]),
 					   paths[i], &st[i], srcs[i]->ops->info(srcs[i])))
 				rc = 2;
 	}
@@ -901,8 +1144,11 @@ static int report_distinct(char **paths, struct source **srcs, int n)
 static int cmd_report(int argc, char **argv)
 {
 	enum result_format fmt = RF_TEXT;
+	int metrics = 0;	/* 1 Prometheus text, 2 OpenMetrics */
 	const char *text = NULL;
-	struct source **srcs, *src = NULL;
+	struct source **srcs = NULL, *src = NULL;
+	char **paths = NULL;
+	int npaths = 0;
 	struct query *q;
 	struct query_error err;
 	struct result *res;
@@ -915,8 +1161,19 @@ static int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, commands[2].shortopts, commands[2].opts, NULL)) != -1) {
 		switch (c) {
 		case 'q': text = optarg; break;
-		case 'j': fmt = RF_JSON; break;
-		case 'c': fmt = RF_CSV; break;
+		case 'j': fmt = RF_JSON; metrics = 0; break;
+		case 'c': fmt = RF_CSV; metrics = 0; break;
+		case 'f':
+			metrics = 0;
+			if (!strcmp(optarg, "text") || !strcmp(optarg, "json") ||
+			    !strcmp(optarg, "csv"))
+				fmt = optarg[0] == 't' ? RF_TEXT : optarg[0] == 'j' ? RF_JSON : RF_CSV;
+			else if (!strcmp(optarg, "prometheus") || !strcmp(optarg, "openmetrics"))
+				metrics = optarg[0] == 'p' ? 1 : 2;
+			else
+				return bad_usage("report", "--format: unknown format '%s' (text, "
+						 "json, csv, prometheus, openmetrics)", optarg);
+			break;
 		case 'h': printf("usage: latop %s\n", commands[2].usage); return 0;
 		default: return 2;
 		}
@@ -931,12 +1188,15 @@ static int cmd_report(int argc, char **argv)
 	 * before the next: keep that heap for the next tick rather than return it
 	 * to the kernel and fault it back in (most of a big report's time). */
 	mallopt(M_TRIM_THRESHOLD, 64 << 20);
-	nsrc = argc - optind;
+	nsrc = 0;
+	if ((rc = expand_recordings("report", argv + optind, argc - optind, &paths, &npaths)))
+		goto out;
+	nsrc = npaths;
 	srcs = xcalloc((size_t)nsrc, sizeof(*srcs));
 	for (int i = 0; i < nsrc; i++) {
 		char *cause = NULL;
 
-		srcs[i] = replay_open(argv[optind + i], &cause);
+		srcs[i] = replay_open(paths[i], &cause);
 		if (!srcs[i]) {
 			fprintf(stderr, "latop report: %s\n", cause);
 			free(cause);
@@ -947,8 +1207,10 @@ static int cmd_report(int argc, char **argv)
 			fprintf(stderr, "latop report: warning: %s\n",
 				srcs[i]->ops->info(srcs[i])->warning);
 	}
-	if ((rc = report_distinct(argv + optind, srcs, nsrc)))
+	if ((rc = report_distinct("report", paths, srcs, nsrc)))
 		goto out;
+	/* One host's files that follow each other (a ring) read as one. */
+	chain_recordings(srcs, &nsrc);
 	/* The whole recording, unless the query asks for a WINDOW: then its end,
 	 * the ticks of every file no older than the newest tick minus WINDOW (what
 	 * a window holds after the newest tick when the files follow each other). */
@@ -990,9 +1252,26 @@ static int cmd_report(int argc, char **argv)
 		rc = 1;
 		goto out;
 	}
+	/* SINCE/UNTIL -5m count back from the newest tick of every file. */
+	query_run_end(run, src->ops->info(src)->t_last_ns);
 	report_ticks(src, run, t_from, query_table(q), &lens);
+	if (query_run_check(run, &err)) {
+		char buf[1024];
+
+		query_error_format(text, &err, buf, sizeof(buf));
+		fprintf(stderr, "latop report: %s\n", buf);
+		rc = 1;
+		goto out;
+	}
 	res = query_run_result(run);
-	result_print(stdout, res, fmt);
+	if (metrics) {
+		struct expose_opts eo = {.help = text, .openmetrics = metrics == 2};
+
+		expose_result(stdout, res, &eo, NULL);
+		expose_end(stdout, eo.openmetrics);
+	} else {
+		result_print(stdout, res, fmt);
+	}
 	fflush(stdout);
 	if (res->stats.lost)
 		fprintf(stderr, "latop report: warning: %s: %llu records lost in the kernel "
@@ -1015,7 +1294,88 @@ out:
 	for (int i = 0; i < nsrc; i++)
 		source_close(srcs[i]);
 	free(srcs);
+	for (int i = 0; i < npaths; i++)
+		free(paths[i]);
+	free(paths);
 	query_free(q);
+	return rc;
+}
+
+/* latop serve: the probes behind an HTTP endpoint (serve.c). */
+static int cmd_serve(int argc, char **argv)
+{
+	const struct cmd_entry *cmd = &commands[4];
+	struct serve_opts o = {.interval_ns = DEFAULT_INTERVAL_NS,
+			       .history_ns = 300 * 1000000000ULL,
+			       .parse_duration = parse_duration};
+	struct serve_metric_arg *m = xcalloc((size_t)argc + 1, sizeof(*m));
+	char *cause = NULL, *end;
+	int c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, cmd->shortopts, cmd->opts, NULL)) != -1) {
+		switch (c) {
+		case 'l': o.listen = optarg; break;
+		case 'N': o.no_defaults = true; break;
+		case 'm':
+			if (!strchr(optarg, '=')) {
+				free(m);
+				return bad_usage("serve", "--metric '%s': give NAME=QUERY", optarg);
+			}
+			m[o.nmetrics].name = xstrndup(optarg, (size_t)(strchr(optarg, '=') - optarg));
+			m[o.nmetrics++].query = strchr(optarg, '=') + 1;
+			break;
+		case 'S':
+			errno = 0;
+			o.max_series = strtoul(optarg, &end, 10);
+			if (errno || *end || !o.max_series || optarg[0] == '-') {
+				rc = bad_usage("serve", "--max-series '%s': give a number of 1 or more",
+					       optarg);
+				goto out;
+			}
+			break;
+		case 'c':
+		case 'k':
+		case 'B':
+		case 'R':
+		case 'p':
+			if (probe_option(c, optarg) < 0) {
+				rc = 2;
+				goto out;
+			}
+			break;
+		case 'i':
+		case 'H':
+			if (parse_duration(optarg, c == 'i' ? &o.interval_ns : &o.history_ns,
+					   &cause) < 0) {
+				rc = bad_usage("serve", c == 'i' ? "-i: %s" : "--history: %s", cause);
+				free(cause);
+				goto out;
+			}
+			break;
+		case 'h':
+			printf("usage: latop %s\n", cmd->usage);
+			rc = 0;
+			goto out;
+		default:
+			rc = 2;
+			goto out;
+		}
+	}
+	if (optind < argc) {
+		rc = bad_usage("serve", "unexpected argument '%s'", argv[optind]);
+		goto out;
+	}
+	if (o.interval_ns < 10000000) {
+		rc = bad_usage("serve", "%s", "-i: the interval must be at least 10ms");
+		goto out;
+	}
+	o.metrics = m;
+	rc = serve_run(&o);
+out:
+	for (size_t i = 0; i < o.nmetrics; i++)
+		free((char *)m[i].name);
+	free(m);
 	return rc;
 }
 
@@ -1053,6 +1413,27 @@ static void complete_word(const char *word, const char *prefix)
 {
 	if (!strncmp(word, prefix, strlen(prefix)))
 		printf("%s\n", word);
+}
+
+/* The cgroups one level below the directory part of cur (a path under the
+ * cgroup2 mount, "/system.slice/n") that cur starts, one a line. */
+static void complete_cgroup(const char *cur)
+{
+	const char *root = cgroup_root(), *slash = strrchr(cur, '/');
+	char dir[CGROUP_PATH_MAX], word[CGROUP_PATH_MAX];
+	int dn = slash ? (int)(slash - cur) : 0;
+	struct dirent *de;
+	DIR *d;
+
+	if (!root || (size_t)snprintf(dir, sizeof(dir), "%s/%.*s", root, dn, cur) >= sizeof(dir) ||
+	    !(d = opendir(dir)))
+		return;
+	while ((de = readdir(d)))
+		if (de->d_type == DT_DIR && de->d_name[0] != '.' &&
+		    (size_t)snprintf(word, sizeof(word), "%.*s%s%s", dn, cur, slash ? "/" : "",
+				     de->d_name) < sizeof(word))
+			complete_word(word, cur);
+	closedir(d);
 }
 
 /* The option of cmd that word names ("--query", "-q") when it takes an argument, or NULL. */
@@ -1143,6 +1524,15 @@ static int cmd_complete(int argc, char **argv)
 		do
 			complete_word(t, cur);
 		while (strcmp(t = theme_next(t), theme_next("")));
+	} else if (arg && (!strcmp(arg->name, "rotate") || !strcmp(arg->name, "keep"))) {
+		/* what a ring is usually given: an hour a file, a day kept */
+		static const char *const rotate_eg[] = {"1h", "10m", "100M", NULL};
+		static const char *const keep_eg[] = {"24h", "7d", "48", "10G", NULL};
+
+		for (const char *const *e = arg->name[0] == 'r' ? rotate_eg : keep_eg; *e; e++)
+			complete_word(*e, cur);
+	} else if (arg && !strcmp(arg->name, "cgroup")) {
+		complete_cgroup(cur);
 	} else if (arg) {
 		/* a duration or a list: nothing to offer */
 	} else if (cur[0] == '-') {

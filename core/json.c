@@ -3,12 +3,7 @@
 #include <stdint.h>
 #include "json.h"
 
-/*
- * Return the length of the well-formed UTF-8 sequence at s (1 to 4), or 0
- * if the bytes there do not form one (RFC 3629's table: no overlong forms,
- * no surrogates, nothing above U+10FFFF).
- */
-static int json_utf8_len(const unsigned char *s)
+int json_utf8_len(const unsigned char *s)
 {
 	unsigned char c = s[0];
 	int n, i;

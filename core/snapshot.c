@@ -562,7 +562,28 @@ static int64_t snap_encode_tick(struct snap_writer *w, const struct tick *t, cha
 	return (int64_t)cost;
 }
 
-int snap_write_tick(struct snap_writer *w, const struct tick *t, char **cause)
+uint64_t snap_bytes(const struct snap_writer *w)
+{
+	return w->off;
+}
+
+/* The bytes of an INDEX chunk listing n ticks. */
+static uint64_t snap_index_bytes(uint64_t n)
+{
+	uint64_t v = 1;
+
+	while (n >> (7 * v))
+		v++;
+	return SNAP_CHUNK_HDR + v + 16 * n;
+}
+
+/*
+ * Write tick t as one FRAMES chunk, new schemas first, unless max_bytes is
+ * not 0, the file holds a tick and this one would take it past max_bytes
+ * once closed: 1 then, nothing written (a schema it needed may be).
+ */
+static int snap_write_tick_within(struct snap_writer *w, const struct tick *t,
+				  uint64_t max_bytes, char **cause)
 {
 	/*
 	 * One FRAMES chunk, new schemas written first.  The body is compressed,
@@ -594,6 +615,9 @@ int snap_write_tick(struct snap_writer *w, const struct tick *t, char **cause)
 		wbuf_u8(out, SNAP_STORED);
 		wbuf_bytes(out, raw->p, raw->len);
 	}
+	if (max_bytes && w->nindex &&
+	    w->off + SNAP_CHUNK_HDR + out->len + snap_index_bytes(w->nindex + 1) > max_bytes)
+		return 1;
 	off = w->off;
 	if (snap_put_chunk(w, SNAP_FRAMES, out, cause))
 		return -1;
@@ -605,6 +629,17 @@ int snap_write_tick(struct snap_writer *w, const struct tick *t, char **cause)
 						      .off = off, .len = (uint32_t)out->len};
 	w->nindex++;
 	return 0;
+}
+
+int snap_write_tick(struct snap_writer *w, const struct tick *t, char **cause)
+{
+	return snap_write_tick_within(w, t, 0, cause);
+}
+
+int snap_write_tick_max(struct snap_writer *w, const struct tick *t, uint64_t max_bytes,
+			char **cause)
+{
+	return snap_write_tick_within(w, t, max_bytes, cause);
 }
 
 /* Flush the directory entry of path to disk. */

@@ -41,6 +41,14 @@ const char *snap_tmp_path(const struct snap_writer *w);
 size_t snap_ticks_written(const struct snap_writer *w);
 /* Write a tick; schemas are written the first time a table is seen. */
 int snap_write_tick(struct snap_writer *w, const struct tick *t, char **cause);
+/* Bytes the file holds now (header, schemas and ticks written whole). */
+uint64_t snap_bytes(const struct snap_writer *w);
+/* Write a tick as snap_write_tick does unless the file holds a tick already
+ * and, with this one, would pass max_bytes once closed (its index counted):
+ * then write nothing and return 1 (max_bytes 0: no limit).  0 written, -1
+ * error with *cause. */
+int snap_write_tick_max(struct snap_writer *w, const struct tick *t, uint64_t max_bytes,
+			char **cause);
 /* Write the index, fsync, rename the temporary file to PATH.  Frees w; on
  * failure the temporary file keeps every tick written. */
 int snap_close(struct snap_writer *w, char **cause);

@@ -2,7 +2,9 @@
 /*
  * The pushdown filter interpreter (the ABI is probes/filter.h).  A probe
  * fills a struct filter_input with what it knows about the event and calls
- * filter_match(); terms a probe does not know stay 0.
+ * filter_match(); terms a probe does not know stay 0.  FTERM_CGROUP reads the
+ * current task's cgroup: a probe whose filter runs outside the task an event
+ * belongs to does not mark its cgroup fields FF_PUSH.
  */
 #ifndef LATOP_FILTER_BPF_H
 #define LATOP_FILTER_BPF_H
@@ -76,6 +78,14 @@ static __always_inline bool filter_eval_term(const struct filter_prog *f,
 
 	if (e->term == FTERM_COMM) {
 		bool m = filter_comm_match(f, in->comm, e->value, e->op == FOP_PREFIX);
+
+		return e->op == FOP_NE ? !m : m;
+	}
+	if (e->term == FTERM_CGROUP) {
+		bool m = e->op == FOP_PREFIX ?
+			 bpf_get_current_ancestor_cgroup_id(FILTER_CGROUP_LEVEL(e->value)) ==
+			 FILTER_CGROUP_ID(e->value) :
+			 bpf_get_current_cgroup_id() == e->value;
 
 		return e->op == FOP_NE ? !m : m;
 	}

@@ -37,6 +37,10 @@ enum filter_term {
 	FTERM_KIND,		/* locks: lock kind */
 	FTERM_QID,		/* nvme: queue id */
 	FTERM_SIDE,		/* nvme: initiator or target (strs[] index; the probe maps it) */
+	FTERM_CGROUP,		/* the current task's cgroup v2 id (bpf_get_current_cgroup_id);
+				 * FOP_PREFIX: value FILTER_CGROUP_VALUE(level, id), the task
+				 * is in cgroup id (at that level) or below it.  Read by the
+				 * interpreter itself: only for filters run in the task's context */
 	FTERM_MAX,
 };
 
@@ -47,7 +51,8 @@ enum filter_opcode {
 	FOP_LE,
 	FOP_GT,
 	FOP_GE,
-	FOP_PREFIX,		/* FTERM_COMM only: comm starts with strs[value] */
+	FOP_PREFIX,		/* FTERM_COMM: comm starts with strs[value]; FTERM_CGROUP:
+				 * in the subtree of a cgroup */
 				/* FTERM_LADDR/RADDR take EQ (in the prefix) and NE only */
 	FOP_AND,
 	FOP_OR,
@@ -74,6 +79,13 @@ struct filter_prog {
 	char strs[FILTER_MAX_STRS][FILTER_STR_LEN];
 	__u64 addrs[FILTER_MAX_ADDRS][2];	/* prefixes of FTERM_LADDR/RADDR tests */
 };
+
+/* A cgroup subtree test's value: the cgroup's level (the root is 0) and id
+ * (ids are inode numbers, far below 2^56). */
+#define FILTER_CGROUP_LEVEL_SHIFT 56
+#define FILTER_CGROUP_VALUE(level, id) ((__u64)(level) << FILTER_CGROUP_LEVEL_SHIFT | (id))
+#define FILTER_CGROUP_LEVEL(value) ((int)((value) >> FILTER_CGROUP_LEVEL_SHIFT))
+#define FILTER_CGROUP_ID(value) ((value) & ((1ULL << FILTER_CGROUP_LEVEL_SHIFT) - 1))
 
 /* Return true when the query behind f may read field idx of its table. */
 static __always_inline int filter_reads(const struct filter_prog *f, __u32 idx)

@@ -21,6 +21,7 @@
 #include <linux/bpf.h>
 #include <linux/capability.h>
 #include <bpf/bpf.h>
+#include "../core/cgroup.h"
 #include "../core/clock.h"
 #include "../core/config.h"
 #include "../core/xalloc.h"
@@ -349,15 +350,52 @@ int probe_set_pids(const char *list, char **cause)
 	return 0;
 }
 
-/* Whether probe ops can test an event's process in the kernel. */
-static bool knows_pid(const struct probe_ops *ops)
+/* The cgroup probe_set_cgroup chose: its path, and its subtree test; none: every cgroup. */
+static char *scope_cgroup;
+static uint64_t scope_cgroup_value;
+
+int probe_set_cgroup(const char *path, char **cause)
+{
+	uint64_t id;
+	unsigned level;
+
+	free(scope_cgroup);
+	scope_cgroup = NULL;
+	if (!*path)
+		return 0;
+	if (cgroup_lookup(path, &id, &level, cause))
+		return -1;
+	if (id >> FILTER_CGROUP_LEVEL_SHIFT || level >= 1u << (64 - FILTER_CGROUP_LEVEL_SHIFT)) {
+		*cause = xasprintf("cgroup '%s' has an id (%llu) or depth (%u) too large", path,
+				   (unsigned long long)id, level);
+		return -1;
+	}
+	scope_cgroup = xstrdup(path);
+	scope_cgroup_value = FILTER_CGROUP_VALUE(level, id);
+	return 0;
+}
+
+/* Whether probe ops can test term (FTERM_PID, FTERM_CGROUP) in the kernel. */
+static bool knows_term(const struct probe_ops *ops, unsigned term)
 {
 	for (size_t j = 0; j < ops->ntables; j++)
 		for (size_t k = 0; k < ops->tables[j]->nfields; k++)
 			if ((ops->tables[j]->fields[k].flags & FF_PUSH) &&
-			    ops->tables[j]->fields[k].pushdown == FTERM_PID)
+			    ops->tables[j]->fields[k].pushdown == term)
 				return true;
 	return false;
+}
+
+/* Whether probe ops can test an event's process in the kernel. */
+static bool knows_pid(const struct probe_ops *ops)
+{
+	return knows_term(ops, FTERM_PID);
+}
+
+/* Whether ops is narrowed by -p or -c: it can test what they name. */
+static bool scoped(const struct probe_ops *ops)
+{
+	return (scope_npids && knows_pid(ops)) || (scope_cgroup && knows_term(ops, FTERM_CGROUP));
 }
 
 /* Where the operand ending before entry end of postfix program e begins. */
@@ -376,19 +414,25 @@ static uint32_t operand_start(const struct filter_entry *e, uint32_t end)
 }
 
 /*
- * Narrow f to the processes of probe_set_pids (see probe.h).  When f's
+ * Narrow f to the processes of probe_set_pids and the cgroup of
+ * probe_set_cgroup, those of them probe ops can test (see probe.h).  When f's
  * program and the pid test do not fit together, f's last conjuncts go (the
  * left side of an AND holds whatever the whole does), then all of it.
  */
-static void scope_filter(struct filter_prog *f)
+static void scope_filter(struct filter_prog *f, const struct probe_ops *ops)
 {
 	struct filter_entry e[FILTER_MAX_ENTRIES];
 	uint32_t n = 0, trimmed = 0;
 
-	for (size_t i = 0; i < scope_npids; i++) {
+	for (size_t i = 0; knows_pid(ops) && i < scope_npids; i++) {
 		e[n++] = (struct filter_entry){FOP_EQ, FTERM_PID, scope_pids[i]};
 		if (i)
 			e[n++] = (struct filter_entry){FOP_OR, 0, 0};
+	}
+	if (scope_cgroup && knows_term(ops, FTERM_CGROUP)) {
+		e[n++] = (struct filter_entry){FOP_PREFIX, FTERM_CGROUP, scope_cgroup_value};
+		if (n > 1)
+			e[n++] = (struct filter_entry){FOP_AND, 0, 0};
 	}
 	while (f->n && f->n + n + 1 > FILTER_MAX_ENTRIES) {
 		f->n = f->e[f->n - 1].op == FOP_AND ? operand_start(f->e, f->n - 1) : 0;
@@ -410,25 +454,58 @@ static void scope_filter(struct filter_prog *f)
 static int scope_probes(struct live *l, char **cause)
 {
 	char *narrowed = NULL, *not = NULL, *line, ids[16 * PROBE_MAX_PIDS] = "";
+	char *cg_narrowed = NULL, *cg_not = NULL;
 
+	for (size_t i = 0; scope_cgroup && i < l->nprobes; i++) {
+		struct live_probe *lp = &l->probes[i];
+		char **list;
+
+		if (!lp->p.live)
+			continue;
+		list = knows_term(lp->p.ops, FTERM_CGROUP) ? &cg_narrowed : &cg_not;
+		line = xasprintf("%s%s%s", *list ? *list : "", *list ? ", " : "", lp->p.ops->name);
+		free(*list);
+		*list = line;
+	}
+	if (cg_narrowed) {
+		line = xasprintf("-c %s: %s count only this cgroup and those below it%s%s%s",
+				 scope_cgroup, cg_narrowed, cg_not ? "; " : "", cg_not ? cg_not : "",
+				 cg_not ? " not narrowed" : "");
+		append(&l->status, line);
+		free(line);
+	}
+	free(cg_narrowed);
+	free(cg_not);
 	for (size_t i = 0; i < scope_npids; i++)
 		snprintf(ids + strlen(ids), sizeof(ids) - strlen(ids), "%s%u", i ? "," : "",
 			 scope_pids[i]);
-	for (size_t i = 0; scope_npids && i < l->nprobes; i++) {
+	for (size_t i = 0; (scope_npids || scope_cgroup) && i < l->nprobes; i++) {
 		struct live_probe *lp = &l->probes[i];
 		struct filter_prog f;
 		char **list;
 
 		if (!lp->p.live)
 			continue;
+		if (!scope_npids) {
+			if (!scoped(lp->p.ops))
+				continue;
+			memset(&f, 0, sizeof(f));
+			scope_filter(&f, lp->p.ops);
+			if (lp->p.ops->set_filter(&lp->p, &f, cause)) {
+				free(narrowed);
+				free(not);
+				return -1;
+			}
+			continue;
+		}
 		list = knows_pid(lp->p.ops) ? &narrowed : &not;
 		line = xasprintf("%s%s%s", *list ? *list : "", *list ? ", " : "", lp->p.ops->name);
 		free(*list);
 		*list = line;
-		if (list == &not)
+		if (!scoped(lp->p.ops))
 			continue;
 		memset(&f, 0, sizeof(f));
-		scope_filter(&f);
+		scope_filter(&f, lp->p.ops);
 		if (lp->p.ops->set_filter(&lp->p, &f, cause)) {
 			free(narrowed);
 			free(not);
@@ -472,8 +549,8 @@ static int live_set_filter(struct source *s, const char *table, const void *blob
 				return -1;
 			}
 			memcpy(&f, blob, sizeof(f));
-			if (scope_npids && knows_pid(ops))
-				scope_filter(&f);
+			if (scoped(ops))
+				scope_filter(&f, ops);
 			if (ops->set_filter(&l->probes[i].p, &f, cause))
 				return -1;
 			if (!l->attached)

@@ -101,6 +101,16 @@ const char *probe_counters(void);
 int probe_set_pids(const char *list, char **cause);
 
 /*
+ * Limit every live source opened after this to the tasks in the cgroup v2
+ * at path (relative to the cgroup2 mount, or a full path under it; "":
+ * every cgroup) and the cgroups below it, in the kernel, as probe_set_pids
+ * does (both: tasks that pass both).  A probe without a pushable cgroup
+ * field is not narrowed; the source status names both kinds.  -1 with
+ * *cause when the cgroup does not exist or no cgroup2 is mounted.
+ */
+int probe_set_cgroup(const char *path, char **cause);
+
+/*
  * Keep the kernel's BPF run-time statistics on while a live source opened
  * after this runs, so frames carry bpf_ns and bpf_runs.  Off by default:
  * each program run then reads the clock twice, which costs more than the

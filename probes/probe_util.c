@@ -10,10 +10,21 @@
 #include <string.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include "../core/cgroup.h"
 #include "../core/config.h"
 #include "../core/xalloc.h"
 #include "hook.h"
 #include "probe_util.h"
+
+void probe_cgroup_cells(union cell *c, uint64_t id)
+{
+	char path[CGROUP_PATH_MAX], buf[CGROUP_PATH_MAX];
+
+	cgroup_path(id, path, sizeof(path));
+	cell_set_str(&c[0], path);
+	cell_set_str(&c[1], cgroup_unit(path, buf, sizeof(buf)));
+	cell_set_str(&c[2], cgroup_container(path, buf, sizeof(buf)));
+}
 
 void probe_percpu_sum(int fd, int ncpus, uint64_t *sum, uint32_t n)
 {
@@ -77,15 +88,19 @@ void probe_hist_delta(struct hist *h, const uint32_t *cur, const uint32_t *prev,
 
 int probe_filter_leaf(const char *probe, const struct filter_entry *e, uint32_t i, char **cause)
 {
-	bool comm = e->term == FTERM_COMM;
+	bool comm = e->term == FTERM_COMM, cg = e->term == FTERM_CGROUP;
 
 	if (e->op < FOP_EQ || e->op > FOP_PREFIX || e->term <= FTERM_NONE || e->term >= FTERM_MAX) {
 		*cause = xasprintf("%s: filter entry %u: unknown op %u or term %u",
 				   probe, i, e->op, e->term);
 		return -1;
 	}
+	if (cg && e->op != FOP_PREFIX && e->op != FOP_EQ && e->op != FOP_NE) {
+		*cause = xasprintf("%s: filter entry %u: bad cgroup test", probe, i);
+		return -1;
+	}
 	if ((comm && e->op != FOP_PREFIX && e->op != FOP_EQ && e->op != FOP_NE) ||
-	    (!comm && e->op == FOP_PREFIX) || (comm && e->value >= FILTER_MAX_STRS)) {
+	    (!comm && !cg && e->op == FOP_PREFIX) || (comm && e->value >= FILTER_MAX_STRS)) {
 		*cause = xasprintf("%s: filter entry %u: bad comm test", probe, i);
 		return -1;
 	}

@@ -67,6 +67,13 @@ void probe_hist_delta(struct hist *h, const uint32_t *cur, const uint32_t *prev,
 
 /* Sum keys 0..n-1 of the per-CPU u64 array map fd over ncpus CPUs into sum;
  * a key that cannot be read sums to 0. */
+/*
+ * Set a row's cgroup, unit and container cells (c[0], c[1], c[2], in that
+ * order in every schema that has them) from cgroup v2 id (core/cgroup.h;
+ * 0: the three empty).
+ */
+void probe_cgroup_cells(union cell *c, uint64_t id);
+
 void probe_percpu_sum(int fd, int ncpus, uint64_t *sum, uint32_t n);
 
 /* Check test entry i of a filter (an op other than and, or, not) for probe;

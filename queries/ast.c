@@ -14,7 +14,7 @@ const char *const ast_funcs[] = {
 const char *const ast_cmp_text[] = {"==", "!=", "<", "<=", ">", ">="};
 
 static const char *const ast_opt_names[OPT_COUNT] = {
-	"window", "every", "sample", "threshold", "buffer", "baseline",
+	"window", "every", "sample", "threshold", "buffer", "baseline", "since", "until",
 };
 
 struct query *ast_query_new(void)
@@ -159,6 +159,7 @@ void query_free(struct query *q)
 	for (i = 0; i < q->ngroup; i++)
 		free(q->group[i].name);
 	free(q->group);
+	free(q->bucket_raw);
 	for (i = 0; i < q->nshow; i++)
 		ast_item_done(&q->show[i]);
 	free(q->show);
@@ -295,6 +296,8 @@ char *query_text(const struct query *q)
 	}
 	if (q->has_group) {
 		sb_printf(&b, " group by");
+		if (q->bucket_ns)
+			sb_printf(&b, " time(%s)%s", q->bucket_raw, q->ngroup ? "," : "");
 		for (i = 0; i < q->ngroup; i++)
 			sb_printf(&b, "%s %s", i ? "," : "", q->group[i].name);
 	}

@@ -7,6 +7,7 @@
 #define LATOP_QUERY_AST_H
 
 #include <regex.h>
+#include "qtime.h"
 #include "query.h"
 
 enum vkind { V_NUM, V_STR, V_IP };
@@ -67,8 +68,9 @@ enum order_dir { DIR_DEFAULT, DIR_ASC, DIR_DESC };
 enum opt_bit {
 	OPT_WINDOW = 1 << 0, OPT_EVERY = 1 << 1, OPT_SAMPLE = 1 << 2,
 	OPT_THRESHOLD = 1 << 3, OPT_BUFFER = 1 << 4, OPT_BASELINE = 1 << 5,
+	OPT_SINCE = 1 << 6, OPT_UNTIL = 1 << 7,
 };
-#define OPT_COUNT 6
+#define OPT_COUNT 8
 
 /* One output (or hidden ordering) column of the plan. */
 struct pcol {
@@ -120,6 +122,9 @@ struct query {
 	bool has_group;
 	size_t ngroup;
 	struct fref *group;
+	uint64_t bucket_ns;		/* GROUP BY time(DUR): DUR, or 0 */
+	char *bucket_raw;		/* DUR as written */
+	int bucket_pos, bucket_len;	/* the whole time(...) */
 	bool has_show;
 	size_t nshow;
 	struct item *show;
@@ -132,6 +137,8 @@ struct query {
 	char *optraw[OPT_COUNT];	/* their values as written */
 	struct query_opts opts;
 	int bpos, blen;			/* BASELINE's value as written */
+	struct qtime since, until;	/* SINCE, UNTIL (when in optset) */
+	int spos, slen, upos, ulen;	/* their values as written */
 	struct baseline *base;		/* BASELINE's rows, loaded on first use (NULL without it) */
 	const struct schema *schema;	/* bound (plan.xs when the table has parts) */
 	struct plan plan;

@@ -707,9 +707,35 @@ static bool bind_needs_attach(const struct schema *s)
 	return false;
 }
 
+/* The fields naming an event's cgroup, as every table with a process has them. */
+static const char *const cgroup_fields[] = {"cgroup", "unit", "container"};
+#define NCGROUP_FIELDS (sizeof(cgroup_fields) / sizeof(cgroup_fields[0]))
+
+/* Return the compiled-in schema of s's table when it has the cgroup fields
+ * and s (a recording made before them) has none, else NULL. */
+static const struct schema *bind_cgroup_twin(const struct schema *s)
+{
+	size_t i, j, nknown;
+	const struct schema *const *known = views_schemas(&nknown);
+
+	for (j = 0; j < NCGROUP_FIELDS; j++)
+		if (schema_field(s, cgroup_fields[j]) >= 0)
+			return NULL;
+	for (i = 0; i < nknown; i++) {
+		if (known[i] == s || strcmp(known[i]->table, s->table))
+			continue;
+		for (j = 0; j < NCGROUP_FIELDS; j++)
+			if (schema_field(known[i], cgroup_fields[j]) < 0)
+				return NULL;
+		return known[i];
+	}
+	return NULL;
+}
+
 /* Return the schema q binds against: s, or a copy of s whose fields have
  * the pushdown terms and domains of the compiled-in schema (for a schema
- * read from a recording), plus the pseudo-fields it lacks: BYTES_FIELD
+ * read from a recording), plus the cgroup fields a recording made before
+ * them lacks (empty in its rows), and the pseudo-fields it lacks: BYTES_FIELD
  * (size times the row's events, see exec.c), then PART_KEY, named as q
  * names it (PART_KEY or PART_KEY_ALIAS). */
 static const struct schema *bind_extend(struct query *q, const struct schema *s)
@@ -717,12 +743,13 @@ static const struct schema *bind_extend(struct query *q, const struct schema *s)
 	struct plan *pl = &q->plan;
 	bool bytes = bind_has_bytes(s), part = bind_part_key(s) != NULL;
 	bool attach = bind_needs_attach(s);
+	const struct schema *cg = bind_cgroup_twin(s);
 	struct field *pk;
 	size_t i, n = s->nfields;
 
-	if (!bytes && !part && !attach)
+	if (!bytes && !part && !attach && !cg)
 		return s;
-	pl->xfields = xcalloc(s->nfields + 2, sizeof(*pl->xfields));
+	pl->xfields = xcalloc(s->nfields + 2 + NCGROUP_FIELDS, sizeof(*pl->xfields));
 	memcpy(pl->xfields, s->fields, s->nfields * sizeof(*pl->xfields));
 	pl->xs = *s;
 	pl->xs.fields = pl->xfields;
@@ -732,6 +759,8 @@ static const struct schema *bind_extend(struct query *q, const struct schema *s)
 
 		schema_attach(&pl->xs, pl->xfields, known, nknown);
 	}
+	for (i = 0; cg && i < NCGROUP_FIELDS; i++)
+		pl->xfields[n++] = cg->fields[schema_field(cg, cgroup_fields[i])];
 	if (bytes) {
 		pl->xfields[n] = (struct field){BYTES_FIELD, FT_SIZE, FF_SUM | FF_HIDDEN, "B",
 						bytes_help};
@@ -791,6 +820,11 @@ int query_bind(struct query *q, const struct schema *s, struct query_error *err)
 		baseline_reset(q->base);
 	if (bind_table(q, s, err))
 		return -1;
+	if (q->bucket_ns && q->opts.baseline) {
+		error_set(err, q->bucket_pos, q->bucket_len,
+			  "BASELINE compares a whole recording; it does not go with time(...)");
+		return -1;
+	}
 	s = bind_extend(q, s);
 	q->plan.count_field = schema_field(s, "count");
 	if (q->plan.count_field >= 0 && (s->fields[q->plan.count_field].type == FT_HIST ||

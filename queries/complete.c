@@ -3,7 +3,7 @@
  * Completion for the query line: the candidates for the word ending at the
  * cursor.  After FROM: table names.  Elsewhere: fields of the FROM table
  * (of every table without FROM, with PART_KEY for tables that have parts),
- * then functions (with their "("), then
+ * then time( in GROUP BY, then functions (with their "("), then
  * keywords, each matching the typed prefix case-insensitively.  A value
  * compared with a field that has a domain (after ==, != or in ( ... ,):
  * the domain's names only.
@@ -149,6 +149,37 @@ static bool complete_value(struct cands *c, const char *text, size_t start,
 	return true;
 }
 
+/* Return whether the word at start is in GROUP BY: the last keyword before
+ * it but BY is GROUP. */
+static bool complete_in_group(const char *text, size_t start)
+{
+	static const char *const clauses[] = {"from", "where", "group", "show", "order", "limit"};
+	struct query_error err;
+	struct lexer lx;
+	char *head = xstrndup(text, start);
+	bool in = false;
+	size_t i, k;
+
+	if (lexer_run(&lx, head, &err)) {
+		free(head);
+		return false;
+	}
+	for (i = 0; i < lx.ntok; i++) {
+		if (lx.tok[i].kind != TK_WORD || !lexer_reserved(lx.tok[i].text))
+			continue;
+		for (k = 0; k < sizeof(clauses) / sizeof(clauses[0]); k++)
+			if (lexer_is(&lx.tok[i], clauses[k]))
+				break;
+		if (k < sizeof(clauses) / sizeof(clauses[0]))
+			in = k == 2;
+		else if (!lexer_is(&lx.tok[i], "by"))
+			in = false;	/* an option ends GROUP BY */
+	}
+	lexer_done(&lx);
+	free(head);
+	return in;
+}
+
 size_t query_complete(const char *text, size_t pos, const struct schema *const *schemas,
 		      size_t nschemas, char **out, size_t max)
 {
@@ -188,6 +219,8 @@ size_t query_complete(const char *text, size_t pos, const struct schema *const *
 		if (from)
 			break;
 	}
+	if (complete_in_group(text, start))
+		complete_add(&c, "time", "(");
 	for (i = 0; ast_funcs[i]; i++)
 		complete_add(&c, ast_funcs[i], "(");
 	for (i = 0; lexer_keywords[i]; i++)

@@ -71,7 +71,8 @@ struct acc {
 };
 
 struct group {
-	char *key;		/* serialized key tuple */
+	uint64_t bucket;	/* GROUP BY time(...): the window's start */
+	char *key;		/* serialized key tuple (after the window's start) */
 	size_t keylen;
 	union cell *kcells;	/* the key cells of the first row (borrowed copies) */
 	struct acc *acc;	/* one per plan column */
@@ -85,6 +86,11 @@ struct rowview {
 	const struct shist *clipped;	/* hist_field's kept part, or NULL */
 	double fcount, fdur;	/* kept share of events and of time */
 	union cell bytes;	/* plan.bytes_field's value in the row as recorded */
+};
+
+/* One window of GROUP BY time(...): its start and the time its ticks cover. */
+struct bucket_span {
+	uint64_t bucket, span_ns;
 };
 
 /* An execution in progress: the groups so far and what the result reports. */
@@ -103,6 +109,12 @@ struct query_run {
 	uint64_t span_ns;	/* summed dt of the ticks holding the table */
 	struct frame_stats stats;	/* summed over those ticks */
 	size_t bytes;		/* held by groups, hash and accumulators */
+	uint64_t bucket;	/* time(...): the current tick's window */
+	size_t nspans, scap;
+	struct bucket_span *spans;	/* time(...): every window a tick fell in */
+	uint64_t since_ns, until_ns;	/* SINCE/UNTIL resolved: [since, until) */
+	uint64_t seen_from, seen_to;	/* the ticks added: first start, last end */
+	size_t nseen, nin;	/* ticks added, and those in [since, until) */
 };
 
 /* Return the cell of query-schema field idx in a row (a zero cell if absent). */
@@ -366,6 +378,10 @@ static char *exec_key(const struct query_run *x, const struct rowview *rv, size_
 	size_t i, n = 0, cap = 64;
 	char *b = xmalloc(cap);
 
+	if (x->q->bucket_ns) {
+		memcpy(b, &x->bucket, 8);
+		n = 8;
+	}
 	for (i = 0; i < pl->nkeys; i++) {
 		const struct field *f = &x->s->fields[pl->keys[i]];
 		const union cell *c = exec_cell(x, rv, pl->keys[i]);
@@ -440,6 +456,7 @@ static struct group *exec_group(struct query_run *x, const struct rowview *rv)
 	}
 	x->hash[j] = x->ngroups + 1;
 	g = &x->groups[x->ngroups++];
+	g->bucket = x->bucket;
 	g->key = xrealloc(key, len + 1);
 	g->keylen = len;
 	g->kcells = xcalloc(pl->nkeys + 1, sizeof(*g->kcells));
@@ -626,9 +643,11 @@ static int exec_val_cmp(const struct pcol *c, const struct result_val *a,
 struct exec_sort {
 	const struct plan *pl;
 	const struct result_val *vals;	/* ngroups * ncols */
+	const struct group *groups;
 };
 
-/* Order group indexes: the order column, then key columns ascending. */
+/* Order group indexes: the window (time(...)), the order column, then key
+ * columns ascending. */
 static int exec_row_cmp(const void *pa, const void *pb, void *arg)
 {
 	const struct exec_sort *es = arg;
@@ -636,9 +655,12 @@ static int exec_row_cmp(const void *pa, const void *pb, void *arg)
 	const struct result_val *a = es->vals + *(const size_t *)pa * pl->ncols;
 	const struct result_val *b = es->vals + *(const size_t *)pb * pl->ncols;
 	const struct pcol *oc = &pl->cols[pl->order_col];
+	uint64_t ba = es->groups[*(const size_t *)pa].bucket, bb = es->groups[*(const size_t *)pb].bucket;
 	size_t i;
 	int r;
 
+	if (ba != bb)
+		return ba < bb ? -1 : 1;
 	r = exec_val_cmp(oc, &a[pl->order_col], &b[pl->order_col]);
 	if (r && !a[pl->order_col].null && !b[pl->order_col].null && pl->order_desc)
 		r = -r;
@@ -673,46 +695,92 @@ static void exec_map(const struct schema *qs, const struct schema *fs, int *map)
 	}
 }
 
-/* Build the result from the groups: final values, order, limit. */
+/* Order windows by start (qsort, bsearch). */
+static int exec_span_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct bucket_span *)a)->bucket, y = ((const struct bucket_span *)b)->bucket;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Return the seconds group g's rates divide by: the time covered by its
+ * window's ticks with time(...) (x->spans sorted), else span_s. */
+static double exec_group_span(const struct query_run *x, const struct group *g, double span_s)
+{
+	struct bucket_span key = {.bucket = g->bucket}, *s;
+
+	if (!x->q->bucket_ns || !x->nspans)
+		return x->q->bucket_ns ? 0 : span_s;
+	s = bsearch(&key, x->spans, x->nspans, sizeof(*x->spans), exec_span_cmp);
+	return s ? (double)s->span_ns / 1e9 : 0;
+}
+
+/* Build the result from the groups: final values, order, limit (with
+ * time(...): the time column first, and the limit per window). */
 static struct result *exec_result(struct query_run *x, double span_s)
 {
 	const struct plan *pl = &x->q->plan;
 	struct result *r = xcalloc(1, sizeof(*r));
 	struct result_val *all = xcalloc(x->ngroups * pl->ncols + 1, sizeof(*all));
 	size_t *idx = xcalloc(x->ngroups + 1, sizeof(*idx));
-	size_t i, j, n;
+	size_t i, j, n, tc = x->q->bucket_ns ? 1 : 0;
 
+	if (x->nspans)
+		qsort(x->spans, x->nspans, sizeof(*x->spans), exec_span_cmp);
 	for (i = 0; i < x->ngroups; i++)
 		for (j = 0; j < pl->ncols; j++)
-			exec_final(x, &pl->cols[j], &x->groups[i], &x->groups[i].acc[j], span_s,
-				   &all[i * pl->ncols + j]);
+			exec_final(x, &pl->cols[j], &x->groups[i], &x->groups[i].acc[j],
+				   exec_group_span(x, &x->groups[i], span_s), &all[i * pl->ncols + j]);
 	if (x->q->base)
 		baseline_ratios(x->q, all, x->ngroups);
 	for (i = 0; i < x->ngroups; i++)
 		idx[i] = i;
-	struct exec_sort es = {pl, all};
+	struct exec_sort es = {pl, all, x->groups};
 
 	qsort_r(idx, x->ngroups, sizeof(*idx), exec_row_cmp, &es);
 	n = x->ngroups;
-	if (x->q->has_limit && x->q->limit < n)
+	if (x->q->has_limit && tc) {
+		uint64_t prev = 0, in_window = 0;
+
+		for (i = 0, n = 0; i < x->ngroups; i++) {
+			if (!i || x->groups[idx[i]].bucket != prev)
+				in_window = 0;
+			prev = x->groups[idx[i]].bucket;
+			if (in_window++ < x->q->limit)
+				idx[n++] = idx[i];
+		}
+	} else if (x->q->has_limit && x->q->limit < n) {
 		n = (size_t)x->q->limit;
-	r->ncols = pl->nvisible;
+	}
+	r->ncols = pl->nvisible + tc;
 	r->nrows = n;
 	r->cols = xcalloc(r->ncols + 1, sizeof(*r->cols));
-	for (j = 0; j < r->ncols; j++) {
-		r->cols[j].name = xstrdup(pl->cols[j].name);
-		r->cols[j].type = pl->cols[j].type;
-		r->cols[j].key = pl->cols[j].key;
-		r->cols[j].real = pl->cols[j].real;
-		r->cols[j].ratio = pl->cols[j].ratio_of >= 0;
-		r->cols[j].part = pl->cols[j].part;
+	if (tc) {
+		r->cols[0].name = xstrdup("time");
+		r->cols[0].type = FT_U64;
+		r->cols[0].key = true;
+		r->cols[0].time = true;
+	}
+	for (j = 0; j < pl->nvisible; j++) {
+		r->cols[tc + j].name = xstrdup(pl->cols[j].name);
+		r->cols[tc + j].type = pl->cols[j].type;
+		r->cols[tc + j].key = pl->cols[j].key;
+		r->cols[tc + j].real = pl->cols[j].real;
+		r->cols[tc + j].ratio = pl->cols[j].ratio_of >= 0;
+		r->cols[tc + j].part = pl->cols[j].part;
+		r->cols[tc + j].cumulative = !pl->cols[j].key && pl->cols[j].ratio_of < 0 &&
+					     (pl->cols[j].agg == AGG_COUNT ||
+					      pl->cols[j].agg == AGG_SUM);
 	}
 	r->vals = xcalloc(n * r->ncols + 1, sizeof(*r->vals));
-	for (i = 0; i < n; i++)
-		for (j = 0; j < r->ncols; j++) {
-			r->vals[i * r->ncols + j] = all[idx[i] * pl->ncols + j];
+	for (i = 0; i < n; i++) {
+		if (tc)
+			r->vals[i * r->ncols].u = x->groups[idx[i]].bucket;
+		for (j = 0; j < pl->nvisible; j++) {
+			r->vals[i * r->ncols + tc + j] = all[idx[i] * pl->ncols + j];
 			memset(&all[idx[i] * pl->ncols + j], 0, sizeof(*all));
 		}
+	}
 	for (i = 0; i < x->ngroups * pl->ncols; i++)
 		exec_val_free(&all[i]);
 	free(all);
@@ -800,16 +868,56 @@ struct query_run *query_run_new(const struct query *q, struct query_error *err)
 	for (i = 0; i < q->plan.nparts; i++)
 		x->pnames[i].s = xstrdup(x->s->fields[q->plan.parts[i]].name);
 	x->map = xcalloc(x->s->nfields + 1, sizeof(*x->map));
+	query_run_end(x, 0);
 	return x;
+}
+
+void query_run_end(struct query_run *r, uint64_t end_ns)
+{
+	const struct query *q = r->q;
+
+	r->since_ns = q->optset & OPT_SINCE ? qtime_resolve(&q->since, end_ns) : 0;
+	r->until_ns = q->optset & OPT_UNTIL ? qtime_resolve(&q->until, end_ns) : UINT64_MAX;
+}
+
+/* Add dt_ns to the span of the current tick's window, found from the newest. */
+static void exec_bucket_add(struct query_run *r, uint64_t dt_ns)
+{
+	size_t i = r->nspans;
+
+	while (i && r->spans[i - 1].bucket != r->bucket)
+		i--;
+	if (!i) {
+		if (r->nspans == r->scap) {
+			r->bytes -= r->scap * sizeof(*r->spans);
+			r->scap = r->scap ? 2 * r->scap : 16;
+			r->spans = xreallocarray(r->spans, r->scap, sizeof(*r->spans));
+			r->bytes += r->scap * sizeof(*r->spans);
+		}
+		r->spans[r->nspans++] = (struct bucket_span){r->bucket, 0};
+		i = r->nspans;
+	}
+	r->spans[i - 1].span_ns += dt_ns;
 }
 
 void query_run_add(struct query_run *r, const struct tick *t)
 {
 	const struct frame *f = tick_frame(t, r->s->table);
+	uint64_t dt = f && f->dt_ns < t->t_ns ? f->dt_ns : 0, start = t->t_ns - dt;
 
+	if (!r->nseen++ || start < r->seen_from)
+		r->seen_from = start;
+	r->seen_to = t->t_ns > r->seen_to ? t->t_ns : r->seen_to;
+	if (start < r->since_ns || start >= r->until_ns)
+		return;
+	r->nin++;
 	r->t_ns = t->t_ns;
 	if (!f)
 		return;
+	if (r->q->bucket_ns) {
+		r->bucket = start - start % r->q->bucket_ns;
+		exec_bucket_add(r, f->dt_ns);
+	}
 	r->span_ns += f->dt_ns;
 	exec_stats(&r->stats, &f->stats);
 	exec_frame(r, f);
@@ -820,12 +928,18 @@ struct result *query_run_result(struct query_run *r)
 	struct result *res;
 	size_t i;
 
-	if (!r->q->plan.nkeys && !r->ngroups) {
+	if (!r->q->plan.nkeys && (r->q->bucket_ns ? r->ngroups < r->nspans : !r->ngroups)) {
+		/* no keys: one row (per window with a tick), events or not */
 		struct rowview rv = {.cells = NULL, .map = r->map, .part = -1};
 
 		for (i = 0; i < r->s->nfields; i++)
 			r->map[i] = -1;
-		exec_group(r, &rv);
+		if (!r->q->bucket_ns)
+			exec_group(r, &rv);
+		for (i = 0; r->q->bucket_ns && i < r->nspans; i++) {
+			r->bucket = r->spans[i].bucket;
+			exec_group(r, &rv);
+		}
 	}
 	res = exec_result(r, (double)r->span_ns / 1e9);
 	res->table = xstrdup(r->s->table);
@@ -833,6 +947,32 @@ struct result *query_run_result(struct query_run *r)
 	res->span_ns = r->span_ns;
 	res->stats = r->stats;
 	return res;
+}
+
+int query_run_check(const struct query_run *r, struct query_error *err)
+{
+	const struct query *q = r->q;
+	char a[QTIME_BUF] = "the start", b[QTIME_BUF] = "the end", c[QTIME_BUF], d[QTIME_BUF];
+
+	memset(err, 0, sizeof(*err));
+	if (!(q->optset & (OPT_SINCE | OPT_UNTIL)))
+		return 0;
+	if (q->optset & OPT_SINCE)
+		qtime_format(r->since_ns, false, a, sizeof(a));
+	if (q->optset & OPT_UNTIL)
+		qtime_format(r->until_ns, false, b, sizeof(b));
+	if (r->since_ns >= r->until_ns) {
+		error_set(err, q->upos, q->ulen, "until (%s) must come after since (%s)", b, a);
+		return -1;
+	}
+	if (r->nin || !r->nseen)
+		return 0;
+	error_set(err, q->optset & OPT_SINCE ? q->spos : q->upos,
+		  q->optset & OPT_SINCE ? q->slen : q->ulen,
+		  "no ticks between %s and %s; the recording covers %s to %s", a, b,
+		  qtime_format(r->seen_from, false, c, sizeof(c)),
+		  qtime_format(r->seen_to, false, d, sizeof(d)));
+	return -1;
 }
 
 size_t query_run_bytes(const struct query_run *r)
@@ -870,6 +1010,7 @@ void query_run_free(struct query_run *r)
 	}
 	free(r->groups);
 	free(r->hash);
+	free(r->spans);
 	for (i = 0; i < pl->nparts; i++)
 		free(r->pnames[i].s);
 	free(r->pnames);
@@ -887,8 +1028,14 @@ struct result *query_exec(const struct query *q, const struct window *w,
 
 	if (!x)
 		return NULL;
+	if (w->nticks)
+		query_run_end(x, w->ticks[w->nticks - 1].t_ns);
 	for (t = 0; t < w->nticks; t++)
 		query_run_add(x, &w->ticks[t]);
+	if (query_run_check(x, err)) {
+		query_run_free(x);
+		return NULL;
+	}
 	r = query_run_result(x);
 	query_run_free(x);
 	return r;

@@ -10,7 +10,7 @@
 const char *const lexer_keywords[] = {
 	"from", "where", "group", "by", "show", "order", "asc", "desc", "limit",
 	"and", "or", "not", "in", "as", "window", "every", "sample", "threshold",
-	"buffer", "baseline", NULL,
+	"buffer", "baseline", "since", "until", NULL,
 };
 
 bool lexer_reserved(const char *word)
@@ -98,10 +98,12 @@ int lexer_run(struct lexer *lx, const char *text, struct query_error *err)
 				lexer_done(lx);
 				return -1;
 			}
-		} else if (isalnum(c) || c == '_' || (c == ':' && text[i + 1] == ':')) {
+		} else if (isalnum(c) || c == '_' || (c == ':' && text[i + 1] == ':') ||
+			   (c == '-' && isdigit((unsigned char)text[i + 1]))) {
+			i += c == '-';
 			while (lexer_wordch((unsigned char)text[i]))
 				i++;
-			lexer_push(lx, isdigit(c) || c == ':' ? TK_NUMBER : TK_WORD, start,
+			lexer_push(lx, isalpha(c) || c == '_' ? TK_WORD : TK_NUMBER, start,
 				   i - start, xstrndup(text + start, (size_t)(i - start)));
 		} else if ((n = lexer_op(text + i))) {
 			lexer_push(lx, TK_OP, i, n, xstrndup(text + i, (size_t)n));

@@ -8,7 +8,8 @@
 enum tok_kind {
 	TK_EOF,
 	TK_WORD,	/* keyword, field, function, bare value: [A-Za-z_][A-Za-z0-9_.:]* */
-	TK_NUMBER,	/* a run starting with a digit or "::": 100us, 4KiB, 10.0.0.1, ::1 */
+	TK_NUMBER,	/* a run starting with a digit, "::" or '-' and a digit: 100us, 4KiB,
+			 * 10.0.0.1, ::1, -5m */
 	TK_STRING,	/* 'quoted', with \' and \\ escapes; text holds the unescaped value */
 	TK_OP,		/* == != < <= > >= = ~ */
 	TK_LPAREN,

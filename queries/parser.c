@@ -22,7 +22,7 @@ static const char *const parser_clauses[] = {"from", "where", "group", "show", "
 #define NCLAUSES 6
 
 static const char *const parser_opts[OPT_COUNT] = {
-	"window", "every", "sample", "threshold", "buffer", "baseline",
+	"window", "every", "sample", "threshold", "buffer", "baseline", "since", "until",
 };
 
 /* Return the current token. */
@@ -140,6 +140,11 @@ static int parse_number(struct parser *p, const struct token *t, struct value *v
 	unit = frac ? frac + nf : s + nd;
 	v->kind = V_NUM;
 	v->unit = U_NONE;
+	if (*s == '-') {
+		error_set(p->err, t->pos, t->len, "'%.60s' is negative: only since and until take a "
+			  "time before the end (e.g. since -5m)", s);
+		return -1;
+	}
 	if (*unit) {
 		for (i = 0; i < sizeof(units) / sizeof(units[0]); i++)
 			if (!strcmp(unit, units[i].name))
@@ -261,6 +266,18 @@ static int parse_value(struct parser *p, struct value *v, const char *what)
 
 static struct pred *parse_or(struct parser *p);
 
+/* Fail when the current tokens are time( outside GROUP BY (clause names where). */
+static int parse_time_misplaced(struct parser *p, const char *clause)
+{
+	const struct token *t = peek(p);
+
+	if (!lexer_is(t, "time") || p->lx.tok[p->i + 1].kind != TK_LPAREN)
+		return 0;
+	error_set(p->err, t->pos, t->len, "time(...) cannot be in %s: it goes in GROUP BY "
+		  "(group by time(10s)); since and until select a stretch of time", clause);
+	return -1;
+}
+
 /* Fail with a message at token t if one more list entry would pass max. */
 static int parse_room(struct parser *p, const struct token *t, size_t n, size_t max,
 		      const char *what)
@@ -365,8 +382,11 @@ static struct pred *parse_leaf(struct parser *p)
 	struct token *t;
 	char msg[160];
 
-	if (parse_room(p, peek(p), p->npreds++, QUERY_MAX_PREDS, "comparisons in WHERE") ||
-	    parse_field(p, &n->f, "a field name"))
+	if (parse_room(p, peek(p), p->npreds++, QUERY_MAX_PREDS, "comparisons in WHERE"))
+		goto fail;
+	if (parse_time_misplaced(p, "WHERE"))
+		goto fail;
+	if (parse_field(p, &n->f, "a field name"))
 		goto fail;
 	t = peek(p);
 	n->oppos = t->pos;
@@ -395,7 +415,9 @@ static struct pred *parse_leaf(struct parser *p)
 			goto fail;
 		}
 		parse_value(p, &n->vals[0], "a pattern");
-		n->regex = n->vals[0].s[0] == '/';
+		/* '/re/' is a regex; a glob may start with '/' too (a cgroup path) */
+		n->regex = n->vals[0].s[0] == '/' && strlen(n->vals[0].s) >= 2 &&
+			   n->vals[0].s[strlen(n->vals[0].s) - 1] == '/';
 		if (n->regex && parse_regex(p, &n->vals[0]))
 			goto fail;
 		return n;
@@ -499,6 +521,8 @@ static int parse_item(struct parser *p, struct item *it, const char *what, bool 
 	memset(it, 0, sizeof(*it));
 	it->f.idx = -1;
 	it->pos = t->pos;
+	if (parse_time_misplaced(p, ratio_ok ? "ORDER BY" : "SHOW"))
+		return -1;
 	if (t->kind != TK_WORD || lexer_reserved(t->text))
 		return expected(p, what);
 	if (p->lx.tok[p->i + 1].kind != TK_LPAREN) {
@@ -568,6 +592,44 @@ static int parse_show(struct parser *p, struct query *q)
 	}
 }
 
+/* Parse time(DURATION) in GROUP BY (the current token is time). */
+static int parse_bucket(struct parser *p, struct query *q)
+{
+	struct token *kw = next(p), *t;
+	struct value v;
+
+	if (q->bucket_ns) {
+		error_set(p->err, kw->pos, kw->len, "time(...) is already in GROUP BY");
+		return -1;
+	}
+	next(p);
+	t = peek(p);
+	if (t->kind == TK_NUMBER && t->text[0] == '-') {
+		error_set(p->err, t->pos, t->len, "time(%.40s): the window must be a duration "
+			  "longer than 0 (e.g. time(10s))", t->text);
+		return -1;
+	}
+	if (t->kind != TK_NUMBER)
+		return expected(p, "a duration (e.g. time(10s))");
+	memset(&v, 0, sizeof(v));
+	if (parse_number(p, t, &v))
+		return -1;
+	if (v.unit != U_DUR || !v.u) {
+		error_set(p->err, t->pos, t->len, "time(%.40s): the window must be a duration "
+			  "longer than 0 with a unit (ns us ms s m h), e.g. time(10s)", t->text);
+		return -1;
+	}
+	next(p);
+	if (peek(p)->kind != TK_RPAREN)
+		return expected(p, "')'");
+	next(p);
+	q->bucket_ns = v.u;
+	q->bucket_raw = xstrdup(t->text);
+	q->bucket_pos = kw->pos;
+	q->bucket_len = prev(p)->pos + prev(p)->len - kw->pos;
+	return 0;
+}
+
 /* Parse the fields after GROUP BY. */
 static int parse_group(struct parser *p, struct query *q)
 {
@@ -577,11 +639,16 @@ static int parse_group(struct parser *p, struct query *q)
 	for (;;) {
 		if (parse_room(p, peek(p), q->ngroup, QUERY_MAX_GROUP, "fields in GROUP BY"))
 			return -1;
-		q->group = xreallocarray(q->group, q->ngroup + 1, sizeof(*q->group));
-		memset(&q->group[q->ngroup], 0, sizeof(*q->group));
-		if (parse_field(p, &q->group[q->ngroup], "a field name"))
-			return -1;
-		q->ngroup++;
+		if (lexer_is(peek(p), "time") && p->lx.tok[p->i + 1].kind == TK_LPAREN) {
+			if (parse_bucket(p, q))
+				return -1;
+		} else {
+			q->group = xreallocarray(q->group, q->ngroup + 1, sizeof(*q->group));
+			memset(&q->group[q->ngroup], 0, sizeof(*q->group));
+			if (parse_field(p, &q->group[q->ngroup], "a field name"))
+				return -1;
+			q->ngroup++;
+		}
 		if (peek(p)->kind != TK_COMMA)
 			return 0;
 		next(p);
@@ -677,6 +744,50 @@ static int parse_sample(struct parser *p, struct query *q)
 	return 0;
 }
 
+/* Parse SINCE or UNTIL's time: 'YYYY-MM-DD HH:MM[:SS]', RFC 3339, 'HH:MM[:SS]'
+ * (quoted) or -DURATION (before the end). */
+static int parse_when(struct parser *p, struct query *q, int o)
+{
+	struct token *t = peek(p);
+	struct qtime *w = 1u << o == OPT_SINCE ? &q->since : &q->until;
+	char why[200];
+
+	if (t->kind == TK_NUMBER && t->text[0] != '-') {
+		error_set(p->err, t->pos, t->len, "'%.40s' after %s: write a time in quotes "
+			  "('2026-11-25 10:00:00') or a time before the end (-5m)", t->text,
+			  parser_opts[o]);
+		return -1;
+	}
+	if (t->kind != TK_STRING && t->kind != TK_NUMBER)
+		return expected(p, "a time ('2026-11-25 10:00:00', or -5m: before the end)");
+	if (qtime_parse(t->text, w, why, sizeof(why))) {
+		error_set(p->err, t->pos, t->len, "%s", why);
+		return -1;
+	}
+	next(p);
+	if (1u << o == OPT_SINCE) {
+		q->spos = t->pos;
+		q->slen = t->len;
+	} else {
+		q->upos = t->pos;
+		q->ulen = t->len;
+	}
+	q->optraw[o] = t->kind == TK_STRING ? xasprintf("'%s'", t->text) : xstrdup(t->text);
+	return 0;
+}
+
+/* Fail when SINCE is not before UNTIL, where that is known without the
+ * recording: both absolute, or both before the end. */
+static int parse_stretch(const struct query *q, struct query_error *err)
+{
+	if (!(q->optset & OPT_SINCE) || !(q->optset & OPT_UNTIL) ||
+	    q->since.kind != q->until.kind || q->since.kind == QT_DAY ||
+	    q->since.ns < q->until.ns)
+		return 0;
+	error_set(err, q->upos, q->ulen, "until must come after since: nothing is in between");
+	return -1;
+}
+
 /* Parse one option (the keyword is the current token). */
 static int parse_option(struct parser *p, struct query *q, int o)
 {
@@ -710,6 +821,9 @@ static int parse_option(struct parser *p, struct query *q, int o)
 		q->opts.buffer = v;
 		q->optraw[o] = xasprintf("%llu", (unsigned long long)v);
 		return 0;
+	case OPT_SINCE:
+	case OPT_UNTIL:
+		return parse_when(p, q, o);
 	default:
 		if (peek(p)->kind != TK_STRING)
 			return expected(p, "a quoted file name");
@@ -831,7 +945,7 @@ struct query *query_parse(const char *text, struct query_error *err)
 	if (lexer_run(&p.lx, text, err))
 		return NULL;
 	q = ast_query_new();
-	if (parse_query(&p, q) || parse_canon_fits(q, err)) {
+	if (parse_query(&p, q) || parse_stretch(q, err) || parse_canon_fits(q, err)) {
 		query_free(q);
 		q = NULL;
 	}
@@ -864,6 +978,8 @@ struct query *query_refine(const struct query *base, const char *text,
 		m->group[i] = g->group[i];
 		m->group[i].name = xstrdup(g->group[i].name);
 	}
+	m->bucket_ns = g->bucket_ns;
+	m->bucket_raw = g->bucket_raw ? xstrdup(g->bucket_raw) : NULL;
 	g = frag->has_show ? frag : base;
 	m->has_show = g->has_show;
 	m->nshow = g->nshow;

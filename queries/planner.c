@@ -9,8 +9,10 @@
  * saves work and never changes results.  A conjunct that would overflow the
  * entry or string tables is left to the residual.
  */
+#include <stdlib.h>
 #include <string.h>
 #include "ast.h"
+#include "../core/cgroup.h"
 
 /* Append one entry; false when the table is full. */
 static bool planner_emit(struct filter_prog *f, enum filter_opcode op, enum filter_term term,
@@ -118,6 +120,31 @@ static bool planner_test(struct filter_prog *f, int *nstrs, const struct field *
 	return planner_emit(f, op, term, (uint64_t)idx);
 }
 
+/*
+ * Emit a cgroup subtree test for glob pat when it is PATH/ then * with a plain
+ * PATH that names a cgroup here: the kernel passes PATH and everything
+ * below it, which holds every match of the glob.  False otherwise.
+ */
+static bool planner_cgroup_glob(struct filter_prog *f, const char *pat)
+{
+	size_t n = strcspn(pat, "*?[\\");
+	char path[CGROUP_PATH_MAX], *cause = NULL;
+	uint64_t id;
+	unsigned level;
+
+	if (!n || n >= sizeof(path) || pat[n] != '*' || pat[n + 1] || pat[n - 1] != '/')
+		return false;
+	memcpy(path, pat, n);
+	path[n] = 0;
+	if (cgroup_lookup(path, &id, &level, &cause)) {
+		free(cause);
+		return false;
+	}
+	if (id >> FILTER_CGROUP_LEVEL_SHIFT || level >= 1u << (64 - FILTER_CGROUP_LEVEL_SHIFT))
+		return false;
+	return planner_emit(f, FOP_PREFIX, FTERM_CGROUP, FILTER_CGROUP_VALUE(level, id));
+}
+
 /* Emit a leaf in postfix; false if it cannot be pushed. */
 static bool planner_leaf(const struct schema *s, const struct pred *p, struct filter_prog *f,
 			 int *nstrs)
@@ -143,6 +170,8 @@ static bool planner_leaf(const struct schema *s, const struct pred *p, struct fi
 		}
 		return true;
 	default:
+		if (fd->pushdown == FTERM_CGROUP && !p->regex)
+			return planner_cgroup_glob(f, p->vals[0].s);
 		if (fd->pushdown != FTERM_COMM || p->regex ||
 		    !planner_prefix(p->vals[0].s))
 			return false;

@@ -83,6 +83,9 @@ struct result_col {
 	bool ratio;		/* BASELINE's "C/base": C's value / the baseline's (real) */
 	bool part;		/* aggregates a part of the time breakdown (a stage), or is its
 				 * ratio; on a key column: the part key (one row per stage) */
+	bool time;		/* GROUP BY time(...)'s column (the first): the window's
+				 * start, ns since the epoch in .u */
+	bool cumulative;	/* count or sum(): grows with every tick added (a counter) */
 };
 
 struct result_val {
@@ -103,7 +106,9 @@ struct result {
 	struct frame_stats stats;	/* summed over the window */
 };
 
-/* Run a bound query over the window.  NULL with *err on a runtime error. */
+/* Run a bound query over the window.  NULL with *err on a runtime error
+ * (SINCE/UNTIL selecting no tick of the window: see query_run_check).
+ * SINCE/UNTIL -DUR count back from the window's newest tick. */
 struct result *query_exec(const struct query *q, const struct window *w,
 			  struct query_error *err);
 
@@ -118,11 +123,26 @@ struct query_run;
  * BASELINE recording cannot be read (loaded here the first time, then kept
  * in q). */
 struct query_run *query_run_new(const struct query *q, struct query_error *err);
+/* Set the end SINCE/UNTIL -DUR (and 'HH:MM' times of day) are read from:
+ * the recording's newest tick, ns since the epoch.  Call it before the
+ * first tick; until then they count from 0. */
+void query_run_end(struct query_run *r, uint64_t end_ns);
 /* Fold in tick t's frame of the FROM table (WHERE, grouping, aggregates);
- * t is the newest tick so far: the result's t_ns. */
+ * t is the newest tick so far: the result's t_ns.  A tick whose start
+ * (t_ns less its frame's dt) is outside [SINCE, UNTIL) is skipped.  With
+ * GROUP BY time(D), the tick goes to the window floor(start / D) * D (D
+ * aligned on the epoch), whose covered time its dt adds to. */
 void query_run_add(struct query_run *r, const struct tick *t);
-/* The result over every tick added so far (order, limit); the run goes on. */
+/* The result over every tick added so far (order, limit); the run goes on.
+ * With time(...): a row per window and group, the time column first, rows
+ * in window order then the query's, LIMIT per window, rate() over the
+ * window's covered time; a window no tick fell in has no row, and a window
+ * without events has one (of zeros) only when there is no other key. */
 struct result *query_run_result(struct query_run *r);
+/* -1 with *err when SINCE/UNTIL selected nothing among the ticks added
+ * ("no ticks between A and B; the recording covers C to D"), or when
+ * UNTIL resolved to no later than SINCE; else 0. */
+int query_run_check(const struct query_run *r, struct query_error *err);
 /* Bytes the run holds for its groups (keys, accumulators, hash). */
 size_t query_run_bytes(const struct query_run *r);
 void query_run_free(struct query_run *r);

@@ -8,6 +8,9 @@
  * value, dist() as {"count":N,"buckets":[[low,count],...]}.  BASELINE ratios
  * are reals ("p99(lat)/base": 3.52); text shows them as 3.52x.  CSV has a
  * header row, the same numbers, RFC 4180 quoting, and empty fields for null.
+ * GROUP BY time(...)'s time column is local time: "2026-11-25 10:00:10" as
+ * text, RFC 3339 with the offset ("2026-11-25T10:00:10+01:00") in JSON
+ * (a string) and CSV.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +19,7 @@
 #include "../core/json.h"
 #include "../core/xalloc.h"
 #include "ast.h"
+#include "qtime.h"
 
 /* Free a result and every value it owns. */
 void result_free(struct result *r)
@@ -82,8 +86,12 @@ static void result_number(FILE *out, const struct result_col *c, const struct re
 /* Print one value as JSON. */
 static void result_json_val(FILE *out, const struct result_col *c, const struct result_val *v)
 {
+	char t[QTIME_BUF];
+
 	if (v->null)
 		fputs("null", out);
+	else if (c->time)
+		json_str(out, qtime_format(v->u, true, t, sizeof(t)));
 	else if (c->type == FT_STR || c->type == FT_IP)
 		json_str(out, v->s ? v->s : "");
 	else if (c->type == FT_HIST)
@@ -115,9 +123,13 @@ static void result_csv_val(FILE *out, const struct result_col *c, const struct r
 	size_t n = 0;
 	FILE *m;
 
+	char t[QTIME_BUF];
+
 	if (v->null)
 		return;
-	if (c->type == FT_STR || c->type == FT_IP) {
+	if (c->time) {
+		fputs(qtime_format(v->u, true, t, sizeof(t)), out);
+	} else if (c->type == FT_STR || c->type == FT_IP) {
 		result_csv_str(out, v->s ? v->s : "");
 	} else if (c->type == FT_HIST) {
 		m = open_memstream(&buf, &n);
@@ -151,7 +163,8 @@ static void result_text(FILE *out, const struct result *r)
 	for (i = 0; i <= r->nrows; i++) {
 		for (j = 0; j < r->ncols; j++) {
 			const char *s = i ? cells + ((i - 1) * r->ncols + j) * 64 : r->cols[j].name;
-			bool left = r->cols[j].type == FT_STR || r->cols[j].type == FT_IP;
+			bool left = r->cols[j].type == FT_STR || r->cols[j].type == FT_IP ||
+				    r->cols[j].time;
 			bool last = j + 1 == r->ncols;
 
 			fprintf(out, "%s", j ? "  " : "");
@@ -212,6 +225,10 @@ void result_format_val(const struct result *r, size_t col, const struct result_v
 		return;
 	if (v->null) {
 		snprintf(buf, n, "-");
+		return;
+	}
+	if (c->time) {
+		qtime_format(v->u, false, buf, n);
 		return;
 	}
 	if (c->ratio) {

@@ -5,10 +5,10 @@
 # Idempotent: packages already present are skipped quickly.
 set -eu
 PKGS="make gcc clang llvm bpftool libbpf-dev libelf-dev zlib1g-dev libzstd-dev \
-libncurses-dev libreadline-dev libdw-dev pkg-config tmux"
+libncurses-dev libreadline-dev libdw-dev pkg-config tmux libmicrohttpd-dev"
 for arg in "$@"; do
 	case $arg in
-	--test) PKGS="$PKGS python3 iproute2 fio" ;;
+	--test) PKGS="$PKGS python3 iproute2 fio curl prometheus" ;;
 	--vm) PKGS="$PKGS qemu-system-x86 linux-image-amd64 busybox-static cpio kmod libbz2-dev liblzma-dev" ;;
 	--bench) PKGS="$PKGS linux-perf libpcap-dev fio bpftrace bpfcc-tools" ;;
 	*) echo "install-deps.sh: unknown option '$arg' (--test, --vm, --bench)" >&2; exit 2 ;;

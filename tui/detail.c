@@ -116,7 +116,8 @@ static bool event_matches(const struct schema *es, const union cell *cells,
 		const struct result_val *v = result_row(r, i) + c;
 		int f;
 
-		if (!r->cols[c].key || (f = schema_field(es, r->cols[c].name)) < 0)
+		if (!r->cols[c].key || r->cols[c].time ||
+		    (f = schema_field(es, r->cols[c].name)) < 0)
 			continue;
 		switch (es->fields[f].type) {
 		case FT_STR:

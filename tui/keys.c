@@ -230,6 +230,13 @@ static int act_first(struct screen *s)
 	return R_REDRAW | R_REQUERY;
 }
 
+/* Open the go-to line: a time to show. */
+static int act_goto(struct screen *s)
+{
+	prompt_open(s, PROMPT_GOTO, "");
+	return R_REDRAW;
+}
+
 /* Go to the last tick. */
 static int act_last(struct screen *s)
 {
@@ -330,6 +337,7 @@ static const struct key_action keys_tail[] = {
 	{']', "]", act_fwd10, "ten ticks forward"},
 	{'g', "g", act_first, "first tick of the recording (or history)"},
 	{'G', "G", act_last, "last tick"},
+	{'@', "@", act_goto, "go to a time: 10:05:00, '2026-11-25 10:05', +30s, -1m"},
 	{'+', "+", act_faster, "replay: play faster"},
 	{'-', "-", act_slower, "replay: play slower"},
 	{'t', "t", act_theme, "next color theme"},

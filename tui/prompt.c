@@ -111,13 +111,16 @@ static void matches_cb(char **matches, int num, int max_len)
 	cur->prompt.hint = xstrdup(buf);
 }
 
-/* Complete tables, fields, functions and keywords with query_complete. */
+/* Complete tables, fields, functions and keywords with query_complete (not
+ * on the go-to line). */
 static char **complete_cb(const char *text, int start, int end)
 {
 	char *cands[CANDS_MAX], **m;
 	size_t n, i, lcd;
 
 	rl_attempted_completion_over = 1;
+	if (cur->prompt.mode == PROMPT_GOTO)
+		return NULL;	/* a time: nothing to complete */
 	n = query_complete(rl_line_buffer, (size_t)end, cur->info->schemas, cur->info->nschemas,
 			   cands, CANDS_MAX);
 	if (!n)
@@ -335,6 +338,25 @@ static int query_enter(struct screen *s, const char *text)
 	return R_REDRAW | R_REQUERY;
 }
 
+/* Enter on the go-to line: jump, or show why not in place. */
+static int goto_enter(struct screen *s, const char *text)
+{
+	struct prompt *p = &s->prompt;
+	char why[256];
+
+	if (*text && screen_goto(s, text, why, sizeof(why)) < 0) {
+		free(p->error);
+		p->error = xstrdup(why);
+		rl_replace_line(text, 1);
+		rl_point = rl_end;
+		return R_REDRAW;
+	}
+	free(p->error);
+	p->error = NULL;
+	prompt_close(p);
+	return R_REDRAW | (*text ? R_REQUERY : 0);
+}
+
 int prompt_key(struct screen *s, int ch)
 {
 	struct prompt *p = &s->prompt;
@@ -372,7 +394,7 @@ int prompt_key(struct screen *s, int ch)
 		free(text);
 		return flags;
 	}
-	flags = query_enter(s, text);
+	flags = p->mode == PROMPT_GOTO ? goto_enter(s, text) : query_enter(s, text);
 	free(text);
 	return flags;
 }
@@ -440,7 +462,8 @@ void prompt_draw(const struct screen *s, int y_last, int w)
 {
 	const struct prompt *p = &s->prompt;
 	int y = y_last - prompt_height(s) + 1, lead, cx, off = 0;
-	const char *label = p->mode == PROMPT_SEARCH ? "search: " : "query: ";
+	const char *label = p->mode == PROMPT_SEARCH ? "search: " :
+			    p->mode == PROMPT_GOTO ? "go to: " : "query: ";
 	char *head;
 
 	if (p->mode == PROMPT_OFF)

@@ -7,7 +7,7 @@
 
 struct screen;
 
-enum prompt_mode { PROMPT_OFF, PROMPT_QUERY, PROMPT_SEARCH };
+enum prompt_mode { PROMPT_OFF, PROMPT_QUERY, PROMPT_SEARCH, PROMPT_GOTO };
 
 struct prompt {
 	enum prompt_mode mode;

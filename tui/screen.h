@@ -88,6 +88,12 @@ int screen_view(struct screen *s, size_t v);
 int screen_sort(struct screen *s, int col, bool flip);
 /* Replay or paused live: show tick idx of the history/recording. */
 int screen_seek(struct screen *s, long delta, bool absolute);
+/* Show the tick that covers the time text names (queries/qtime.h: local
+ * 'YYYY-MM-DD HH:MM[:SS]', RFC 3339, 'HH:MM[:SS]' on the shown tick's day,
+ * or +DUR/-DUR from the newest tick shown), or the nearest end of the
+ * recording or history, saying so; live, this pauses.  -1 with why filled
+ * when text is not a time or there is no tick. */
+int screen_goto(struct screen *s, const char *text, char *why, size_t n);
 /* Pause or resume the display (live), play or pause (replay). */
 void screen_pause(struct screen *s);
 /* Write the history to a snapshot file (latop-YYYYMMDD-HHMMSS.snap) and say

@@ -140,7 +140,8 @@ int screen_drill(struct screen *s)
 		bool keyed = false;
 
 		for (c = 0; c < s->res->ncols; c++)
-			keyed |= s->res->cols[c].key && !strcmp(s->res->cols[c].name, fd->name);
+			keyed |= s->res->cols[c].key && !s->res->cols[c].time &&
+				 !strcmp(s->res->cols[c].name, fd->name);
 		if (!keyed && (added || (fd->flags & (FF_KEY | FF_HIDDEN)) != (FF_KEY | FF_HIDDEN)))
 			continue;
 		added |= !keyed;
@@ -214,6 +215,10 @@ int screen_sort(struct screen *s, int col, bool flip)
 
 	if (!s->res || col < 0 || (size_t)col >= s->res->ncols)
 		return -1;
+	if (s->res->cols[col].time) {
+		screen_status(s, ROLE_STATUS, "rows are in time order already; sort by another column");
+		return -1;
+	}
 	if (col == s->tv.sort_col)
 		desc = flip ? !s->tv.sort_desc : s->tv.sort_desc;
 	else

@@ -396,7 +396,7 @@ char *table_view_where(const struct result *r, size_t i)
 	size_t c;
 
 	for (c = 0; c < r->ncols; c++) {
-		if (!r->cols[c].key)
+		if (!r->cols[c].key || r->cols[c].time)	/* time(...)'s window: no field */
 			continue;
 		literal(r, c, result_row(r, i) + c, buf, sizeof(buf));
 		w = where ? xasprintf("%s and %s == %s", where, r->cols[c].name, buf)

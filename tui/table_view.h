@@ -39,8 +39,8 @@ int table_view_hit(const struct table_view *tv, int x);
  * skip, whose key columns contain text; false if none does. */
 bool table_view_search(struct table_view *tv, const struct result *r, const char *text,
 		       int dir, bool skip);
-/* "pid == 1234 and comm == 'x'" for row i's keys (caller frees), or NULL
- * if the result has no key columns. */
+/* "pid == 1234 and comm == 'x'" for row i's keys but GROUP BY time(...)'s
+ * window (caller frees), or NULL if the result has no other key column. */
 char *table_view_where(const struct result *r, size_t i);
 
 #endif

@@ -10,6 +10,7 @@
 
 #include "../core/xalloc.h"
 #include "../probes/probe_util.h"
+#include "../queries/qtime.h"
 #include "screen_priv.h"
 
 #define REPLAY_TICKS 600		/* ticks a replay's window is rebuilt from, at most */
@@ -179,6 +180,84 @@ int screen_seek(struct screen *s, long delta, bool absolute)
 	idx = absolute ? (delta < 0 ? last : delta) : (long)e - 1 + delta;
 	idx = idx < 0 ? 0 : idx > last ? last : idx;
 	s->t_end = s->history.ticks[idx].t_ns;
+	return 0;
+}
+
+/* The end of the newest tick shown, or 0 with none. */
+static uint64_t shown_end(const struct screen *s)
+{
+	if (!s->opts->replay && s->paused)
+		return s->t_end;
+	return s->history.nticks ? s->history.ticks[s->history.nticks - 1].t_ns : 0;
+}
+
+/* Replay: the end of the first tick from idx on that can be read, its
+ * index in *at; UINT64_MAX (and *at the last tick) when none can. */
+static uint64_t replay_tick_end(struct screen *s, size_t idx, size_t *at)
+{
+	struct tick t;
+	char *cause = NULL;
+	int r;
+
+	for (*at = idx; *at < s->info->nticks; ++*at) {
+		if (s->src->ops->seek(s->src, *at, &cause) < 0)
+			break;
+		r = source_read(s->src, &t, 0, &cause);
+		free(cause);
+		cause = NULL;
+		if (r == 1) {
+			uint64_t e = t.t_ns;
+
+			tick_done(&t);
+			return e;
+		}
+	}
+	free(cause);
+	*at = s->info->nticks - 1;
+	return UINT64_MAX;
+}
+
+int screen_goto(struct screen *s, const char *text, char *why, size_t n)
+{
+	struct qtime qt;
+	uint64_t target, first, last;
+	size_t lo = 0, hi, mid, readable, nt = s->opts->replay ? s->info->nticks : s->history.nticks;
+	char at[QTIME_BUF], end[QTIME_BUF];
+
+	if (qtime_parse(text, &qt, why, n))
+		return -1;
+	if (!nt) {
+		snprintf(why, n, "no tick to go to yet");
+		return -1;
+	}
+	target = qtime_resolve(&qt, shown_end(s));
+	/* the first tick ending after target: the one that covers it (in
+	 * replay, the first readable one from there) */
+	for (hi = nt; lo < hi;) {
+		mid = lo + (hi - lo) / 2;
+		if ((s->opts->replay ? replay_tick_end(s, mid, &readable) : s->history.ticks[mid].t_ns) <= target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	lo = lo < nt ? lo : nt - 1;
+	if (s->opts->replay)
+		replay_tick_end(s, lo, &lo);
+	if (screen_seek(s, (long)lo, true) < 0)
+		return 0;
+	first = s->opts->replay ? s->info->t_first_ns : s->history.ticks[0].t_ns;
+	last = s->opts->replay ? s->info->t_last_ns : s->history.ticks[nt - 1].t_ns;
+	qtime_format(target, false, at, sizeof(at));
+	if (!lo && target + (s->opts->replay ? s->info->interval_ns : 0) < first)
+		screen_status(s, ROLE_STATUS, "%s is before the %s: at its first tick (%s)", at,
+			      s->opts->replay ? "recording" : "history",
+			      qtime_format(first, false, end, sizeof(end)));
+	else if (target >= last)
+		screen_status(s, ROLE_STATUS, "%s is past the %s: at its last tick (%s)", at,
+			      s->opts->replay ? "recording" : "history",
+			      qtime_format(last, false, end, sizeof(end)));
+	else
+		screen_status(s, ROLE_STATUS, "at %s (tick %zu of %zu)", at, lo + 1, nt);
 	return 0;
 }
 

@@ -240,6 +240,7 @@ static __always_inline int on_queue(struct bio *bio, __u64 how)
 	r.tgid = pid_tgid >> 32;
 	r.tid = (__u32)pid_tgid;
 	bpf_get_current_comm(r.comm, sizeof(r.comm));
+	r.cgroup = bpf_get_current_cgroup_id();
 	if (f->sample_n > 1) {
 		if (bpf_get_prandom_u32() % f->sample_n)
 			goto drop;
@@ -325,6 +326,7 @@ static __always_inline void key_of(const struct blk_req *r, struct blk_key *key)
 	key->tgid = r->tgid;
 	key->size = r->size;
 	__builtin_memcpy(key->comm, r->comm, sizeof(key->comm));
+	key->cgroup = filter_need[filter_idx & 1] & FILTER_NO_CGROUP_KEY ? 0 : r->cgroup;
 }
 
 /* Return key's totals, made when new, or the overflow entry's (probe.bpf.h). */
@@ -385,6 +387,7 @@ static __always_inline void emit_event(const struct blk_req *r, __u64 id, __u64 
 	e->error = error;
 	e->pad = 0;
 	__builtin_memcpy(e->comm, r->comm, sizeof(e->comm));
+	e->cgroup = r->cgroup;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 

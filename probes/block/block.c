@@ -160,6 +160,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	memcpy(comm, e->comm, BLK_COMM_LEN);
 	comm[BLK_COMM_LEN] = 0;
 	cell_set_str(&r[BE_COMM], comm);
+	probe_cgroup_cells(r + BE_CGROUP, e->cgroup);
 	r[BE_SECTOR].u = e->sector;
 	r[BE_LAT].u = e->lat;
 	for (s = 0; s < BS_N; s++)
@@ -191,6 +192,7 @@ static uint32_t key_hash(const struct blk_key *k)
 
 	for (i = 0; i < BLK_COMM_LEN && k->comm[i]; i++)
 		h = (h ^ (uint8_t)k->comm[i]) * 1099511628211ULL;
+	h ^= k->cgroup * 0xff51afd7ed558ccdULL;
 	return (uint32_t)(h ^ (h >> 29));
 }
 
@@ -242,12 +244,16 @@ static uint64_t add_row(struct block_priv *bp, struct frame *f, const struct blk
 		memcpy(comm, k->comm, BLK_COMM_LEN);
 		comm[BLK_COMM_LEN] = 0;
 		cell_set_str(&r[BC_COMM], comm);
+		probe_cgroup_cells(r + BC_CGROUP, k->cgroup);
 	} else {
 		cell_set_str(&r[BC_DEV], "(other)");
 		cell_set_str(&r[BC_OP], "(other)");
 		r[BC_SIZE].u = 0;
 		r[BC_PID].u = 0;
 		cell_set_str(&r[BC_COMM], "(other)");
+		cell_set_str(&r[BC_CGROUP], "(other)");
+		cell_set_str(&r[BC_UNIT], "(other)");
+		cell_set_str(&r[BC_CONTAINER], "(other)");
 	}
 	r[BC_COUNT].u = count * n;
 	r[BC_ERRORS].u = delta(cur->errors, prev->errors) * n;
@@ -449,6 +455,8 @@ static int block_set_filter(struct probe *p, const struct filter_prog *f, char *
 	for (i = 0; i < f->n; i++)
 		if (f->e[i].term == FTERM_UID)
 			need |= FILTER_NEED_UID;
+	if (!filter_reads(f, BC_CGROUP) && !filter_reads(f, BC_UNIT) && !filter_reads(f, BC_CONTAINER))
+		need |= FILTER_NO_CGROUP_KEY;
 	next = (bp->skel->bss->filter_idx + 1) & 1;
 	bp->skel->bss->filters[next] = *f;
 	bp->skel->bss->filter_need[next] = need;

@@ -59,6 +59,7 @@ enum blk_health {
 
 #define FILTER_NEED_COMM 1
 #define FILTER_NEED_UID 2
+#define FILTER_NO_CGROUP_KEY 4	/* keys leave out the cgroup id (the query does not read it) */
 
 /* Flags of a followed request. */
 #define BR_SAMPLED 1	/* picked by SAMPLE 1/N: also send as an event */
@@ -76,6 +77,7 @@ struct blk_req {
 	__u64 last_ns;		/* the last stage change */
 	__u64 stage[BS_N];
 	__u64 sector;
+	__u64 cgroup;		/* the queueing thread's cgroup v2 id */
 	__u32 dev;		/* dev_t as the kernel keeps it (major << 20 | minor) */
 	__u32 op;		/* REQ_OP_* */
 	__u32 tgid;
@@ -105,6 +107,8 @@ struct blk_key {
 	__u32 tgid;
 	__u32 size;
 	char comm[BLK_COMM_LEN];
+	__u64 cgroup;		/* the queueing thread's cgroup v2 id when the query
+				 * reads a cgroup field (no FILTER_NO_CGROUP_KEY), else 0 */
 };
 
 /*
@@ -168,6 +172,7 @@ struct blk_event {
 	__s32 error;		/* blk_status_t, 0 on success */
 	__u32 pad;
 	char comm[BLK_COMM_LEN];
+	__u64 cgroup;		/* the queueing thread's cgroup v2 id */
 };
 
 #endif

@@ -110,6 +110,9 @@ static const struct field block_fields[BC_NCOLS] = {
 	[BC_DEVICE_LAT] = {"device_lat", FT_HIST, FF_HIDDEN, "ns", "device stage of each request"},
 	[BC_INFLIGHT] = {"inflight", FT_U64, FF_HIDDEN, "", "most requests of the device at the driver at once this tick"},
 	[BC_QUEUED]   = {"queued", FT_U64, FF_HIDDEN, "", "most requests of the device queued and not completed at once this tick"},
+	[BC_CGROUP]   = {"cgroup", FT_STR, FF_KEY | FF_HIDDEN, "", "cgroup v2 path of the thread that queued the I/O"},
+	[BC_UNIT]     = {"unit", FT_STR, FF_KEY | FF_HIDDEN, "", "systemd unit of the cgroup"},
+	[BC_CONTAINER] = {"container", FT_STR, FF_KEY | FF_HIDDEN, "", "container id (12 digits) of the cgroup"},
 };
 
 const struct schema block_schema = {
@@ -136,6 +139,9 @@ static const struct field block_events_fields[BE_NCOLS] = {
 	[BE_DEVICE]   = {"device", FT_DUR, FF_SUM | FF_PART, "ns", "issued to completed"},
 	[BE_REQUEUES] = {"requeues", FT_U64, 0, "", "times requeued"},
 	[BE_ERROR]    = {"error", FT_U64, 0, "", "blk_status_t (0: success)"},
+	[BE_CGROUP]   = {"cgroup", FT_STR, FF_KEY | FF_HIDDEN, "", "cgroup v2 path of the thread that queued the I/O"},
+	[BE_UNIT]     = {"unit", FT_STR, FF_KEY | FF_HIDDEN, "", "systemd unit of the cgroup"},
+	[BE_CONTAINER] = {"container", FT_STR, FF_KEY | FF_HIDDEN, "", "container id (12 digits) of the cgroup"},
 };
 
 const struct schema block_events_schema = {

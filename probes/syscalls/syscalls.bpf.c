@@ -123,6 +123,7 @@ const volatile __u32 ovf_slots = 1;	/* overflow slots, one a CPU, set at load */
 
 __u32 filter_need[2] = {};	/* FILTER_NEED_* of each slot */
 __u32 filter_grain[2] = {};	/* enum sys_grain of each slot */
+__u32 filter_nocgroup[2] = {};	/* 1: keys leave out the cgroup id (the query does not read it) */
 __u64 slot_hiwater = 0;		/* slots below it were ever taken */
 static const struct sys_stats zero_stats;
 
@@ -402,6 +403,7 @@ static __always_inline void emit_event(const struct sys_task *t, __u64 now, __u6
 	e->offcpu = t->offcpu;
 	__builtin_memcpy(e->comp, t->comp, sizeof(e->comp));
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
+	e->cgroup = bpf_get_current_cgroup_id();
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
@@ -414,7 +416,7 @@ static __always_inline struct sys_stats *slot_of(__u32 idx, const struct sys_key
 	v = bpf_map_lookup_elem(&stats_arr, &idx);
 	if (!v || v->key.tid != key->tid || v->key.nr != key->nr || v->key.tgid != key->tgid ||
 	    v->key.owner != key->owner || v->key.comm[0] != key->comm[0] ||
-	    v->key.comm[1] != key->comm[1])
+	    v->key.comm[1] != key->comm[1] || v->key.cgroup != key->cgroup)
 		return NULL;
 	return v;
 }
@@ -523,6 +525,8 @@ static __always_inline struct sys_stats *call_slot(struct sys_task *t)
 	}
 	key.comm[0] = comm[0];
 	key.comm[1] = comm[1];
+	if (!filter_nocgroup[filter_idx & 1])
+		key.cgroup = bpf_get_current_cgroup_id();
 	return slot_get(t, &key);
 }
 

@@ -216,6 +216,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	comm[SYS_COMM_LEN] = 0;
 	cell_set_str(&r[SE_COMM], comm);
 	cell_set_str(&r[SE_SYSCALL], syscall_label(e->nr, buf, sizeof(buf)));
+	probe_cgroup_cells(r + SE_CGROUP, e->cgroup);
 	r[SE_LAT].u = e->lat;
 	r[SE_RET].u = e->ret;
 	r[SE_OFFCPU].u = e->offcpu;
@@ -225,11 +226,11 @@ static int on_event(void *ctx, void *data, size_t size)
 	return 0;
 }
 
-/* Return true when a and b name the same (tgid, tid, nr, owner, comm). */
+/* Return true when a and b name the same (tgid, tid, nr, owner, comm, cgroup). */
 static bool key_eq(const struct sys_key *a, const struct sys_key *b)
 {
 	return a->tgid == b->tgid && a->tid == b->tid && a->nr == b->nr && a->owner == b->owner &&
-	       a->comm[0] == b->comm[0] && a->comm[1] == b->comm[1];
+	       a->comm[0] == b->comm[0] && a->comm[1] == b->comm[1] && a->cgroup == b->cgroup;
 }
 
 /* Read the key of stats slot s; owner 0 means the slot is free. */
@@ -241,6 +242,7 @@ static void slot_key(const struct sys_stats *s, struct sys_key *k)
 	k->owner = __atomic_load_n(&s->key.owner, __ATOMIC_ACQUIRE);
 	k->comm[0] = __atomic_load_n(&s->key.comm[0], __ATOMIC_ACQUIRE);
 	k->comm[1] = __atomic_load_n(&s->key.comm[1], __ATOMIC_ACQUIRE);
+	k->cgroup = __atomic_load_n(&s->key.cgroup, __ATOMIC_ACQUIRE);
 }
 
 /*
@@ -352,6 +354,9 @@ static void key_cells(union cell *r, const struct sys_key *k)
 	if (!k) {
 		cell_set_str(&r[SC_COMM], TABLE_OTHER);
 		cell_set_str(&r[SC_SYSCALL], TABLE_OTHER);
+		cell_set_str(&r[SC_CGROUP], TABLE_OTHER);
+		cell_set_str(&r[SC_UNIT], TABLE_OTHER);
+		cell_set_str(&r[SC_CONTAINER], TABLE_OTHER);
 		return;
 	}
 	r[SC_PID].u = k->tgid;
@@ -360,6 +365,7 @@ static void key_cells(union cell *r, const struct sys_key *k)
 	comm[SYS_COMM_LEN] = 0;
 	cell_set_str(&r[SC_COMM], comm);
 	cell_set_str(&r[SC_SYSCALL], syscall_label(k->nr, buf, sizeof(buf)));
+	probe_cgroup_cells(r + SC_CGROUP, k->cgroup);
 }
 
 /* Make room in refs for the process rows of a tick of up to n used slots. */
@@ -382,7 +388,7 @@ static void refs_reset(struct syscalls_priv *sp, size_t n)
 static size_t ref_hash(const struct sys_key *k)
 {
 	uint64_t h = (uint64_t)k->tgid * 0x9e3779b97f4a7c15ull ^ k->nr ^
-		     k->comm[0] * 0xff51afd7ed558ccdull ^ k->comm[1];
+		     k->comm[0] * 0xff51afd7ed558ccdull ^ k->comm[1] ^ k->cgroup << 17;
 
 	return (size_t)(h ^ h >> 29);
 }
@@ -396,7 +402,8 @@ static struct row_ref *ref_find(struct syscalls_priv *sp, const struct sys_key *
 		struct row_ref *e = &sp->refs[i];
 
 		if (!e->key.owner || (e->key.tgid == k->tgid && e->key.nr == k->nr &&
-				      e->key.comm[0] == k->comm[0] && e->key.comm[1] == k->comm[1]))
+				      e->key.comm[0] == k->comm[0] && e->key.comm[1] == k->comm[1] &&
+				      e->key.cgroup == k->cgroup))
 			return e;
 	}
 }
@@ -617,6 +624,9 @@ static int syscalls_set_filter(struct probe *p, const struct filter_prog *f, cha
 	sp->skel->bss->filters[next] = *f;
 	sp->skel->bss->filter_need[next] = filter_needs(f);
 	sp->skel->bss->filter_grain[next] = filter_reads(f, SC_TID) ? GRAIN_THREAD : GRAIN_PROCESS;
+	sp->skel->bss->filter_nocgroup[next] = !filter_reads(f, SC_CGROUP) &&
+					       !filter_reads(f, SC_UNIT) &&
+					       !filter_reads(f, SC_CONTAINER);
 	__atomic_store_n(&sp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
 	sp->sample_n = f->sample_n;
 	return 0;

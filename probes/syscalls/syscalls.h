@@ -78,6 +78,8 @@ enum sys_grain {
  * renamed (exec, prctl, pthread_setname_np) makes its next calls in new rows
  * under the new name.  At process grain a key is one CPU's, so only that CPU
  * (one call at a time, tracepoints not being preempted) adds to its slot.
+ * The cgroup is part of the key only when the query reads it: a thread
+ * moved to another cgroup makes its next calls in new rows.
  */
 struct sys_key {
 	__u32 tgid;
@@ -85,6 +87,8 @@ struct sys_key {
 	__u32 nr;
 	__u32 owner;		/* 0 free, SYS_OWNER_THREAD, or SYS_OWNER_CPU0 + cpu */
 	__u64 comm[SYS_COMM_LEN / 8];
+	__u64 cgroup;		/* the thread's cgroup v2 id when the query reads a
+				 * cgroup field (not filter_nocgroup), else 0 */
 };
 
 /*
@@ -119,6 +123,7 @@ struct sys_event {
 	__u64 offcpu;
 	__u64 comp[ST_NSTATES];
 	char comm[SYS_COMM_LEN];
+	__u64 cgroup;		/* the thread's cgroup v2 id */
 };
 
 #endif

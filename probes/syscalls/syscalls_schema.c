@@ -2,6 +2,7 @@
 /* The syscalls tables: per syscall x thread aggregates, and single events. */
 #include <linux/types.h>
 #include "../filter.h"
+#include "../../core/cgroup.h"
 #include "systbl.h"
 #include "syscalls_schema.h"
 
@@ -59,6 +60,9 @@ static const struct field syscalls_fields[SC_NCOLS] = {
 	[SC_TASKCLOCK] = {"taskclock", FT_DUR, FF_SUM | FF_HIDDEN, "ns", "cpu-clock perf counter during calls"},
 	[SC_CYCLES]  = {"cycles", FT_U64, FF_SUM | FF_HIDDEN, "", "CPU cycles during calls (hardware counter)"},
 	[SC_INSTRUCTIONS] = {"instructions", FT_U64, FF_SUM | FF_HIDDEN, "", "instructions retired during calls (hardware counter)"},
+	[SC_CGROUP]  = {"cgroup", FT_STR, FF_KEY | FF_PUSH | FF_HIDDEN, "", "cgroup v2 path of the thread when it made the calls", FTERM_CGROUP, &cgroup_domain},
+	[SC_UNIT]    = {"unit", FT_STR, FF_KEY | FF_HIDDEN, "", "systemd unit of the cgroup"},
+	[SC_CONTAINER] = {"container", FT_STR, FF_KEY | FF_HIDDEN, "", "container id (12 digits) of the cgroup"},
 };
 
 const struct schema syscalls_schema = {
@@ -86,6 +90,9 @@ static const struct field syscall_events_fields[SE_NCOLS] = {
 	[SE_SOFTIRQ] = {"softirq", FT_DUR, FF_SUM | FF_PART, "ns", "other softirqs"},
 	[SE_SLEEP]   = {"sleep", FT_DUR, FF_SUM | FF_PART, "ns", "other voluntary waits"},
 	[SE_OTHER]   = {"other", FT_DUR, FF_SUM | FF_PART, "ns", "other on-CPU kernel work"},
+	[SE_CGROUP]  = {"cgroup", FT_STR, FF_KEY | FF_PUSH | FF_HIDDEN, "", "cgroup v2 path of the thread", FTERM_CGROUP, &cgroup_domain},
+	[SE_UNIT]    = {"unit", FT_STR, FF_KEY | FF_HIDDEN, "", "systemd unit of the cgroup"},
+	[SE_CONTAINER] = {"container", FT_STR, FF_KEY | FF_HIDDEN, "", "container id (12 digits) of the cgroup"},
 };
 
 const struct schema syscall_events_schema = {

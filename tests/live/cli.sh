@@ -33,13 +33,16 @@ expect 2 "-i: '999999999h' is longer than the limit of 10 years" "the live view'
 mkfifo "$tmp/fifo"; mkdir "$tmp/dir"; ln -s fifo "$tmp/fifolink"; ln -s a.snap "$tmp/filelink"
 python3 -c 'import socket, sys; socket.socket(socket.AF_UNIX).bind(sys.argv[1])' "$tmp/sock"
 expect 2 "-o: $tmp/fifo: is a FIFO; a recording replaces only a regular file" "-o FIFO is refused" -- "$L" record -o "$tmp/fifo" -d 1s
-expect 2 "-o: $tmp/dir: is a directory" "-o DIRECTORY is refused" -- "$L" record -o "$tmp/dir" -d 1s
+expect 0 "recording to $tmp/dir \\(latop-\\*\\.snap, one file\\)" "-o DIRECTORY records one file in it" -- "$L" record -o "$tmp/dir" -d 1s
+n=$(ls "$tmp/dir" | grep -cE '^latop-[0-9]{8}T[0-9]{6}\.[0-9]{3}Z\.snap$'); [ "$n" = 1 ]; ok $? "... named by its start (latop-YYYYMMDDTHHMMSS.mmmZ.snap: $n)"
+rm -f "$tmp/dir"/latop-*
 expect 2 "-o: $tmp/sock: is a socket" "-o SOCKET is refused" -- "$L" record -o "$tmp/sock" -d 1s
 expect 2 "-o: $tmp/fifolink: is a symbolic link; .*links are not followed" "-o LINK (to a FIFO) is refused" -- "$L" record -o "$tmp/fifolink" -d 1s
 expect 2 "-o: $tmp/filelink: is a symbolic link" "-o LINK (to a file) is refused" -- "$L" record -o "$tmp/filelink" -d 1s
 expect 2 "-o: the output path is empty" "-o '' is refused" -- "$L" record -o '' -d 1s
 expect 2 "-o: $tmp/nodir/x.snap: cannot write in directory $tmp/nodir: No such file or directory" "-o in a missing directory is refused" -- "$L" record -o "$tmp/nodir/x.snap" -d 1s
-expect 2 "-o: $tmp/dir/: names a directory" "-o ending in / is refused" -- "$L" record -o "$tmp/dir/" -d 1s
+expect 0 "recording to $tmp/dir/ \\(latop-\\*\\.snap, one file\\)" "-o DIRECTORY/ records one file in it" -- "$L" record -o "$tmp/dir/" -d 1s
+rm -f "$tmp/dir"/latop-*
 [ -p "$tmp/fifo" ] && [ -d "$tmp/dir" ] && [ -S "$tmp/sock" ] && [ -L "$tmp/fifolink" ] && [ -L "$tmp/filelink" ] &&
 	[ -z "$(find "$tmp" -name '*.tmp')" ]
 ok $? "the refused targets are left as they were, and no .tmp file is made"

@@ -48,7 +48,7 @@ only() {
 
 grep -qE '\b(bash-completion|_init_completion|_get_comp_words_by_ref)\b' "$top/completion/latop.bash"
 ok $((! $?)) "the script needs nothing but bash's complete and compgen"
-only "the commands" record replay report probes -- latop ''
+only "the commands" record replay report probes serve -- latop ''
 only "a command's prefix" record replay report -- latop re
 only "record's options from --qu" --query --quiet -- latop record --qu
 has "the live view's options" --theme --interval --no-color -t -q -- latop -
@@ -74,6 +74,9 @@ themes=$(cd "$top/themes" && ls *.theme | sed 's/\.theme$//' | sort)
 ok $? "-t offers every theme of themes/ ($(printf '%s' "$themes" | tr '\n' ' '))"
 only "nothing after an unknown command" -- latop frobnicate ''
 only "nothing for a duration" -- latop record -d ''
+only "examples after --rotate" 1h 10m 100M -- latop record -o "$tmp/ring" --rotate ''
+only "examples after --keep" 24h 7d 48 10G -- latop record --rotate 1h --keep ''
+has "record's ring options" --rotate -- latop record --rot
 
 # make install puts the script where bash-completion looks for it.
 if [ -x "$top/latop" ]; then

@@ -102,4 +102,39 @@ static inline void fixture_base_tick(struct tick *t, unsigned k)
 	tick_add(t, f);
 }
 
+/*
+ * A time series (GROUP BY time, SINCE/UNTIL tests): tick k of 1 s starts at
+ * SERIES_T0 + k s (SERIES_T0 is 2026-11-25 10:00:00 UTC), for k from 0 to
+ * SERIES_TICKS - 1 but 30 to 39 (a gap of 10 s); nginx makes k + 1 reads in
+ * tick k (k errors), memcached 10 (no error).  The recording ends at
+ * 10:00:55, so its last 10 s window holds 5 ticks.
+ */
+#define SERIES_T0 1795600800000000000ULL
+#define SERIES_TICKS 55
+static const struct fixture_call series_calls[] = {
+	{100, 100, "nginx", "read", 1, 2000, SC_NET},
+	{200, 200, "memcached", "read", 10, 1000, SC_NET},
+};
+
+/* Whether the series has tick k. */
+static inline bool series_has(unsigned k)
+{
+	return k < SERIES_TICKS && (k < 30 || k >= 40);
+}
+
+/* Build tick k of the series (k with series_has). */
+static inline void series_tick(struct tick *t, unsigned k)
+{
+	uint64_t t_ns = SERIES_T0 + (k + 1) * FIXTURE_DT;
+	struct frame *f = frame_new(&syscalls_schema, t_ns, FIXTURE_DT);
+	union cell *r;
+
+	tick_init(t, t_ns);
+	fixture_row(f, &series_calls[0], k, 1);
+	fixture_row(f, &series_calls[1], 0, 1);
+	r = frame_row(f, 1);
+	r[SC_ERRORS].u = 0;
+	tick_add(t, f);
+}
+
 #endif

@@ -3,14 +3,22 @@
  * Golden query tests (jq.test style): the .test files in tests/golden hold blocks of
  *
  *   query: TEXT
- *   format: csv | json | text       (optional, csv by default)
+ *   format: csv | json | text | prometheus | openmetrics
+ *                                   (optional, csv by default; the last two as
+ *                                   queries/expose.h writes them, NAME the table)
+ *   series: N                       (optional: expose's max_series)
+ *   recording: odd.snap             (optional: the query runs over odd.snap,
+ *                                   odd_tick below, instead of the fixture)
  *   expect:                         (then the output lines)
  * or
  *   error: column N: MESSAGE        (the first line of query_error_format)
  *
- * separated by blank lines; lines starting with # are comments.  Every query
+ * separated by blank lines; lines starting with # are comments (but for the
+ * expected output of the metric formats, its # HELP, TYPE, UNIT and EOF lines).  Every query
  * runs over tests/unit/fixture.h written with the snapshot writer and read
- * back through the replay source, as `latop report` would.  The queries run
+ * back through the replay source, as `latop report` would; a block with the
+ * line "over: series" runs over the fixture's time series (series_tick)
+ * instead.  Times print in TZ=UTC.  The queries run
  * in a temporary directory that also holds recordings for BASELINE:
  * base.snap (fixture_base_tick), other.snap (a table that is not syscalls)
  * and junk.snap (not a recording).  A query FROM a table the fixture lacks
@@ -21,9 +29,11 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "core/snapshot.h"
 #include "core/source.h"
+#include "queries/expose.h"
 #include "queries/query.h"
 #include "fixture.h"
 #include "tap.h"
@@ -48,9 +58,31 @@ static void other_tick(struct tick *t, unsigned k)
 	tick_add(t, f);
 }
 
-/* Record nticks ticks of table s, built by make_tick, into path; 0 or -1. */
-static int write_snap(const char *path, const struct schema *s, unsigned nticks,
-		      void (*make_tick)(struct tick *, unsigned))
+/* Build tick k of odd.snap: syscalls rows whose comm needs escaping as a
+ * label value (quote, backslash, newline, a byte that is not UTF-8), two
+ * ticks so counters add up. */
+static void odd_tick(struct tick *t, unsigned k)
+{
+	static const char *const comms[] = {"say \"hi\"", "back\\slash", "two\nlines",
+					    "bad\xff\xc3(", "caf\xc3\xa9"};
+	uint64_t t_ns = FIXTURE_T0 + (k + 1) * FIXTURE_DT;
+	struct frame *f = frame_new(&syscalls_schema, t_ns, FIXTURE_DT);
+	size_t i;
+
+	tick_init(t, t_ns);
+	for (i = 0; i < sizeof(comms) / sizeof(comms[0]); i++) {
+		struct fixture_call c = {1 + (unsigned)i, 1 + (unsigned)i, comms[i], "read",
+					 2 + (unsigned)i, 1000 << i, SC_NET};
+
+		fixture_row(f, &c, k, 1);
+	}
+	tick_add(t, f);
+}
+
+/* Record nticks ticks of table s, built by make_tick, into path (those
+ * has(k) keeps, every one when has is NULL); 0 or -1. */
+static int write_snap_some(const char *path, const struct schema *s, unsigned nticks,
+			   void (*make_tick)(struct tick *, unsigned), bool (*has)(unsigned))
 {
 	struct source_info info = {.host = "golden", .kernel = "test"};
 	const struct schema *schemas[] = {s};
@@ -67,6 +99,8 @@ static int write_snap(const char *path, const struct schema *s, unsigned nticks,
 		return -1;
 	}
 	for (k = 0; k < nticks; k++) {
+		if (has && !has(k))
+			continue;
 		make_tick(&t, k);
 		if (snap_write_tick(sw, &t, &cause))
 			printf("# snap_write_tick: %s\n", cause);
@@ -77,6 +111,13 @@ static int write_snap(const char *path, const struct schema *s, unsigned nticks,
 		return -1;
 	}
 	return 0;
+}
+
+/* Record every one of nticks ticks (see write_snap_some). */
+static int write_snap(const char *path, const struct schema *s, unsigned nticks,
+		      void (*make_tick)(struct tick *, unsigned))
+{
+	return write_snap_some(path, s, nticks, make_tick, NULL);
 }
 
 /* Write the fixture to a snapshot file and read it back into a window. */
@@ -110,7 +151,8 @@ static bool write_baselines(void)
 	}
 	return junk && !write_snap("base.snap", &syscalls_schema, FIXTURE_BASE_TICKS,
 				   fixture_base_tick) &&
-	       !write_snap("other.snap", &other_schema, 1, other_tick);
+	       !write_snap("other.snap", &other_schema, 1, other_tick) &&
+	       !write_snap("odd.snap", &syscalls_schema, 2, odd_tick);
 }
 
 /* Return the schema of table name among the source's, or the first. */
@@ -155,10 +197,18 @@ static struct source *load_recording(const char *path, struct window *w)
 	return src;
 }
 
-/* Run one query; return the output (or the error line) as a new string. */
+/* The time series recording and its window, for "over: series" blocks. */
+static struct source *series_src;
+static struct window series_win;
+
+/* The metric formats, beside enum result_format's. */
+enum { FMT_PROMETHEUS = 100, FMT_OPENMETRICS };
+
+/* Run one query; return the output (or the error line) as a new string.
+ * max_series caps a metrics format's series (0: the default). */
 static char *run_query(struct source *src, const struct window *w, struct source *nvme,
-		       const struct window *nw, const char *text, enum result_format fmt,
-		       bool *is_error)
+		       const struct window *nw, const char *text, int fmt, bool series,
+		       size_t max_series, bool *is_error)
 {
 	struct query_error err;
 	struct query *q = query_parse(text, &err);
@@ -168,7 +218,11 @@ static char *run_query(struct source *src, const struct window *w, struct source
 	FILE *m;
 
 	*is_error = true;
-	if (q && !has_table(src, query_table(q)) && nvme && has_table(nvme, query_table(q))) {
+	if (series) {
+		src = series_src;
+		w = &series_win;
+	}
+	if (q && !series && !has_table(src, query_table(q)) && nvme && has_table(nvme, query_table(q))) {
 		src = nvme;
 		w = nw;
 	}
@@ -182,7 +236,15 @@ static char *run_query(struct source *src, const struct window *w, struct source
 		return strdup(msg);
 	}
 	m = open_memstream(&buf, &n);
-	result_print(m, r, fmt);
+	if (fmt == FMT_PROMETHEUS || fmt == FMT_OPENMETRICS) {
+		struct expose_opts o = {.help = text, .max_series = max_series,
+					.openmetrics = fmt == FMT_OPENMETRICS};
+
+		expose_result(m, r, &o, NULL);
+		expose_end(m, o.openmetrics);
+	} else {
+		result_print(m, r, (enum result_format)fmt);
+	}
 	fclose(m);
 	result_free(r);
 	query_free(q);
@@ -215,10 +277,12 @@ static void run_file(struct source *src, const struct window *w, struct source *
 		     const struct window *nw, const char *path)
 {
 	FILE *f = fopen(path, "r");
-	char line[2048], query[2048] = "", expect[16384] = "", name[64];
-	enum result_format fmt = RF_CSV;
+	char line[2048], query[2048] = "", expect[65536] = "", name[64];
+	int fmt = RF_CSV;
+	size_t max_series = 0;
+	bool odd = false;
 	int lineno = 0, qline = 0, mode = 0;	/* 1 expect, 2 error */
-	bool is_error, eof = false;
+	bool is_error, eof = false, series = false;
 
 	ok(f != NULL, "open %s", path);
 	if (!f)
@@ -231,7 +295,11 @@ static void run_file(struct source *src, const struct window *w, struct source *
 		n = eof ? 0 : strlen(line);
 		if (n && line[n - 1] == '\n')
 			line[--n] = 0;
-		if (!eof && line[0] == '#')
+		/* In the expected metrics, # HELP, TYPE, UNIT and EOF lines are output. */
+		if (!eof && line[0] == '#' &&
+		    !(mode == 1 && fmt >= FMT_PROMETHEUS &&
+		      (!strncmp(line, "# HELP ", 7) || !strncmp(line, "# TYPE ", 7) ||
+		       !strncmp(line, "# UNIT ", 7) || !strcmp(line, "# EOF"))))
 			continue;
 		if (!eof && n) {
 			if (!strncmp(line, "query: ", 7)) {
@@ -239,7 +307,15 @@ static void run_file(struct source *src, const struct window *w, struct source *
 				qline = lineno;
 			} else if (!strncmp(line, "format: ", 8)) {
 				fmt = !strcmp(line + 8, "json") ? RF_JSON :
-				      !strcmp(line + 8, "text") ? RF_TEXT : RF_CSV;
+				      !strcmp(line + 8, "text") ? RF_TEXT :
+				      !strcmp(line + 8, "prometheus") ? FMT_PROMETHEUS :
+				      !strcmp(line + 8, "openmetrics") ? FMT_OPENMETRICS : RF_CSV;
+			} else if (!strcmp(line, "over: series")) {
+				series = true;
+			} else if (!strncmp(line, "series: ", 8)) {
+				max_series = strtoul(line + 8, NULL, 10);
+			} else if (!strcmp(line, "recording: odd.snap")) {
+				odd = true;
 			} else if (!strcmp(line, "expect:")) {
 				mode = 1;
 			} else if (!strncmp(line, "error: ", 7)) {
@@ -254,7 +330,17 @@ static void run_file(struct source *src, const struct window *w, struct source *
 			continue;
 		}
 		if (query[0] || mode) {
-			char *got = run_query(src, w, nvme, nw, query, fmt, &is_error);
+			struct window ow;
+			struct source *osrc = odd ? load_recording("odd.snap", &ow) : NULL;
+			char *got = osrc ? run_query(osrc, &ow, NULL, NULL, query, fmt, series,
+						     max_series, &is_error) :
+				    run_query(src, w, nvme, nw, query, fmt, series, max_series,
+					      &is_error);
+
+			if (osrc) {
+				window_done(&ow);
+				source_close(osrc);
+			}
 			bool good = (mode == 2) == is_error && !strcmp(got, expect);
 
 			snprintf(name, sizeof(name), "%s", strrchr(path, '/') + 1);
@@ -266,6 +352,9 @@ static void run_file(struct source *src, const struct window *w, struct source *
 		query[0] = expect[0] = 0;
 		mode = 0;
 		fmt = RF_CSV;
+		series = false;
+		max_series = 0;
+		odd = false;
 	}
 	fclose(f);
 }
@@ -281,13 +370,16 @@ int main(void)
 	const char *top = getenv("LATOP_TOP");
 	char dir[PATH_MAX + 16], path[PATH_MAX + 300], root[PATH_MAX];
 	char tmp[] = "/tmp/latop-golden-XXXXXX";
-	static const char *const files[] = {"fixture.snap", "base.snap", "other.snap", "junk.snap"};
+	static const char *const files[] = {"fixture.snap", "base.snap", "other.snap", "junk.snap",
+					    "series.snap", "odd.snap"};
 	struct dirent **ents;
 	struct window w, nw;
 	struct source *src, *nvme;
 	size_t f;
 	int i, n;
 
+	setenv("TZ", "UTC", 1);
+	tzset();
 	if (!realpath(top ? top : ".", root) || !mkdtemp(tmp) || chdir(tmp)) {
 		printf("Bail out! cannot set up a directory for the recordings\n");
 		return 1;
@@ -299,6 +391,9 @@ int main(void)
 		tap_done();
 	ok(w.nticks == FIXTURE_TICKS, "the window holds %d ticks (got %zu)", FIXTURE_TICKS, w.nticks);
 	ok(write_baselines(), "the baseline recordings are written");
+	ok(!write_snap_some("series.snap", &syscalls_schema, SERIES_TICKS, series_tick, series_has) &&
+	   (series_src = load_recording("series.snap", &series_win)) != NULL,
+	   "the time series recording is written and read back");
 	snprintf(path, sizeof(path), "%s/tests/data/nvme-vm/all.snap", root);
 	nvme = load_recording(path, &nw);
 	ok(nvme != NULL, "the nvme recording %s opens", path);
@@ -317,6 +412,10 @@ int main(void)
 		free(ents);
 	window_done(&w);
 	source_close(src);
+	if (series_src) {
+		window_done(&series_win);
+		source_close(series_src);
+	}
 	if (nvme) {
 		window_done(&nw);
 		source_close(nvme);

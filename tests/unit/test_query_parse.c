@@ -21,6 +21,9 @@ static const char *const examples[] = {
 	"where not (a == 1 or b == 2) and c != 'it\\'s'",
 	"where size >= 1.5KiB and lat < 2.5ms threshold 10ms every 2s baseline 'base.latop'",
 	"show p95(lat), p75(lat) as q3, p5(lat), count()",
+	"from syscalls group by comm, time(10s) show rate(count) since '2026-11-25 10:00:00' "
+	"until -5m",
+	"GROUP BY TIME(1m) SINCE -1h UNTIL '2026-11-25T10:00:00+01:00'",
 	"",
 };
 
@@ -286,7 +289,7 @@ int main(void)
 	ok(!strcmp(s, "syscalls syscall_events"), "after FROM: tables (%s)", s);
 	free(s);
 	s = complete("from syscalls where co");
-	ok(!strcmp(s, "comm count count("), "fields of the FROM table, then functions (%s)", s);
+	ok(!strcmp(s, "comm count container count("), "fields of the FROM table, then functions (%s)", s);
 	free(s);
 	s = complete("from syscalls show p9");
 	ok(!strcmp(s, "p90( p99( p999( p9999("), "functions with '(' (%s)", s);
@@ -300,6 +303,29 @@ int main(void)
 	free(s);
 	s = complete("SHOW MA");
 	ok(!strcmp(s, "max("), "case-insensitive prefixes (%s)", s);
+	free(s);
+
+	/* time series: time(...) sits first in GROUP BY's canonical text; since
+	 * and until keep their time as written */
+	check_canon("group by comm, time(10s) since '10:00' until -5m",
+		    "group by time(10s), comm since '10:00' until -5m");
+	check_canon("Group By Time(1.5s)", "group by time(1.5s)");
+	s = refine("from syscalls group by time(10s), comm since -5m", "limit 3");
+	ok(!strcmp(s, "from syscalls group by time(10s), comm limit 3 since -5m"),
+	   "refine keeps time(...) and since (%s)", s);
+	free(s);
+	s = refine("from syscalls group by time(10s), comm", "group by comm until -1m");
+	ok(!strcmp(s, "from syscalls group by comm until -1m"),
+	   "a fragment's GROUP BY replaces time(...) too (%s)", s);
+	free(s);
+	s = complete("from syscalls group by ti");
+	ok(!strcmp(s, "tid time time("), "time( in GROUP BY (%s)", s);
+	free(s);
+	s = complete("from syscalls show ti");
+	ok(!has_word(s, "time("), "no time( in SHOW (%s)", s);
+	free(s);
+	s = complete("from syscalls group by comm sin");
+	ok(!strcmp(s, "since"), "since is a keyword (%s)", s);
 	free(s);
 	tap_done();
 }

@@ -7,6 +7,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include "queries/query.h"
 #include "fixture.h"
 #include "tap.h"
@@ -155,7 +156,79 @@ static const char *const queries[] = {
 	"from syscalls group by syscall show count limit 0",
 	"from other group by name show count, rate(count)",
 	"from other where name == 'y' show count, max(count)",
+	"from syscalls group by time(2s), comm show count, rate(count), p99(lat) limit 2",
+	"from syscalls group by time(1s) show count since '2023-11-14T22:13:21Z'",
 };
+
+/*
+ * SINCE/UNTIL over a run fed as `latop report A B` does when the files are
+ * given newest first: -DUR counts from query_run_end's end, not from the
+ * newest tick so far, and a stretch with no tick says what was seen.
+ */
+static void check_stretch(void)
+{
+	static const struct {
+		const char *text, *want;	/* want: "count" of the one row, or the error */
+	} cases[] = {
+		{"from syscalls show count since -10s", "505+100"},
+		{"from syscalls show count until -50s", "15+50"},
+		{"from syscalls group by time(30s) show count since -40s", "2 rows"},
+		{"from syscalls show count since -24s until -16s",
+		 "no ticks between 2026-11-25 10:00:31 and 2026-11-25 10:00:39; the recording "
+		 "covers 2026-11-25 10:00:00 to 2026-11-25 10:00:55"},
+	};
+	static const unsigned order[] = {40, 55, 0, 30};	/* [40, 55) then [0, 30) */
+	struct query_error err;
+	struct tick t;
+	size_t i, j;
+	unsigned k;
+
+	setenv("TZ", "UTC", 1);
+	tzset();
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct query *q = bound(cases[i].text);
+		struct query_run *run = q ? query_run_new(q, &err) : NULL;
+		struct result *r = NULL;
+		char got[512] = "";
+
+		if (!run) {
+			query_free(q);
+			continue;
+		}
+		query_run_end(run, SERIES_T0 + SERIES_TICKS * FIXTURE_DT);
+		for (j = 0; j < sizeof(order) / sizeof(order[0]); j += 2)
+			for (k = order[j]; k < order[j + 1]; k++) {
+				if (!series_has(k))
+					continue;
+				series_tick(&t, k);
+				query_run_add(run, &t);
+				tick_done(&t);
+			}
+		if (query_run_check(run, &err)) {
+			snprintf(got, sizeof(got), "%s", err.msg);
+		} else {
+			r = query_run_result(run);
+			if (r->nrows == 1)
+				snprintf(got, sizeof(got), "%llu", (unsigned long long)result_row(r, 0)[0].u);
+			else
+				snprintf(got, sizeof(got), "%zu rows", r->nrows);
+		}
+		if (strchr(cases[i].want, '+')) {
+			unsigned a, b;
+			char sum[32];
+
+			sscanf(cases[i].want, "%u+%u", &a, &b);
+			snprintf(sum, sizeof(sum), "%u", a + b);
+			ok(!strcmp(got, sum), "%s: %s (got %s)", cases[i].text, sum, got);
+		} else {
+			ok(!strcmp(got, cases[i].want), "%s: %s (got %s)", cases[i].text,
+			   cases[i].want, got);
+		}
+		result_free(r);
+		query_run_free(run);
+		query_free(q);
+	}
+}
 
 /* Feed the fixture's ticks rounds times; return the run's bytes after the first round. */
 static size_t feed_rounds(struct query_run *run, unsigned rounds)
@@ -268,5 +341,6 @@ int main(void)
 	check_bounded();
 	check_scalar_pct();
 	check_unbound();
+	check_stretch();
 	tap_done();
 }
