@@ -89,6 +89,26 @@ else
 	skip "no loop device for the block view"
 fi
 
+# Flows: a loopback TCP server in A answers 120 requests, one in B 80; the
+# clients stay where the test runs (a flow is the serving end's).
+RQ=$LATOP_HELPERS/reqsrv
+flw=
+if [ -x "$RQ" ]; then
+	PA=$((20000 + RANDOM % 20000)); PB=$((PA + 1))
+	"$L" record -o "$tmp/flw.snap" -d 120s -i 250ms --quiet \
+		-q "from flows where lport in ($PA, $PB) threshold 1ns buffer 100000" 2>"$tmp/flw.err" & rec_pid=$!
+	wait_recording "$tmp/flw.snap" &&
+		{ sh -c "echo \$\$ > '$R$A/cgroup.procs' && exec '$RQ' server 127.0.0.1 $PA 1 1" >"$tmp/srva" & sa=$!; } &&
+		{ sh -c "echo \$\$ > '$R$B/cgroup.procs' && exec '$RQ' server 127.0.0.1 $PB 1 1" >"$tmp/srvb" & sb=$!; } &&
+		wait_ready "$tmp/srva" && wait_ready "$tmp/srvb" &&
+		"$RQ" client 127.0.0.1 $PA 120 >/dev/null && "$RQ" client 127.0.0.1 $PB 80 >/dev/null &&
+		wait $sa $sb
+	sleep 1; kill -TERM $rec_pid; wait $rec_pid; ok $? "record flows served from two cgroups ($(head -c 300 "$tmp/flw.err"))"
+	rec_pid=; flw=1
+else
+	skip "no reqsrv helper for the flows view"
+fi
+
 # Every cgroup is gone before any report: the names come from the files.
 cleanup_dirs() { for d in "$A/sub" "$A" "$B" "${B%/*}"; do rmdir "$R$d" || return 1; done; }
 cleanup_dirs; ok $? "the test cgroups are removed before the reports"
@@ -137,5 +157,15 @@ $B,${HEX:0:12},write,40"
 	want="$A,read,300
 $B,write,40"
 	[ "$got" = "$want" ]; ok $? "block_events: each request carries its cgroup (got: $(echo $got))"
+fi
+if [ -n "$flw" ]; then
+	got=$(rows flw.snap "from flows group by cgroup, unit, container show count" | sort)
+	want="$A,,,120
+$B,docker-$HEX.scope,${HEX:0:12},80"
+	[ "$got" = "$want" ]; ok $? "flows: exact requests per serving cgroup (got: $(echo $got))"
+	got=$(rows flw.snap "from flow_events group by cgroup, container show count" | sort)
+	want="$A,,120
+$B,${HEX:0:12},80"
+	[ "$got" = "$want" ]; ok $? "flow_events: each request carries the server's cgroup (got: $(echo $got))"
 fi
 done_testing
