@@ -105,6 +105,10 @@ if [ -x "$RQ" ]; then
 		wait $sa $sb
 	sleep 1; kill -TERM $rec_pid; wait $rec_pid; ok $? "record flows served from two cgroups ($(head -c 300 "$tmp/flw.err"))"
 	rec_pid=; flw=1
+	"$L" record -o "$tmp/flwc.snap" -d 1s --quiet -c "$A" -q "from flows" 2>"$tmp/flwc.err"
+	ok $? "record flows alone with -c $A ($(head -c 300 "$tmp/flwc.err"))"
+	grep -aq -- "-c $A: flows not narrowed" "$tmp/flwc.snap"
+	ok $? "the status of a recording -c did not narrow at all says so"
 else
 	skip "no reqsrv helper for the flows view"
 fi
