@@ -473,6 +473,10 @@ static int scope_probes(struct live *l, char **cause)
 				 cg_not ? " not narrowed" : "");
 		append(&l->status, line);
 		free(line);
+	} else if (cg_not) {
+		line = xasprintf("-c %s: %s not narrowed", scope_cgroup, cg_not);
+		append(&l->status, line);
+		free(line);
 	}
 	free(cg_narrowed);
 	free(cg_not);

@@ -21,8 +21,10 @@
  * every TCP segment passes there, whether the driver delivered it alone or
  * in a GRO list).  Egress: tp_btf/net_dev_queue (or fentry on
  * __dev_queue_xmit), where skb->network_header is set.
- * The owner (pid, comm) comes from sock_recv_length: the process that
- * reads the requests, and the name of its thread that read last.
+ * The owner (pid, comm, cgroup) comes from sock_recv_length: the process
+ * that reads the requests, and the name and cgroup of its thread that read
+ * last.  The filter runs where packets pass, in whatever task or softirq
+ * that is, so the cgroup is not tested there (filter.bpf.h).
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -75,17 +77,19 @@ struct {
 	__type(value, struct fl_stats);
 } flows SEC(".maps");
 
-/* Who read a socket last: its process and the reading thread's name. */
+/* Who read a socket last: its process, the reading thread's name and cgroup. */
 struct reader_id {
 	__u32 tgid;
 	__u32 pad;
 	__u64 comm[FLOW_COMM_LEN / 8];	/* as the kernel keeps it, NUL-padded */
+	__u64 cgroup;			/* cgroup v2 id */
 };
 
 /*
  * The reader last seen on each socket, kept on the socket: recv() by the
- * same process under the same name again, on a flow or not, needs no lookup;
- * a reader renamed (exec, prctl, pthread_setname_np) is learnt anew.
+ * same process under the same name in the same cgroup again, on a flow or
+ * not, needs no lookup; a reader renamed (exec, prctl, pthread_setname_np)
+ * or moved to another cgroup is learnt anew.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -322,6 +326,7 @@ static __always_inline void emit(const struct fl_key *k, const struct fl_stats *
 	e->count = count;
 	e->pad = 0;
 	__builtin_memcpy(e->comm, st->comm, FLOW_COMM_LEN);
+	e->cgroup = st->cgroup;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
@@ -578,6 +583,7 @@ int BPF_PROG(recv_len, struct sock *sk, int ret, int flags)
 	const __u64 *comm = (const __u64 *)task->comm;
 	struct reader_id id = {
 		.tgid = bpf_get_current_pid_tgid() >> 32, .comm = {comm[0], comm[1]},
+		.cgroup = bpf_get_current_cgroup_id(),
 	};
 	struct reader_id *seen;
 	struct fl_stats *st;
@@ -587,7 +593,7 @@ int BPF_PROG(recv_len, struct sock *sk, int ret, int flags)
 		return 0;
 	seen = bpf_sk_storage_get(&reader, sk, 0, 0);
 	if (seen && seen->tgid == id.tgid && seen->comm[0] == id.comm[0] &&
-	    seen->comm[1] == id.comm[1])
+	    seen->comm[1] == id.comm[1] && seen->cgroup == id.cgroup)
 		return 0;
 	if (!sock_key(sk, &k))
 		return 0;
@@ -595,6 +601,7 @@ int BPF_PROG(recv_len, struct sock *sk, int ret, int flags)
 	if (st) {
 		st->pid = id.tgid;
 		__builtin_memcpy(st->comm, id.comm, sizeof(st->comm));
+		st->cgroup = id.cgroup;
 	}
 	seen = bpf_sk_storage_get(&reader, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (seen)

@@ -162,6 +162,7 @@ static int on_event(void *ctx, void *data, size_t size)
 	r[FE_COL_PID].u = e->pid;
 	comm_str(e->comm, comm);
 	cell_set_str(&r[FE_COL_COMM], comm);
+	probe_cgroup_cells(r + FE_COL_CGROUP, e->cgroup);
 	cell_set_str(&r[FE_COL_KIND], e->kind < 3 ? kinds[e->kind] : "other");
 	r[FE_COL_LAT].u = e->lat;
 	r[FE_COL_COUNT].u = e->count;
@@ -227,6 +228,7 @@ static uint64_t add_row(struct flows_priv *fp, struct frame *f, const struct fl_
 	r[FC_PID].u = cur->pid;
 	comm_str(cur->comm, comm);
 	cell_set_str(&r[FC_COMM], comm);
+	probe_cgroup_cells(r + FC_CGROUP, cur->cgroup);
 	r[FC_COUNT].u = delta(cur->count, prev->count);
 	const struct probe_extremes ex =
 		probe_extremes_minmax(cur->lat_min, cur->lat_max, prev->lat_min, prev->lat_max,

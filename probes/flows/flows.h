@@ -67,6 +67,8 @@ struct fl_stats {
 	__u32 closed;		/* the connection closed: user space removes it */
 	__u64 sk;		/* the socket that made the flow (0 when seeded from
 				 * /proc): only its close ends the flow */
+	__u64 cgroup;		/* the cgroup v2 id of the thread that read last (0 until
+				 * it reads) */
 	char comm[FLOW_COMM_LEN];
 	struct flowq q;
 	__u32 hist[LH_NBUCKETS];
@@ -83,6 +85,7 @@ struct fl_event {
 	__u32 count;		/* FE_EVICTED: requests evicted; else 1 */
 	__u32 pad;
 	char comm[FLOW_COMM_LEN];
+	__u64 cgroup;		/* the cgroup v2 id of the thread that read last */
 };
 
 #endif

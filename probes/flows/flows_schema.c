@@ -32,6 +32,9 @@ static const struct field flows_fields[FC_NCOLS] = {
 	[FC_BYTES_OUT] = {"bytes_out", FT_SIZE, FF_SUM, "B", "payload bytes sent"},
 	[FC_EVICTED] = {"evicted", FT_U64, FF_SUM, "", "requests never answered within the timeout, or at close"},
 	[FC_UNSOLICITED] = {"unsolicited", FT_U64, FF_SUM | FF_HIDDEN, "", "responses with no request pending"},
+	[FC_CGROUP]  = {"cgroup", FT_STR, FF_KEY | FF_HIDDEN, "", "cgroup v2 path of the thread that read last"},
+	[FC_UNIT]    = {"unit", FT_STR, FF_KEY | FF_HIDDEN, "", "systemd unit of the cgroup"},
+	[FC_CONTAINER] = {"container", FT_STR, FF_KEY | FF_HIDDEN, "", "container id (12 digits) of the cgroup"},
 };
 
 const struct schema flows_schema = {
@@ -56,6 +59,9 @@ static const struct field flow_events_fields[FE_COL_NCOLS] = {
 	[FE_COL_KIND]  = {"kind", FT_STR, FF_KEY, "", "slow (THRESHOLD), sampled (SAMPLE) or evicted", 0, &flow_event_kind_domain},
 	[FE_COL_LAT]   = {"lat", FT_DUR, FF_PUSH, "ns", "host latency; for evicted, the oldest request's age", FTERM_LAT},
 	[FE_COL_COUNT] = {"count", FT_U64, FF_SUM, "", "requests (evicted ones can come several at once)"},
+	[FE_COL_CGROUP] = {"cgroup", FT_STR, FF_KEY | FF_HIDDEN, "", "cgroup v2 path of the thread that read last"},
+	[FE_COL_UNIT]  = {"unit", FT_STR, FF_KEY | FF_HIDDEN, "", "systemd unit of the cgroup"},
+	[FE_COL_CONTAINER] = {"container", FT_STR, FF_KEY | FF_HIDDEN, "", "container id (12 digits) of the cgroup"},
 };
 
 const struct schema flow_events_schema = {

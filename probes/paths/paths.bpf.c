@@ -122,6 +122,7 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, __u8 dir, 
 
 	read_addrs(sk, family, r);
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	r->cgroup = bpf_get_current_cgroup_id();
 	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
 	return 0;
 }

@@ -54,6 +54,7 @@ struct agg {
 	char *shape;
 	uint32_t lport, pid;
 	char comm[PATH_COMM_LEN + 1];
+	uint64_t cgroup;		/* 0 when the query reads no cgroup field */
 	uint64_t count, time, calls, down, bytes_in, bytes_out;
 	struct hist *lat;
 };
@@ -70,6 +71,8 @@ struct paths_priv {
 	uint64_t threshold_ns;
 	uint32_t sample_n, max_events;
 	uint64_t over_budget;		/* events over BUFFER this tick */
+	bool nocgroup;			/* paths rows leave out the cgroup (the query
+					 * reads no cgroup field) */
 	uint64_t stray_prev, unanswered_prev;
 	/* The frames being built this tick. */
 	struct agg *agg[NAGG];
@@ -86,9 +89,11 @@ static void ip_of(const uint8_t a[16], struct ipaddr *ip)
 	ip->prefix = ip->v4 ? 32 : 128;
 }
 
-static size_t shape_hash(const char *s, uint32_t lport, uint32_t pid, const char *comm)
+static size_t shape_hash(const char *s, uint32_t lport, uint32_t pid, const char *comm,
+			 uint64_t cgroup)
 {
-	uint64_t h = 1469598103934665603ULL ^ lport ^ ((uint64_t)pid << 20);
+	uint64_t h = 1469598103934665603ULL ^ lport ^ ((uint64_t)pid << 20) ^
+		     cgroup * 0xff51afd7ed558ccdULL;
 
 	for (; *s; s++)
 		h = (h ^ (uint8_t)*s) * 1099511628211ULL;
@@ -102,12 +107,13 @@ static void agg_add(struct paths_priv *sp, const struct recon_req *r, const char
 		    uint64_t lat, uint64_t down)
 {
 	uint32_t lport = r->client ? 0 : r->entry.lport;
-	size_t b = shape_hash(shape, lport, r->tgid, r->comm);
+	uint64_t cgroup = sp->nocgroup ? 0 : r->cgroup;
+	size_t b = shape_hash(shape, lport, r->tgid, r->comm, cgroup);
 	struct agg *a;
 
 	for (a = sp->agg[b]; a; a = a->next)
 		if (a->lport == lport && a->pid == r->tgid && !strcmp(a->shape, shape) &&
-		    !strcmp(a->comm, r->comm))
+		    !strcmp(a->comm, r->comm) && a->cgroup == cgroup)
 			break;
 	if (!a) {
 		a = xcalloc(1, sizeof(*a));
@@ -115,6 +121,7 @@ static void agg_add(struct paths_priv *sp, const struct recon_req *r, const char
 		a->lport = lport;
 		a->pid = r->tgid;
 		memcpy(a->comm, r->comm, sizeof(a->comm));
+		a->cgroup = cgroup;
 		a->lat = hist_new();
 		a->next = sp->agg[b];
 		sp->agg[b] = a;
@@ -168,6 +175,7 @@ static void add_event(struct paths_priv *sp, const struct recon_req *r, const ch
 	c[PE_PID].u = r->tgid;
 	c[PE_TID].u = r->tid;
 	cell_set_str(&c[PE_COMM], r->comm);
+	probe_cgroup_cells(c + PE_CGROUP, r->cgroup);
 	ip_of(r->entry.laddr, &ip);
 	cell_set_ip(&c[PE_LADDR], &ip);
 	ip_of(r->entry.raddr, &ip);
@@ -250,6 +258,7 @@ static void agg_flush(struct paths_priv *sp, struct frame *f)
 			c[PC_LPORT].u = a->lport;
 			c[PC_PID].u = a->pid;
 			cell_set_str(&c[PC_COMM], a->comm);
+			probe_cgroup_cells(c + PC_CGROUP, a->cgroup);
 			c[PC_COUNT].u = a->count;
 			cell_set_hist(&c[PC_LAT], a->lat);
 			c[PC_TIME].u = a->time;
@@ -310,13 +319,14 @@ static int paths_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	return 0;
 }
 
-/* Check that test e is on what the kernel side knows (pid, tid, comm). */
+/* Check that test e is on what the kernel side knows (pid, tid, comm, cgroup). */
 static int filter_leaf(const char *probe, const struct filter_entry *e, uint32_t i, char **cause)
 {
 	if (e->op < FOP_EQ || e->op > FOP_PREFIX ||
-	    (e->term != FTERM_PID && e->term != FTERM_TID && e->term != FTERM_COMM)) {
+	    (e->term != FTERM_PID && e->term != FTERM_TID && e->term != FTERM_COMM &&
+	     e->term != FTERM_CGROUP)) {
 		*cause = xasprintf("%s: filter entry %u: op %u on term %u is not "
-				   "something the paths probe can test (pid, tid, comm)",
+				   "something the paths probe can test (pid, tid, comm, cgroup)",
 				   probe, i, e->op, e->term);
 		return -1;
 	}
@@ -336,6 +346,8 @@ static int paths_set_filter(struct probe *p, const struct filter_prog *f, char *
 	next = (sp->skel->bss->filter_idx + 1) & 1;
 	sp->skel->bss->filters[next] = *f;
 	sp->skel->bss->filter_need_comm[next] = comm;
+	sp->nocgroup = !filter_reads(f, PC_CGROUP) && !filter_reads(f, PC_UNIT) &&
+		       !filter_reads(f, PC_CONTAINER);
 	__atomic_store_n(&sp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
 	sp->threshold_ns = f->threshold_ns;
 	sp->sample_n = f->sample_n;

@@ -43,6 +43,7 @@ struct path_rec {
 	__u8 laddr[16];		/* IPv4 as ::ffff:a.b.c.d */
 	__u8 raddr[16];
 	char comm[PATH_COMM_LEN];
+	__u64 cgroup;		/* the thread's cgroup v2 id */
 };
 
 #endif

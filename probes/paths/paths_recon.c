@@ -40,6 +40,7 @@ struct rthread {
 	struct rthread *next;
 	uint32_t tid, tgid;
 	char comm[PATH_COMM_LEN + 1];
+	uint64_t cgroup;
 	uint64_t last_ns;
 	/* The current message. */
 	bool in_msg;
@@ -178,6 +179,7 @@ static struct rthread *thread_of(struct recon *rc, const struct path_rec *rec)
 	t->tgid = rec->tgid;
 	memcpy(t->comm, rec->comm, PATH_COMM_LEN);
 	t->comm[PATH_COMM_LEN] = 0;
+	t->cgroup = rec->cgroup;
 	return t;
 }
 
@@ -290,6 +292,7 @@ static void start_request(struct recon *rc, struct rthread *t, struct rconn *c,
 	r->tgid = rec->tgid;
 	r->tid = rec->tid;
 	memcpy(r->comm, t->comm, sizeof(r->comm));
+	r->cgroup = t->cgroup;
 	r->entry = c->t;
 	r->seq = rec->seq;
 	r->nth = c->nreq++;
@@ -341,6 +344,7 @@ static void start_call(struct recon *rc, struct rthread *t, struct rconn *c,
 		r->tgid = rec->tgid;
 		r->tid = rec->tid;
 		memcpy(r->comm, t->comm, sizeof(r->comm));
+	r->cgroup = t->cgroup;
 		r->client = true;
 		r->start_ns = rec->ts_ns;
 	}

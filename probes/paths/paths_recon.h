@@ -54,6 +54,7 @@ struct recon_req {
 	uint64_t id;		/* unique within one recon */
 	uint32_t tgid, tid;	/* the thread that received it (or made the call) */
 	char comm[PATH_COMM_LEN + 1];
+	uint64_t cgroup;	/* that thread's cgroup v2 id */
 	bool client;		/* no entry connection: a call made outside any request */
 	struct recon_tuple entry;	/* the connection it arrived on (!client) */
 	uint32_t seq;		/* TCP sequence number of its first byte (!client) */

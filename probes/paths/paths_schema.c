@@ -2,6 +2,7 @@
 /* The paths tables: per path shape aggregates, single requests, their timelines. */
 #include <linux/types.h>
 #include "../filter.h"
+#include "../../core/cgroup.h"
 #include "paths_schema.h"
 
 /*
@@ -22,6 +23,9 @@ static const struct field paths_fields[PC_NCOLS] = {
 	[PC_SELF]  = {"self", FT_DUR, FF_SUM | FF_PART, "ns", "time in this tier (lat minus down)"},
 	[PC_BYTES_IN]  = {"bytes_in", FT_SIZE, FF_SUM | FF_HIDDEN, "B", "request bytes received"},
 	[PC_BYTES_OUT] = {"bytes_out", FT_SIZE, FF_SUM | FF_HIDDEN, "B", "reply bytes sent"},
+	[PC_CGROUP] = {"cgroup", FT_STR, FF_KEY | FF_PUSH | FF_HIDDEN, "", "cgroup v2 path of the thread that received the requests", FTERM_CGROUP, &cgroup_domain},
+	[PC_UNIT]   = {"unit", FT_STR, FF_KEY | FF_HIDDEN, "", "systemd unit of the cgroup"},
+	[PC_CONTAINER] = {"container", FT_STR, FF_KEY | FF_HIDDEN, "", "container id (12 digits) of the cgroup"},
 };
 
 const struct schema paths_schema = {
@@ -51,6 +55,9 @@ static const struct field path_events_fields[PE_NCOLS] = {
 	[PE_SELF]  = {"self", FT_DUR, FF_SUM | FF_PART, "ns", "time in this tier"},
 	[PE_BYTES_IN]  = {"bytes_in", FT_SIZE, FF_SUM, "B", "request bytes"},
 	[PE_BYTES_OUT] = {"bytes_out", FT_SIZE, FF_SUM, "B", "reply bytes"},
+	[PE_CGROUP] = {"cgroup", FT_STR, FF_KEY | FF_PUSH | FF_HIDDEN, "", "cgroup v2 path of the thread", FTERM_CGROUP, &cgroup_domain},
+	[PE_UNIT]   = {"unit", FT_STR, FF_KEY | FF_HIDDEN, "", "systemd unit of the cgroup"},
+	[PE_CONTAINER] = {"container", FT_STR, FF_KEY | FF_HIDDEN, "", "container id (12 digits) of the cgroup"},
 };
 
 const struct schema path_events_schema = {

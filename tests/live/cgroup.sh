@@ -89,6 +89,58 @@ else
 	skip "no loop device for the block view"
 fi
 
+# Flows: a loopback TCP server in A answers 120 requests, one in B 80; the
+# clients stay where the test runs (a flow is the serving end's).
+RQ=$LATOP_HELPERS/reqsrv
+flw=
+if [ -x "$RQ" ]; then
+	PA=$((20000 + RANDOM % 20000)); PB=$((PA + 1))
+	"$L" record -o "$tmp/flw.snap" -d 120s -i 250ms --quiet \
+		-q "from flows where lport in ($PA, $PB) threshold 1ns buffer 100000" 2>"$tmp/flw.err" & rec_pid=$!
+	wait_recording "$tmp/flw.snap" &&
+		{ sh -c "echo \$\$ > '$R$A/cgroup.procs' && exec '$RQ' server 127.0.0.1 $PA 1 1" >"$tmp/srva" & sa=$!; } &&
+		{ sh -c "echo \$\$ > '$R$B/cgroup.procs' && exec '$RQ' server 127.0.0.1 $PB 1 1" >"$tmp/srvb" & sb=$!; } &&
+		wait_ready "$tmp/srva" && wait_ready "$tmp/srvb" &&
+		"$RQ" client 127.0.0.1 $PA 120 >/dev/null && "$RQ" client 127.0.0.1 $PB 80 >/dev/null &&
+		wait $sa $sb
+	sleep 1; kill -TERM $rec_pid; wait $rec_pid; ok $? "record flows served from two cgroups ($(head -c 300 "$tmp/flw.err"))"
+	rec_pid=; flw=1
+	"$L" record -o "$tmp/flwc.snap" -d 1s --quiet -c "$A" -q "from flows" 2>"$tmp/flwc.err"
+	ok $? "record flows alone with -c $A ($(head -c 300 "$tmp/flwc.err"))"
+	grep -aq -- "-c $A: flows not narrowed" "$tmp/flwc.snap"
+	ok $? "the status of a recording -c did not narrow at all says so"
+else
+	skip "no reqsrv helper for the flows view"
+fi
+
+# Paths: a tier in A serves 40 requests, one in B 25; the clients stay
+# where the test runs (their calls are paths of their own, lport 0).
+T=$LATOP_HELPERS/tiers
+pth=
+if [ -x "$T" ]; then
+	QA=$((20000 + RANDOM % 20000)); QB=$((QA + 1))
+	sh -c "echo \$\$ > '$R$A/cgroup.procs' && exec '$T' serve -p $QA -w 2" >/dev/null & ta=$!
+	sh -c "echo \$\$ > '$R$B/cgroup.procs' && exec '$T' serve -p $QB -w 2" >/dev/null & tb=$!
+	# prec FILE ARGS...: record paths while a client sends 40 requests to A, 25 to B.
+	prec() {
+		local f=$1; shift
+		"$L" record -o "$tmp/$f" -d 120s --quiet "$@" 2>"$tmp/$f.err" & rec_pid=$!
+		wait_recording "$tmp/$f" &&
+			timeout 60 "$T" client -c 127.0.0.1:$QA -C 1 -n 40 -t /dev/null &&
+			timeout 60 "$T" client -c 127.0.0.1:$QB -C 1 -n 25 -t /dev/null || return 1
+		sleep 2; kill -TERM $rec_pid; wait $rec_pid; local rc=$?; rec_pid=
+		return $rc
+	}
+	prec pth.snap -q "from paths where comm == 'tiers' threshold 1ns buffer 100000"
+	ok $? "record paths served from two cgroups ($(head -c 300 "$tmp/pth.snap.err"))"
+	prec pthc.snap -c "$A" -q "from paths"
+	ok $? "record paths with -c $A ($(head -c 300 "$tmp/pthc.snap.err"))"
+	kill $ta $tb; wait $ta $tb 2>/dev/null
+	pth=1
+else
+	skip "no tiers helper for the paths view"
+fi
+
 # Every cgroup is gone before any report: the names come from the files.
 cleanup_dirs() { for d in "$A/sub" "$A" "$B" "${B%/*}"; do rmdir "$R$d" || return 1; done; }
 cleanup_dirs; ok $? "the test cgroups are removed before the reports"
@@ -137,5 +189,29 @@ $B,${HEX:0:12},write,40"
 	want="$A,read,300
 $B,write,40"
 	[ "$got" = "$want" ]; ok $? "block_events: each request carries its cgroup (got: $(echo $got))"
+fi
+if [ -n "$flw" ]; then
+	got=$(rows flw.snap "from flows group by cgroup, unit, container show count" | sort)
+	want="$A,,,120
+$B,docker-$HEX.scope,${HEX:0:12},80"
+	[ "$got" = "$want" ]; ok $? "flows: exact requests per serving cgroup (got: $(echo $got))"
+	got=$(rows flw.snap "from flow_events group by cgroup, container show count" | sort)
+	want="$A,,120
+$B,${HEX:0:12},80"
+	[ "$got" = "$want" ]; ok $? "flow_events: each request carries the server's cgroup (got: $(echo $got))"
+fi
+if [ -n "$pth" ]; then
+	got=$(rows pth.snap "from paths where lport in ($QA, $QB) group by cgroup, unit, container show count" | sort)
+	want="$A,,,40
+$B,docker-$HEX.scope,${HEX:0:12},25"
+	[ "$got" = "$want" ]; ok $? "paths: exact requests per serving cgroup (got: $(echo $got))"
+	got=$(rows pth.snap "from path_events where lport in ($QA, $QB) group by cgroup, container show count" | sort)
+	want="$A,,40
+$B,${HEX:0:12},25"
+	[ "$got" = "$want" ]; ok $? "path_events: each request carries its cgroup (got: $(echo $got))"
+	got=$(rows pthc.snap "from paths group by cgroup, lport show count")
+	[ "$got" = "$A,$QA,40" ]; ok $? "paths -c $A: the kernel keeps $A's tier only, clients and B out (got: $(echo $got))"
+	grep -aq -- "-c $A: paths count only this cgroup" "$tmp/pthc.snap"
+	ok $? "the paths recording's status says -c narrowed it"
 fi
 done_testing
