@@ -11,13 +11,24 @@ tui_require
 need_root
 
 tmp=$(mktemp -d)
+wl_pid=
 cleanup() {
+	[ -n "$wl_pid" ] && kill "$wl_pid" 2>/dev/null
 	tmux kill-session -t "$S" 2>/dev/null
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
 
+# Calls in every tick whatever else the machine does (a quiet one makes
+# too few rows): a loop of dd and sleep, every one a process of its own.
+cp "$(command -v dd)" "$tmp/latopringwl"
+( trap 'exit 0' TERM
+  while :; do "$tmp/latopringwl" if=/dev/zero of=/dev/null bs=64 count=2000 2>/dev/null; sleep 0.05; done ) &
+wl_pid=$!
 timeout 60 "$BIN" record -o "$tmp/ring" --rotate 2s -d 7s -q 'from syscalls' --quiet 2>"$tmp/rec.err"
+kill "$wl_pid" 2>/dev/null
+wait "$wl_pid" 2>/dev/null
+wl_pid=
 nf=$(ls "$tmp/ring" | grep -c '\.snap$')
 [ "$nf" -ge 3 ]; check $? "record --rotate 2s -d 7s writes a ring of $nf files"
 n=$("$BIN" report "$tmp/ring" -q 'from syscalls show count' --json 2>&1 >/dev/null | sed -n 's/.*"ticks": \([0-9]*\).*/\1/p')
