@@ -97,35 +97,19 @@ static void put_sanitized(FILE *out, const char *s)
 		fputc('x', out);
 }
 
-/* Append s as a label value (without quotes): escaped, valid UTF-8. */
-static void put_label_value(FILE *out, const char *s)
+/*
+ * Append s escaped as the exposition formats want, valid UTF-8 (a byte that
+ * is not becomes U+FFFD): backslash and newline always, '"' when quote is
+ * set (label values always, HELP text in OpenMetrics).
+ */
+static void put_escaped(FILE *out, const char *s, bool quote)
 {
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 
 	while (*p) {
 		int n = json_utf8_len(p);
 
-		if (*p == '\\' || *p == '"')
-			fprintf(out, "\\%c", *p);
-		else if (*p == '\n')
-			fputs("\\n", out);
-		else if (n == 0)
-			fputs("\xef\xbf\xbd", out);
-		else
-			fwrite(p, 1, (size_t)n, out);
-		p += n ? n : 1;
-	}
-}
-
-/* Append HELP text: backslash and newline escaped (and '"' in OpenMetrics). */
-static void put_help(FILE *out, const char *s, bool om)
-{
-	const unsigned char *p = (const unsigned char *)s;
-
-	while (*p) {
-		int n = json_utf8_len(p);
-
-		if (*p == '\\' || (om && *p == '"'))
+		if (*p == '\\' || (quote && *p == '"'))
 			fprintf(out, "\\%c", *p);
 		else if (*p == '\n')
 			fputs("\\n", out);
@@ -240,7 +224,7 @@ static void put_labels(FILE *out, const struct result *r, const struct result_va
 		else if (row[j].null)
 			;
 		else if (text)
-			put_label_value(out, row[j].s);
+			put_escaped(out, row[j].s, true);
 		else
 			fprintf(out, "%llu", (unsigned long long)row[j].u);
 		fputc('"', out);
@@ -386,10 +370,10 @@ size_t expose_result(FILE *out, const struct result *r, const struct expose_opts
 			continue;
 		/* Prometheus text names a counter's family by its sample name. */
 		fprintf(out, "# HELP %s%s ", fams[j], o->openmetrics ? "" : suffix);
-		put_help(out, c->name, o->openmetrics);
+		put_escaped(out, c->name, o->openmetrics);
 		if (o->help) {
 			fputs(" of latop query: ", out);
-			put_help(out, o->help, o->openmetrics);
+			put_escaped(out, o->help, o->openmetrics);
 		}
 		fprintf(out, "\n# TYPE %s%s %s\n", fams[j], o->openmetrics ? "" : suffix,
 			kind == FAM_HIST ? "histogram" : kind == FAM_COUNTER ? "counter" : "gauge");
