@@ -490,22 +490,13 @@ static int scope_probes(struct live *l, char **cause)
 
 		if (!lp->p.live)
 			continue;
-		if (!scope_npids) {
-			if (!scoped(lp->p.ops))
-				continue;
-			memset(&f, 0, sizeof(f));
-			scope_filter(&f, lp->p.ops);
-			if (lp->p.ops->set_filter(&lp->p, &f, cause)) {
-				free(narrowed);
-				free(not);
-				return -1;
-			}
-			continue;
+		if (scope_npids) {
+			list = knows_pid(lp->p.ops) ? &narrowed : &not;
+			line = xasprintf("%s%s%s", *list ? *list : "", *list ? ", " : "",
+					 lp->p.ops->name);
+			free(*list);
+			*list = line;
 		}
-		list = knows_pid(lp->p.ops) ? &narrowed : &not;
-		line = xasprintf("%s%s%s", *list ? *list : "", *list ? ", " : "", lp->p.ops->name);
-		free(*list);
-		*list = line;
 		if (!scoped(lp->p.ops))
 			continue;
 		memset(&f, 0, sizeof(f));
