@@ -311,6 +311,16 @@ static void prompt_close(struct prompt *p)
 	p->hint = NULL;
 }
 
+/* Keep text on the open line with why it was not taken shown under it. */
+static int keep_line(struct prompt *p, const char *text, const char *why)
+{
+	free(p->error);
+	p->error = xstrdup(why);
+	rl_replace_line(text, 1);
+	rl_point = rl_end;
+	return R_REDRAW;
+}
+
 /* Enter on the query line: refine and apply, or show the error in place. */
 static int query_enter(struct screen *s, const char *text)
 {
@@ -326,11 +336,7 @@ static int query_enter(struct screen *s, const char *text)
 	if (screen_refine(s, text, &err, &err_text) < 0) {
 		query_error_format(err_text, &err, buf, sizeof(buf));
 		free(err_text);
-		free(p->error);
-		p->error = xstrdup(buf);
-		rl_replace_line(text, 1);
-		rl_point = rl_end;
-		return R_REDRAW;
+		return keep_line(p, text, buf);
 	}
 	free(p->error);
 	p->error = NULL;
@@ -344,13 +350,8 @@ static int goto_enter(struct screen *s, const char *text)
 	struct prompt *p = &s->prompt;
 	char why[256];
 
-	if (*text && screen_goto(s, text, why, sizeof(why)) < 0) {
-		free(p->error);
-		p->error = xstrdup(why);
-		rl_replace_line(text, 1);
-		rl_point = rl_end;
-		return R_REDRAW;
-	}
+	if (*text && screen_goto(s, text, why, sizeof(why)) < 0)
+		return keep_line(p, text, why);
 	free(p->error);
 	p->error = NULL;
 	prompt_close(p);
