@@ -139,19 +139,25 @@ static void proc_drop(struct uw_proc *p)
 	p->memfd = -1;
 }
 
-/* (Re)make p's session from the process's maps now; false if it is gone. */
+/*
+ * (Re)make p's session from the process's maps now; false if it is gone.
+ * A session it had stays when the maps cannot be read (the process exited):
+ * its samples taken before are still to be unwound.
+ */
 static bool proc_report(struct uw_proc *p)
 {
-	proc_drop(p);
+	Dwfl *d = dwfl_begin(&proc_callbacks);
+
 	p->reported_ns = mono_ns();
-	p->dwfl = dwfl_begin(&proc_callbacks);
-	if (!p->dwfl)
+	if (!d)
 		return false;
-	if (dwfl_linux_proc_report(p->dwfl, (pid_t)p->pid) || dwfl_report_end(p->dwfl, NULL, NULL) ||
-	    !dwfl_attach_state(p->dwfl, NULL, (pid_t)p->pid, &thread_callbacks, p)) {
-		proc_drop(p);
+	if (dwfl_linux_proc_report(d, (pid_t)p->pid) || dwfl_report_end(d, NULL, NULL) ||
+	    !dwfl_attach_state(d, NULL, (pid_t)p->pid, &thread_callbacks, p)) {
+		dwfl_end(d);
 		return false;
 	}
+	proc_drop(p);
+	p->dwfl = d;
 	return true;
 }
 
@@ -236,8 +242,13 @@ size_t unwind_user(struct unwinder *u, uint32_t pid, uint32_t tid, const uint64_
 	if (mono_ns() - p->reported_ns < REPORT_NS)
 		return w.n;
 	if (!proc_report(p))
-		return 0;
+		return p->dwfl ? w.n : 0;
 	return walk(p, tid, &w);
+}
+
+void unwind_note(struct unwinder *u, uint32_t pid)
+{
+	proc_get(u, pid)->used = ++u->unwinds;
 }
 
 bool unwind_available(void)
@@ -267,6 +278,11 @@ size_t unwind_user(struct unwinder *u, uint32_t pid, uint32_t tid, const uint64_
 	(void)u, (void)pid, (void)tid, (void)regs, (void)stack, (void)len, (void)ips, (void)ret;
 	(void)max;
 	return 0;
+}
+
+void unwind_note(struct unwinder *u, uint32_t pid)
+{
+	(void)u, (void)pid;
 }
 
 bool unwind_available(void)

@@ -32,6 +32,11 @@ void unwinder_free(struct unwinder *u);
  */
 size_t unwind_user(struct unwinder *u, uint32_t pid, uint32_t tid, const uint64_t *regs,
 		   const void *stack, size_t len, uint64_t *ips, bool *ret, size_t max);
+/*
+ * Read pid's maps now if they are not cached, so its stacks still unwind
+ * when it exits before they are (a sample is unwound later than it is taken).
+ */
+void unwind_note(struct unwinder *u, uint32_t pid);
 /* Whether this build unwinds (x86-64 with libdw). */
 bool unwind_available(void);
 

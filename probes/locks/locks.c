@@ -101,6 +101,7 @@ struct locks_priv {
 	struct lk_timeline tl;		/* waits, holder samples and spans: the timeline */
 	VEC(__u32) stack_ids;		/* read this tick: deleted at its end */
 	VEC(struct lk_key) keys;	/* the stats hash's keys this tick */
+	VEC(struct lk_sample_rec *) pending;	/* samples read, to symbolize (at their length) */
 	struct symbols *syms;
 	struct unwinder *unw;		/* samples' copied user stacks, unwound */
 	struct hist *h;
@@ -250,7 +251,12 @@ static void sample_symbolize(struct locks_priv *sp, const struct lk_sample_rec *
 	free(fn_kernel);
 }
 
-/* Take one ring buffer record into this tick's buffers. */
+/*
+ * Take one ring buffer record into this tick's buffers.  This runs as the
+ * ring is read, at the collector's priority, and only copies: a process's
+ * maps are noted here, before it can exit; its samples are symbolized and
+ * unwound later, in samples_symbolize().
+ */
 static int on_record(void *ctx, void *data, size_t size)
 {
 	struct locks_priv *sp = ctx;
@@ -263,25 +269,45 @@ static int on_record(void *ctx, void *data, size_t size)
 		struct lk_wait_rec r;
 
 		memcpy(&r, data, sizeof(r));
-		/* Its maps now: by the time its lock is named, it may have exited. */
 		if (!lkt_kind_is_kernel(r.kind))
 			symbols_note(sp->syms, r.tgid);
 		lkt_add_wait(&sp->tl, &r);
 	} else if (type == LR_SAMPLE && size >= LK_SAMPLE_HDR) {
-		struct lk_sample_rec *r = xmalloc(sizeof(*r));
-		char *fn, *stack;
+		struct lk_sample_rec *r;
+		size_t len = ((const struct lk_sample_rec *)data)->stack_len;
 
 		/* Sent at its length: the header, then stack_len bytes of stack. */
-		memcpy(r, data, LK_SAMPLE_HDR);
-		if (r->stack_len > size - LK_SAMPLE_HDR)
-			r->stack_len = 0;
-		sample_symbolize(sp, r, (const char *)data + LK_SAMPLE_HDR, r->kstack, &fn, &stack);
-		lkt_add_sample(&sp->tl, r, fn, stack);
-		free(r);
+		if (len > size - LK_SAMPLE_HDR)
+			len = 0;
+		r = xmalloc(LK_SAMPLE_HDR + len);
+		memcpy(r, data, LK_SAMPLE_HDR + len);
+		r->stack_len = (__u32)len;
+		if (r->tgid) {
+			symbols_note(sp->syms, r->tgid);
+			if (len)
+				unwind_note(sp->unw, r->tgid);
+		}
+		*VEC_PUSH(sp->pending) = r;
 	} else if (type == LR_OFFCPU && size >= sizeof(struct lk_off_rec)) {
 		lkt_add_off(&sp->tl, data);
 	}
 	return 0;
+}
+
+/* Symbolize and unwind the samples on_record() read, into the timeline. */
+static void samples_symbolize(struct locks_priv *sp)
+{
+	size_t i;
+
+	for (i = 0; i < sp->pending.n; i++) {
+		struct lk_sample_rec *r = sp->pending.v[i];
+		char *fn, *stack;
+
+		sample_symbolize(sp, r, r->stack, r->kstack, &fn, &stack);
+		lkt_add_sample(&sp->tl, r, fn, stack);
+		free(r);
+	}
+	sp->pending.n = 0;
 }
 
 /* Return the user-side entry of key (NULL if none); *slot gets where to insert. */
@@ -586,10 +612,13 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	size_t i;
 	int err;
 
-	/* Symbolizing and unwinding holder stacks is slow (a process's first
-	 * read takes tens to hundreds of ms): the workload goes first. */
-	probe_priority_yield();
+	/* The ring is read and its processes' maps noted at the collector's
+	 * priority, so a process that exits soon after is still named;
+	 * symbolizing and unwinding holder stacks is slow (a process's first
+	 * read takes tens to hundreds of ms): there the workload goes first. */
 	err = ring_buffer__consume(sp->rb);
+	probe_priority_yield();
+	samples_symbolize(sp);
 	probe_priority_restore();
 	sp->skel->bss->events_used = 0;
 	sp->skel->bss->copies_used = 0;
@@ -736,6 +765,9 @@ static void locks_close(struct probe *p)
 	lkt_free(&sp->tl);
 	free(sp->stack_ids.v);
 	free(sp->keys.v);
+	for (i = 0; i < sp->pending.n; i++)
+		free(sp->pending.v[i]);
+	free(sp->pending.v);
 	free(sp->waited.v);
 	symbols_free(sp->syms);
 	unwinder_free(sp->unw);

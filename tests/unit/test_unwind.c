@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/wait.h>
 #include "core/symbols.h"
 #include "core/unwind.h"
 #include "tap.h"
@@ -109,8 +110,76 @@ out:
 #endif
 }
 
+/* Write all of len bytes of buf to fd, or read them; false on a short one. */
+static bool full_io(int fd, void *buf, size_t len, bool rd)
+{
+	uint8_t *b = buf;
+
+	while (len) {
+		ssize_t n = rd ? read(fd, b, len) : write(fd, b, len);
+
+		if (n <= 0)
+			return false;
+		b += n;
+		len -= (size_t)n;
+	}
+	return true;
+}
+
+/*
+ * A sample is unwound after it is read, later than it is taken: a process
+ * whose maps were noted while it ran still unwinds once it has exited.  A
+ * child copies its stack and registers to us, we note it, it exits and is
+ * reaped, and then its copy is unwound.
+ */
+static void test_unwind_exited(void)
+{
+#if defined(__x86_64__)
+	struct unwinder *u = unwinder_new(), *late = unwinder_new();
+	int up[2], down[2], status;
+	uint64_t ips[64];
+	bool ret[64];
+	size_t n;
+	pid_t pid;
+	char c = 'x';
+
+	if (!unwind_available() || pipe(up) || pipe(down)) {
+		skip("this build does not unwind (no libdw)\n");
+		goto out;
+	}
+	pid = fork();
+	if (pid == 0) {
+		level1();
+		if (!full_io(up[1], &copied, sizeof(copied), false) ||
+		    !full_io(up[1], regs, sizeof(regs), false) ||
+		    !full_io(up[1], stack_copy, copied, false))
+			_exit(1);
+		full_io(down[0], &c, 1, true);
+		_exit(0);
+	}
+	ok(pid > 0 && full_io(up[0], &copied, sizeof(copied), true) && copied <= COPY &&
+	   full_io(up[0], regs, sizeof(regs), true) && full_io(up[0], stack_copy, copied, true),
+	   "the child sent its stack (%zu bytes)", copied);
+	unwind_note(u, (uint32_t)pid);
+	full_io(down[1], &c, 1, false);
+	waitpid(pid, &status, 0);
+	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child exited and was reaped");
+	n = unwind_user(u, (uint32_t)pid, (uint32_t)pid, regs, stack_copy, copied, ips, ret, 64);
+	ok(n >= 4, "noted while it ran, the exited child's copy unwinds (%zu frames)", n);
+	n = unwind_user(late, (uint32_t)pid, (uint32_t)pid, regs, stack_copy, copied, ips, ret, 64);
+	ok(n == 0, "not noted: an exited process's copy does not unwind (%zu frames)", n);
+	close(up[0]), close(up[1]), close(down[0]), close(down[1]);
+out:
+	unwinder_free(u);
+	unwinder_free(late);
+#else
+	skip("unwinding is for x86-64\n");
+#endif
+}
+
 int main(void)
 {
 	test_unwind_self();
+	test_unwind_exited();
 	tap_done();
 }
