@@ -3,10 +3,12 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -227,7 +229,8 @@ void ring_files_free(struct ring_file *files, size_t n)
 	free(files);
 }
 
-long ring_prune(const char *dir, const struct ring_limit *keep, uint64_t now_ns, char **cause)
+long ring_prune(const char *dir, const struct ring_limit *keep, bool with_tmp, uint64_t now_ns,
+		char **cause)
 {
 	struct ring_file *files;
 	size_t n, k, i;
@@ -235,7 +238,7 @@ long ring_prune(const char *dir, const struct ring_limit *keep, uint64_t now_ns,
 
 	if (keep->kind == RING_NONE)
 		return 0;
-	if (ring_list(dir, false, &files, &n, cause) < 0)
+	if (ring_list(dir, with_tmp, &files, &n, cause) < 0)
 		return -1;
 	k = ring_prune_count(files, n, keep, now_ns);
 	for (i = 0; i < k; i++) {
@@ -253,6 +256,7 @@ long ring_prune(const char *dir, const struct ring_limit *keep, uint64_t now_ns,
 
 struct ring_writer {
 	char *dir;
+	int dirfd;			/* dir, locked (flock) while the ring writes it */
 	struct ring_limit rotate, keep;
 	struct source_info info;	/* the header every file gets */
 	struct snap_writer *w;
@@ -309,12 +313,22 @@ struct ring_writer *ring_open(const char *dir, const struct ring_limit *rotate,
 	rw->keep = *keep;
 	if (info)
 		rw->info = *info;
-	if (ring_start(rw, now_ns, cause) < 0) {
-		free(rw->dir);
-		free(rw);
-		return NULL;
+	rw->dirfd = open(rw->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (rw->dirfd < 0) {
+		*cause = xasprintf("%s: cannot open the directory: %s", rw->dir, strerror(errno));
+	} else if (flock(rw->dirfd, LOCK_EX | LOCK_NB) < 0) {
+		*cause = errno == EWOULDBLOCK ?
+			 xasprintf("%s: another latop record is writing a ring in this directory",
+				   rw->dir) :
+			 xasprintf("%s: cannot lock the directory: %s", rw->dir, strerror(errno));
+	} else if (ring_start(rw, now_ns, cause) == 0) {
+		return rw;
 	}
-	return rw;
+	if (rw->dirfd >= 0)
+		close(rw->dirfd);
+	free(rw->dir);
+	free(rw);
+	return NULL;
 }
 
 /* Finish the current file and apply keep; -1 with *cause. */
@@ -325,7 +339,9 @@ static int ring_finish(struct ring_writer *rw, uint64_t now_ns, char **cause)
 	rw->w = NULL;
 	if (rc < 0)
 		return -1;
-	return ring_prune(rw->dir, &rw->keep, now_ns, cause) < 0 ? -1 : 0;
+	/* The directory is this ring's alone (ring_open locked it), and its
+	 * own file is finished: a NAME.snap.tmp there is a killed recorder's. */
+	return ring_prune(rw->dir, &rw->keep, true, now_ns, cause) < 0 ? -1 : 0;
 }
 
 int ring_write_tick(struct ring_writer *rw, const struct tick *t, uint64_t now_ns,
@@ -382,6 +398,7 @@ int ring_close(struct ring_writer *rw, uint64_t now_ns, char **cause)
 {
 	int rc = rw->w ? ring_finish(rw, now_ns, cause) : 0;
 
+	close(rw->dirfd);
 	free(rw->dir);
 	free(rw);
 	return rc;
@@ -392,6 +409,7 @@ void ring_abandon(struct ring_writer *rw)
 	if (!rw)
 		return;
 	snap_abandon(rw->w);
+	close(rw->dirfd);
 	free(rw->dir);
 	free(rw);
 }

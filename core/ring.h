@@ -90,16 +90,21 @@ size_t ring_prune_count(const struct ring_file *files, size_t n, const struct ri
 int ring_list(const char *dir, bool with_tmp, struct ring_file **files, size_t *n, char **cause);
 void ring_files_free(struct ring_file *files, size_t n);
 /* Delete the finished files of dir keep does not keep at now_ns (see
- * ring_prune_count): how many, or -1 with *cause naming the file. */
-long ring_prune(const char *dir, const struct ring_limit *keep, uint64_t now_ns, char **cause);
+ * ring_prune_count), and the unfinished ones (NAME.snap.tmp) with them when
+ * with_tmp (none is being written): how many, or -1 with *cause naming the
+ * file. */
+long ring_prune(const char *dir, const struct ring_limit *keep, bool with_tmp, uint64_t now_ns,
+		char **cause);
 
 struct ring_writer;
 
 /*
  * Start a ring in dir (which must exist), its first file named by now_ns
  * (a name taken is passed for the next millisecond).  rotate RING_NONE
- * writes one file.  keep applies each time a file is finished.  NULL with
- * *cause.
+ * writes one file.  keep applies each time a file is finished, to the
+ * unfinished files a killed recorder left too: the ring holds dir locked
+ * (flock) until it is closed, and a second ring in it is refused.  NULL
+ * with *cause.
  */
 struct ring_writer *ring_open(const char *dir, const struct ring_limit *rotate,
 			      const struct ring_limit *keep, const struct source_info *info,

@@ -113,9 +113,14 @@ grep -q "warning: $mid: " "$tmp/cut.err" && [ "${got:-0}" -eq $((rest + ${cutn:-
 ok $? "a cut file in the middle: report DIR warns naming it, and counts the rest plus its whole ticks ($got = $rest + $cutn; $(head -c 200 "$tmp/cut.err"))"
 
 # --keep 5: at most 5 files stay, the newest; report DIR equals their sum.
+# An unfinished file a killed recorder left goes by the same rule.
 mkdir "$tmp/keep"; echo keep > "$tmp/keep/notes.txt"; : > "$tmp/keep/latop-mine.snap"
+stale=$tmp/keep/latop-20200101T000000.000Z.snap.tmp; echo cut > "$stale"
 "$L" record -o "$tmp/keep" --rotate 2s --keep 5 -q "$Q" 2>"$tmp/keep.err" & rec_pid=$!
 wait_ring "$tmp/keep" || { ok 1 "the recorder started"; done_testing; exit 1; }
+"$L" record -o "$tmp/keep" --rotate 2s -d 2s -q "$Q" --quiet 2>"$tmp/second.err"; rc=$?
+[ $rc -eq 1 ] && grep -qF "latop record: $tmp/keep: another latop record is writing a ring in this directory" "$tmp/second.err"
+ok $? "a second recorder of the same directory is refused, naming it (exit $rc: $(head -c 200 "$tmp/second.err"))"
 runs=$(load 12)
 sleep 1.2
 stop; rc=$?
@@ -129,6 +134,7 @@ got=$(getppids "$tmp/keep")
 ok $? "report DIR equals the kept files' sum ($got = $sum, of $((runs * 1000)) recorded)"
 [ "$(cat "$tmp/keep/notes.txt")" = keep ] && [ -e "$tmp/keep/latop-mine.snap" ]
 ok $? "--keep deletes only the ring's files"
+[ ! -e "$stale" ]; ok $? "--keep deleted the unfinished file a killed recorder left"
 
 # Size rotation: no file passes 8 KiB unless it holds a single tick, and
 # the files add up exactly to the workload.

@@ -290,7 +290,7 @@ static void test_time_ring(const char *dir)
 	}
 	/* --keep 2: the oldest finished files go, nothing else. */
 	keep = (struct ring_limit){RING_COUNT, 2};
-	ok(ring_prune(dir, &keep, T0 + 20 * SEC, &cause) == 3, "--keep 2 deletes the 3 oldest");
+	ok(ring_prune(dir, &keep, false, T0 + 20 * SEC, &cause) == 3, "--keep 2 deletes the 3 oldest");
 	ring_files_free(files, n);
 	n = list(dir, &files);
 	ok(n == 2 && access(notes, F_OK) == 0,
@@ -401,6 +401,62 @@ static void test_chains(void)
 	   order[5] == 4, "chains list their files in time order");
 }
 
+/* A ring holds its directory: a second one there is refused, and --keep
+ * deletes what a killed recorder left unfinished (NAME.snap.tmp). */
+static void test_stale_tmp(const char *dir)
+{
+	struct ring_limit rot = {RING_TIME, 2 * SEC}, keep = {RING_COUNT, 2};
+	const struct schema *sc[] = {&msg_schema};
+	struct source_info info = {.host = "h1", .nschemas = 1, .schemas = sc};
+	struct ring_writer *rw, *second;
+	struct ring_file *files;
+	char name[RING_NAME_MAX], stale[512], *cause = NULL;
+	size_t n, i, ntmp = 0;
+	int fd;
+
+	ring_name(T0 - 100 * SEC, name, sizeof(name));
+	snprintf(stale, sizeof(stale), "%s/%s.tmp", dir, name);
+	fd = open(stale, O_CREAT | O_WRONLY, 0600);
+	ok(fd >= 0 && write(fd, "LATOPSNP", 8) == 8, "a killed recorder's %s.tmp", name);
+	close(fd);
+	rw = ring_open(dir, &rot, &keep, &info, T0 + SEC / 2, &cause);
+	ok(rw != NULL, "a ring opens beside it");
+	second = ring_open(dir, &rot, &keep, &info, T0 + SEC / 2, &cause);
+	ok(!second && cause && strstr(cause, "another latop record is writing a ring") &&
+	   strstr(cause, dir), "a second ring in the directory is refused (%s)",
+	   cause ? cause : "opened");
+	free(cause);
+	cause = NULL;
+	ok(access(stale, F_OK) == 0, "the unfinished file stays while fewer than --keep are finished");
+	for (i = 0; i < 10 && rw; i++) {
+		struct tick t;
+		uint64_t now = T0 + SEC / 2 + i * SEC / 2;
+
+		make_tick(&t, now, (unsigned)i, 1);
+		if (ring_write_tick(rw, &t, now, &cause) < 0)
+			printf("# %s\n", cause);
+		tick_done(&t);
+	}
+	ok(rw && ring_close(rw, T0 + 6 * SEC, &cause) == 0, "the ring closes");
+	n = list(dir, &files);
+	for (i = 0; i < n; i++)
+		ntmp += files[i].tmp;
+	ok(n == 2 && !ntmp && access(stale, F_OK) != 0,
+	   "--keep 2 left the 2 newest finished files, and deleted the unfinished one (%zu files, "
+	   "%zu unfinished)", n, ntmp);
+	for (i = 0; i < n; i++)
+		unlink(files[i].path);
+	ring_files_free(files, n);
+	rw = ring_open(dir, &rot, &keep, &info, T0, &cause);
+	ok(rw != NULL, "closed, the ring leaves the directory to the next one");
+	if (rw)
+		ring_abandon(rw);
+	n = list(dir, &files);
+	for (i = 0; i < n; i++)
+		unlink(files[i].path);
+	ring_files_free(files, n);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/latop-ring-XXXXXX";
@@ -415,6 +471,7 @@ int main(void)
 	test_time_ring(dir);
 	test_empty_at_boundary(dir);
 	test_size_ring(dir);
+	test_stale_tmp(dir);
 	test_chains();
 	{
 		char notes[256];
