@@ -1093,7 +1093,9 @@ static void report_ticks(struct source *src, struct query_run *run, uint64_t t_f
 			continue;
 		if (t.t_ns >= t_from) {
 			query_run_add(run, &t);
-			tick_lengths_add(lens, &t, table);
+			/* Late ticks and the health line are the stretch's. */
+			if (query_run_covers(run, &t))
+				tick_lengths_add(lens, &t, table);
 		}
 		tick_done(&t);
 	}

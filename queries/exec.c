@@ -900,10 +900,26 @@ static void exec_bucket_add(struct query_run *r, uint64_t dt_ns)
 	r->spans[i - 1].span_ns += dt_ns;
 }
 
+/* Where tick t of r's table starts: its time less its frame's span. */
+static uint64_t run_tick_start(const struct query_run *r, const struct tick *t,
+			       const struct frame **f)
+{
+	*f = tick_frame(t, r->s->table);
+	return t->t_ns - (*f && (*f)->dt_ns < t->t_ns ? (*f)->dt_ns : 0);
+}
+
+bool query_run_covers(const struct query_run *r, const struct tick *t)
+{
+	const struct frame *f;
+	uint64_t start = run_tick_start(r, t, &f);
+
+	return start >= r->since_ns && start < r->until_ns;
+}
+
 void query_run_add(struct query_run *r, const struct tick *t)
 {
-	const struct frame *f = tick_frame(t, r->s->table);
-	uint64_t dt = f && f->dt_ns < t->t_ns ? f->dt_ns : 0, start = t->t_ns - dt;
+	const struct frame *f;
+	uint64_t start = run_tick_start(r, t, &f);
 
 	if (!r->nseen++ || start < r->seen_from)
 		r->seen_from = start;

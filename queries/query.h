@@ -133,6 +133,9 @@ void query_run_end(struct query_run *r, uint64_t end_ns);
  * GROUP BY time(D), the tick goes to the window floor(start / D) * D (D
  * aligned on the epoch), whose covered time its dt adds to. */
 void query_run_add(struct query_run *r, const struct tick *t);
+/* Whether query_run_add takes tick t: its start is inside [SINCE, UNTIL)
+ * (always without them). */
+bool query_run_covers(const struct query_run *r, const struct tick *t);
 /* The result over every tick added so far (order, limit); the run goes on.
  * With time(...): a row per window and group, the time column first, rows
  * in window order then the query's, LIMIT per window, rate() over the

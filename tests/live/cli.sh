@@ -98,4 +98,10 @@ else
 	skip "unprivileged checks need root and setpriv to drop privileges"
 	skip "unprivileged checks need root and setpriv to drop privileges"
 fi
+# report --json's health line covers the SINCE/UNTIL stretch, not every tick
+# read: the 2-tick recording, from its second tick.
+out=$(TZ=UTC "$L" report "$LATOP_TOP/tests/data/sweep/syscalls.snap" --json \
+	-q "from syscalls show count since '2026-11-25 18:11:18'" 2>&1)
+echo "$out" | grep -q '^{"health": {"table": "syscalls", "events": 1080, .*"ticks": 1, "ticks_late": 0,'
+ok $? "report --json: the health line counts the stretch's ticks (1 of 2) and events ($out)"
 done_testing
