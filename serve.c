@@ -180,6 +180,29 @@ static int add_metric(struct serve *s, const char *name, const char *text, const
 	return 0;
 }
 
+/* Cut the next item of a ';' list off *p (NULL at its end); a ';' inside a
+ * query's quoted string ('a;b', with \' and \\ escapes) does not cut. */
+static char *next_item(char **p)
+{
+	char *item = *p, *c, quote = 0;
+
+	if (!item)
+		return NULL;
+	for (c = item; *c; c++) {
+		if (quote && *c == '\\' && (c[1] == quote || c[1] == '\\'))
+			c++;
+		else if (*c == quote)
+			quote = 0;
+		else if (!quote && (*c == '\'' || *c == '"'))
+			quote = *c;
+		else if (!quote && *c == ';')
+			break;
+	}
+	*p = *c ? c + 1 : NULL;
+	*c = 0;
+	return item;
+}
+
 /* The metrics: defaults, latoprc's serve_metrics (NAME=QUERY; ...), then
  * --metric; -1 said. */
 static int load_metrics(struct serve *s)
@@ -191,11 +214,10 @@ static int load_metrics(struct serve *s)
 		if (add_metric(s, default_metrics[i].name, default_metrics[i].query, "default") < 0)
 			return -1;
 	if (rc) {
-		char *copy = xstrdup(rc), *save, *item;
+		char *copy = xstrdup(rc), *rest = copy, *item;
 		int bad = 0;
 
-		for (item = strtok_r(copy, ";", &save); item && !bad;
-		     item = strtok_r(NULL, ";", &save)) {
+		while (!bad && (item = next_item(&rest))) {
 			char *eq = strchr(item, '=');
 
 			while (*item == ' ' || *item == '\t')

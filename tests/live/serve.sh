@@ -187,4 +187,41 @@ n=$("$L" report "$tmp/s2.snap" -q "from syscalls where comm == '$comm' show coun
 kill -TERM $srv_pid; wait $srv_pid; rc=$?; srv_pid=
 [ $rc -eq 0 ] && grep -q "stopped after" "$tmp/serve.log"; ok $? "SIGTERM stops it cleanly (exit $rc)"
 kill $prom_pid; wait $prom_pid 2>/dev/null; prom_pid=
+
+# latoprc's serve_metrics: a ';' inside a query's string does not cut the
+# list.  --max-series 2: the workload's syscalls past the first two go to
+# one overflow series, and every series together still counts them all.
+mkdir -p "$tmp/xdg/latop"
+printf '%s\n' "serve_metrics = semi=from syscalls where comm == 'a;b' show count; \
+ov=from syscalls where comm == '$comm' group by syscall show count; \
+all=from syscalls where comm == '$comm' show count" > "$tmp/xdg/latop/latoprc"
+XDG_CONFIG_HOME=$tmp/xdg "$L" serve --listen 127.0.0.1:$port --no-defaults --max-series 2 \
+	2>"$tmp/serve2.log" & srv_pid=$!
+for _ in $(seq 600); do grep -q serving "$tmp/serve2.log" && break; sleep 0.1; done
+echo g | "$W" sysload 1000 >/dev/null
+res=1
+for _ in $(seq 20); do
+	sleep 1
+	curl -s -m 20 $URL/metrics > "$tmp/scrape2"
+	res=$(python3 - "$tmp/scrape2" <<'EOF2'
+import sys
+text = open(sys.argv[1]).read().split('\n')
+def series(name):
+    return {l.rsplit(' ', 1)[0]: int(l.rsplit(' ', 1)[1]) for l in text
+            if l.startswith(name + '{') or l.startswith(name + ' ')}
+ov, al = series('latop_ov_events_total'), series('latop_all_events_total')
+bad = []
+if not any(l.startswith('# TYPE latop_semi_events_total') for l in text):
+    bad.append('no semi metric')
+other = [k for k in ov if 'syscall="(other)"' in k]
+total = sum(al.values())
+if len(ov) != 3 or len(other) != 1 or total < 1010 or sum(ov.values()) != total:
+    bad.append('ov %s, all %s' % (ov, al))
+print(' '.join(bad))
+EOF2
+)
+	[ -z "$res" ] && break
+done
+[ -z "$res" ]; ok $? "serve_metrics with ';' in a string; --max-series 2: 2 series and (other), summing to the workload's own total ${res:+($res; $(head -c 300 "$tmp/serve2.log"))}"
+kill -TERM $srv_pid; wait $srv_pid; srv_pid=
 done_testing
