@@ -23,18 +23,42 @@ static uint64_t cpu_ns(void)
 	       (uint64_t)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ULL;
 }
 
-/* latop's resident memory now, in bytes (0 when /proc cannot say). */
-static uint64_t rss_bytes(void)
+/* Bytes of BPF maps and ring buffers mapped into latop (their pages are all
+ * mapped when they are: kernel memory, taken at load, counted in its RSS). */
+static uint64_t bpf_mapped_bytes(void)
+{
+	unsigned long long lo, hi;
+	char line[512];
+	uint64_t sum = 0;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "anon_inode:bpf") && sscanf(line, "%llx-%llx", &lo, &hi) == 2 &&
+		    hi > lo)
+			sum += hi - lo;
+	fclose(f);
+	return sum;
+}
+
+/* latop's resident memory now, in bytes, its own (rss) and the BPF maps'
+ * (maps); 0 when /proc cannot say. */
+static void memory_now(struct header *h)
 {
 	unsigned long long size = 0, resident = 0;
 	FILE *f = fopen("/proc/self/statm", "r");
 
+	h->rss = h->maps = 0;
 	if (!f)
-		return 0;
-	if (fscanf(f, "%llu %llu", &size, &resident) != 2)
-		resident = 0;
+		return;
+	if (fscanf(f, "%llu %llu", &size, &resident) == 2) {
+		h->rss = (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
+		h->maps = bpf_mapped_bytes();
+		h->maps = h->maps < h->rss ? h->maps : h->rss;
+		h->rss -= h->maps;
+	}
 	fclose(f);
-	return (uint64_t)resident * (uint64_t)sysconf(_SC_PAGESIZE);
 }
 
 /* Start measuring from now. */
@@ -43,7 +67,7 @@ void header_init(struct header *h)
 	h->last_wall_ns = mono_ns();
 	h->last_cpu_ns = cpu_ns();
 	h->cpu_pct = 0;
-	h->rss = rss_bytes();
+	memory_now(h);
 }
 
 void header_sample(struct header *h)
@@ -54,7 +78,7 @@ void header_sample(struct header *h)
 		h->cpu_pct = 100.0 * (double)(cpu - h->last_cpu_ns) / (double)(wall - h->last_wall_ns);
 		h->last_wall_ns = wall;
 		h->last_cpu_ns = cpu;
-		h->rss = rss_bytes();
+		memory_now(h);
 	}
 }
 
@@ -142,6 +166,9 @@ static void line_rates(const struct screen *s, int y, int w)
 	snprintf(b, sizeof(b), "%.1f%%", s->header.cpu_pct);
 	x = meter(y, x, w, "latop cpu", b, s->header.cpu_pct > 10 ? ROLE_METER_WARN : ROLE_METER_VALUE);
 	x = meter(y, x, w, "rss", fmt_size(s->header.rss, a, sizeof(a)), ROLE_METER_VALUE);
+	if (s->header.maps)
+		x = meter(y, x, w, "+bpf maps", fmt_size(s->header.maps, a, sizeof(a)),
+			  ROLE_METER_VALUE);
 	if (st && span > 0 && st->bpf_runs)
 		snprintf(b, sizeof(b), "%.2f%%", 100.0 * (double)st->bpf_ns / 1e9 / span);
 	else if (st && st->events && !st->bpf_runs)

@@ -10,7 +10,8 @@ struct screen;
 struct header {
 	uint64_t last_wall_ns, last_cpu_ns;
 	double cpu_pct;		/* latop's own CPU over the last sample */
-	uint64_t rss;		/* latop's resident memory at the last sample, bytes */
+	uint64_t rss;		/* latop's own resident memory at the last sample, bytes */
+	uint64_t maps;		/* and the BPF maps mapped into it (kernel memory) */
 };
 
 

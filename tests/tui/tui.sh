@@ -203,6 +203,10 @@ rm -f "$tmp/config/latop/latoprc"
 start -q "\"from syscalls where comm == 'latoptuiwl'\""
 wait_for '^ latop +LIVE ' 30 && wait_for '^[0-9]+ +latoptuiwl ' 20
 check $? "live: the workload appears within seconds"
+# latop's own memory, and the BPF maps mapped into it (the syscalls stats
+# array: megabytes) apart from it.
+wait_for 'rss [0-9.]+ ?[KMG]i?B? +\+bpf maps [0-9.]+ ?[MG]' 5
+check $? "live: the header shows latop's rss and, beside it, the BPF maps' megabytes"
 keys ' '
 wait_for '^ latop +PAUSED' 5
 check $? "Space freezes the live display (PAUSED)"
