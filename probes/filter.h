@@ -73,7 +73,8 @@ struct filter_prog {
 	__u64 threshold_ns;	/* THRESHOLD: events at least this long go to the ring buffer; 0 = off */
 	__u32 fields_known;	/* 1: fields_used says which of the table's fields the query
 				 * reads, so a probe may key coarser; 0: it may read any */
-	__u32 pad;
+	__u32 fields_table;	/* the table whose fields fields_used numbers: its index in
+				 * the probe's tables (probe.h), set by the source installing f */
 	__u64 fields_used;	/* bit i: field i (bit 63: field 63 or later) */
 	struct filter_entry e[FILTER_MAX_ENTRIES];
 	char strs[FILTER_MAX_STRS][FILTER_STR_LEN];

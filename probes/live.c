@@ -544,6 +544,7 @@ static int live_set_filter(struct source *s, const char *table, const void *blob
 				return -1;
 			}
 			memcpy(&f, blob, sizeof(f));
+			f.fields_table = (__u32)j;
 			if (scoped(ops))
 				scope_filter(&f, ops);
 			if (ops->set_filter(&l->probes[i].p, &f, cause))

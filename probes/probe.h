@@ -30,7 +30,7 @@ struct probe_ops {
 	int (*open)(struct probe *p, char **cause);
 	/* Attach the loaded programs: events count from here on. */
 	int (*attach)(struct probe *p, char **cause);
-	/* Install a pushdown filter for one of its tables. */
+	/* Install a pushdown filter for one of its tables (f->fields_table). */
 	int (*set_filter)(struct probe *p, const struct filter_prog *f, char **cause);
 	/* Read and reset the kernel state; append one frame per table to t. */
 	int (*collect)(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,

@@ -258,11 +258,12 @@ static uint64_t planner_fields(const struct query *q)
 		planner_use(&used, pl->cols[i].field);
 	planner_use(&used, pl->hist_field);
 	planner_use(&used, pl->count_field);
-	if (pl->bytes_field >= 0)
-		planner_use(&used, pl->size_field);
 	for (i = 0; i < pl->nparts; i++)
 		planner_use(&used, pl->parts[i]);
 	planner_pred_fields(q->where, &used);
+	/* The bytes pseudo-field is size times count: size is read when it is. */
+	if (pl->bytes_field >= 0 && (used >> (pl->bytes_field < 63 ? pl->bytes_field : 63)) & 1)
+		planner_use(&used, pl->size_field);
 	return used;
 }
 

@@ -16,7 +16,8 @@
  * The hooks are tp_btf or fentry programs: their arguments are typed kernel
  * pointers, read directly (the verifier makes each load fault-safe).
  *
- * Per (dev, op, size, pid, comm) totals and log-linear histograms of the latency
+ * Per (dev, op, size, pid, comm) totals (keyed by the fields the query reads
+ * of them) and log-linear histograms of the latency
  * and of each stage live in the stats hash, added atomically because any CPU
  * may complete a request; a key the full hash has no room for adds to the
  * one overflow entry instead.  Slow or sampled requests go to a ring buffer.
@@ -318,15 +319,11 @@ static __always_inline struct blk_req *req_of(struct request *rq)
 	return r;
 }
 
-/* Fill key with r's: where, what, and who queued it under which name. */
+/* Fill key with r's: where, what, and who queued it under which name, as
+ * far as the query reads them. */
 static __always_inline void key_of(const struct blk_req *r, struct blk_key *key)
 {
-	key->dev = r->dev;
-	key->op = r->op;
-	key->tgid = r->tgid;
-	key->size = r->size;
-	__builtin_memcpy(key->comm, r->comm, sizeof(key->comm));
-	key->cgroup = filter_need[filter_idx & 1] & FILTER_NO_CGROUP_KEY ? 0 : r->cgroup;
+	blk_key_of(r, filter_need[filter_idx & 1], key);
 }
 
 /* Return key's totals, made when new, or the overflow entry's (probe.bpf.h). */
@@ -347,7 +344,7 @@ static __always_inline void merged(struct blk_req *r)
 	if (!r)
 		return;
 	key_of(r, &key);
-	d = dev_slot(key.dev, false);
+	d = dev_slot(r->dev, false);
 	if (d) {
 		__sync_fetch_and_add(&d->queued, -1);
 		if (r->flags & BR_ISSUED)

@@ -237,8 +237,10 @@ static uint64_t add_row(struct block_priv *bp, struct frame *f, const struct blk
 	int s;
 
 	if (k) {
-		cell_set_str(&r[BC_DEV], dev_name(bp, k->dev));
-		cell_set_str(&r[BC_OP], op_name(k->op, buf, sizeof(buf)));
+		/* A field the key leaves out (the query reads nothing of it) is empty. */
+		cell_set_str(&r[BC_DEV], k->masked & FILTER_NO_DEV_KEY ? "" : dev_name(bp, k->dev));
+		cell_set_str(&r[BC_OP], k->masked & FILTER_NO_OP_KEY ? "" :
+			     op_name(k->op, buf, sizeof(buf)));
 		r[BC_SIZE].u = k->size;
 		r[BC_PID].u = k->tgid;
 		memcpy(comm, k->comm, BLK_COMM_LEN);
@@ -455,8 +457,7 @@ static int block_set_filter(struct probe *p, const struct filter_prog *f, char *
 	for (i = 0; i < f->n; i++)
 		if (f->e[i].term == FTERM_UID)
 			need |= FILTER_NEED_UID;
-	if (!filter_reads(f, BC_CGROUP) && !filter_reads(f, BC_UNIT) && !filter_reads(f, BC_CONTAINER))
-		need |= FILTER_NO_CGROUP_KEY;
+	need |= block_key_mask(f);
 	next = (bp->skel->bss->filter_idx + 1) & 1;
 	bp->skel->bss->filters[next] = *f;
 	bp->skel->bss->filter_need[next] = need;

@@ -9,7 +9,8 @@
 #include "../../core/lhist.h"
 
 #define BLK_COMM_LEN 16
-/* (dev, op, size, pid, comm) keys the stats map holds: latoprc block_max,
+/* (dev, op, size, pid, comm) keys the stats map holds (of them, the fields
+ * the query reads: struct blk_key): latoprc block_max,
  * from BLK_KEYS_MIN to BLK_KEYS_MAX, by default BLK_DEFAULT_KEYS or what fits
  * the machine's memory (at least BLK_KEYS_DEFAULT_MIN); the map is allocated
  * at load, and a request whose key finds it full is counted in the overflow
@@ -59,7 +60,13 @@ enum blk_health {
 
 #define FILTER_NEED_COMM 1
 #define FILTER_NEED_UID 2
-#define FILTER_NO_CGROUP_KEY 4	/* keys leave out the cgroup id (the query does not read it) */
+/* Key fields the query reads nothing of, zeroed in keys (block_key_mask): */
+#define FILTER_NO_CGROUP_KEY 4	/* the cgroup id */
+#define FILTER_NO_DEV_KEY 8	/* dev */
+#define FILTER_NO_OP_KEY 16	/* op */
+#define FILTER_NO_PID_KEY 32	/* tgid */
+#define FILTER_NO_SIZE_KEY 64	/* size */
+#define FILTER_NO_COMM_KEY 128	/* comm */
 
 /* Flags of a followed request. */
 #define BR_SAMPLED 1	/* picked by SAMPLE 1/N: also send as an event */
@@ -100,6 +107,8 @@ static __always_inline __u32 blk_req_hash(__u64 id)
  * A row: the requests of one size and op on one device that one process
  * queued under one thread name (the queueing thread's, NUL-padded), so a
  * thread renamed (exec, prctl, pthread_setname_np) queues into a new row.
+ * A field the query reads nothing of is 0 (its FILTER_NO_*_KEY flag), so
+ * the requests that differ only in it share a row.
  */
 struct blk_key {
 	__u32 dev;
@@ -107,9 +116,28 @@ struct blk_key {
 	__u32 tgid;
 	__u32 size;
 	char comm[BLK_COMM_LEN];
-	__u64 cgroup;		/* the queueing thread's cgroup v2 id when the query
-				 * reads a cgroup field (no FILTER_NO_CGROUP_KEY), else 0 */
+	__u64 cgroup;		/* the queueing thread's cgroup v2 id */
+	__u32 masked;		/* the FILTER_NO_*_KEY flags of the fields left 0 */
+	__u32 pad;
 };
+
+/* Fill key with r's fields, zeroing those need's FILTER_NO_*_KEY flags name
+ * (and saying so in key->masked). */
+static __always_inline void blk_key_of(const struct blk_req *r, __u32 need, struct blk_key *key)
+{
+	key->dev = need & FILTER_NO_DEV_KEY ? 0 : r->dev;
+	key->op = need & FILTER_NO_OP_KEY ? 0 : r->op;
+	key->tgid = need & FILTER_NO_PID_KEY ? 0 : r->tgid;
+	key->size = need & FILTER_NO_SIZE_KEY ? 0 : r->size;
+	if (need & FILTER_NO_COMM_KEY)
+		__builtin_memset(key->comm, 0, sizeof(key->comm));
+	else
+		__builtin_memcpy(key->comm, r->comm, sizeof(key->comm));
+	key->cgroup = need & FILTER_NO_CGROUP_KEY ? 0 : r->cgroup;
+	key->masked = need & (FILTER_NO_CGROUP_KEY | FILTER_NO_DEV_KEY | FILTER_NO_OP_KEY |
+			      FILTER_NO_PID_KEY | FILTER_NO_SIZE_KEY | FILTER_NO_COMM_KEY);
+	key->pad = 0;
+}
 
 /*
  * Monotonic per-key totals; user space computes per-tick deltas.  Several

@@ -33,4 +33,10 @@ extern const struct schema block_schema;
 extern const struct schema block_events_schema;
 extern const struct schema block_spans_schema;
 
+struct filter_prog;
+/* Return the FILTER_NO_*_KEY flags (block.h) of the stats key fields the
+ * query behind f reads nothing of: none unless f says what it reads of the
+ * block table (fields_known, fields_table 0), the stats' table. */
+uint32_t block_key_mask(const struct filter_prog *f);
+
 #endif

@@ -110,6 +110,8 @@ const volatile __u32 have = 0;
 #include "../probe.bpf.h"
 
 volatile __u64 next_id = 0;
+/* Per filter slot: the stats key fields the query reads nothing of (NVME_NO_*_KEY). */
+__u32 filter_keymask[2] = {};
 
 struct sending {
 	__u64 req;
@@ -487,15 +489,18 @@ int BPF_PROG(complete_rq_fentry, struct request *rq)
 	return 0;
 }
 
-/* Add one finished I/O to its key's totals. */
-static __always_inline void account(const struct nvme_key *k, const __u64 *stage, __u64 lat,
+/* Add one finished I/O to its key's totals (the key as far as the query reads it). */
+static __always_inline void account(const struct nvme_key *io_key, const __u64 *stage, __u64 lat,
 				    bool misfit)
 {
-	struct nvme_stats *st = bpf_map_lookup_elem(&stats, k), *z;
+	struct nvme_stats *st, *z;
+	struct nvme_key key, *k = &key;
 	__u32 zero = 0;
 	bool over;
 	int i;
 
+	nvme_key_masked(io_key, filter_keymask[filter_idx & 1], &key);
+	st = bpf_map_lookup_elem(&stats, k);
 	if (!st) {
 		z = bpf_map_lookup_elem(&zero_stats, &zero);
 		if (!z)

@@ -280,9 +280,13 @@ static uint64_t add_row(struct nvme_priv *np, struct frame *f, const struct nvme
 		return 0;
 	r = frame_add_row(f);
 	if (k) {
-		cell_set_str(&r[NC_SIDE], k->side == SIDE_INITIATOR ? "initiator" : "target");
-		cell_set_str(&r[NC_SESSION], session_name(k, buf, sizeof(buf)));
-		cell_set_str(&r[NC_OP], nvme_op_name(k->op, buf, sizeof(buf)));
+		/* A field the key leaves out (the query reads nothing of it) is empty. */
+		cell_set_str(&r[NC_SIDE], k->masked & NVME_NO_SIDE_KEY ? "" :
+			     k->side == SIDE_INITIATOR ? "initiator" : "target");
+		cell_set_str(&r[NC_SESSION], k->masked & NVME_NO_INSTANCE_KEY ? "" :
+			     session_name(k, buf, sizeof(buf)));
+		cell_set_str(&r[NC_OP], k->masked & NVME_NO_OP_KEY ? "" :
+			     nvme_op_name(k->op, buf, sizeof(buf)));
 		r[NC_SIZE].u = k->size;
 		r[NC_QID].u = k->qid;
 		r[NC_CNTLID].u = k->cntlid;
@@ -469,6 +473,7 @@ static int nvme_set_filter(struct probe *p, const struct filter_prog *f, char **
 	filter_sides(&copy);
 	next = (np->skel->bss->filter_idx + 1) & 1;
 	np->skel->bss->filters[next] = copy;
+	np->skel->bss->filter_keymask[next] = nvme_key_mask(f);
 	__atomic_store_n(&np->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
 	np->sample_n = f->sample_n;
 	return 0;

@@ -9,7 +9,8 @@
 
 #include "../../core/lhist.h"
 
-/* (side, session, op, size) keys of the stats map: latoprc nvme_max, from
+/* (side, session, op, size) keys of the stats map (of them, the fields the
+ * query reads: struct nvme_key): latoprc nvme_max, from
  * NVME_KEYS_MIN to NVME_KEYS_MAX; the map's entries are allocated as keys
  * come, and an I/O whose key finds it full is counted in the overflow entry. */
 #define NVME_DEFAULT_KEYS 65536
@@ -126,6 +127,11 @@ enum nvme_seq {
 	SEQ_TARGET,		/* target command */
 };
 
+/*
+ * An I/O's key.  A key of the stats map leaves as 0 the fields the query
+ * reads nothing of (nvme_key_mask), so I/Os that differ only in them share
+ * a row; the in-flight I/Os and the single events keep every field.
+ */
 struct nvme_key {
 	__u32 side;		/* enum nvme_side */
 	__u32 instance;		/* initiator: nvme%d; target: 0 */
@@ -133,7 +139,31 @@ struct nvme_key {
 	__u32 qid;		/* queue id, 1.. for I/O queues */
 	__u32 op;		/* NVMe opcode: 1 write, 2 read, 0 flush ... */
 	__u32 size;		/* bytes */
+	__u32 masked;		/* a stats key's NVME_NO_*_KEY flags, else 0 */
+	__u32 pad;
 };
+
+/* Fields of the stats key the query reads nothing of: nvme_key_mask's flags. */
+#define NVME_NO_SIDE_KEY 1
+#define NVME_NO_INSTANCE_KEY 2
+#define NVME_NO_CNTLID_KEY 4
+#define NVME_NO_QID_KEY 8
+#define NVME_NO_OP_KEY 16
+#define NVME_NO_SIZE_KEY 32
+
+/* Fill out with k, zeroing the fields mask's NVME_NO_*_KEY flags name, and
+ * saying so in out->masked. */
+static inline void nvme_key_masked(const struct nvme_key *k, __u32 mask, struct nvme_key *out)
+{
+	out->side = mask & NVME_NO_SIDE_KEY ? 0 : k->side;
+	out->instance = mask & NVME_NO_INSTANCE_KEY ? 0 : k->instance;
+	out->cntlid = mask & NVME_NO_CNTLID_KEY ? 0 : k->cntlid;
+	out->qid = mask & NVME_NO_QID_KEY ? 0 : k->qid;
+	out->op = mask & NVME_NO_OP_KEY ? 0 : k->op;
+	out->size = mask & NVME_NO_SIZE_KEY ? 0 : k->size;
+	out->masked = mask;
+	out->pad = 0;
+}
 
 /* An initiator I/O followed (the ios map's value; key: its struct request). */
 struct nvme_iio {

@@ -6,6 +6,7 @@
 #include <linux/types.h>
 #include "../filter.h"
 #include "../block/blkdev.h"
+#include "nvme.h"
 #include "nvme_schema.h"
 
 static const char *nvme_side_domain_name(size_t i)
@@ -168,3 +169,31 @@ const struct schema nvme_spans_schema = {
 	.nfields = NP_NCOLS,
 	.fields = nvme_spans_fields,
 };
+
+uint32_t nvme_key_mask(const struct filter_prog *f)
+{
+	/* session names the initiator's controller instance and queue, or the
+	 * target's controller id and queue: it reads side, instance, cntlid
+	 * and qid. */
+	bool session = filter_reads(f, NC_SESSION);
+	uint32_t mask = 0;
+
+	/* A query of nvme_events or nvme_spans (and so nvme_joined, which
+	 * joins events) reads no stats: they are kept whole for whatever else
+	 * reads the nvme table (a recording). */
+	if (!f->fields_known || f->fields_table != 0)
+		return 0;
+	if (!session && !filter_reads(f, NC_SIDE))
+		mask |= NVME_NO_SIDE_KEY;
+	if (!session)
+		mask |= NVME_NO_INSTANCE_KEY;
+	if (!session && !filter_reads(f, NC_CNTLID))
+		mask |= NVME_NO_CNTLID_KEY;
+	if (!session && !filter_reads(f, NC_QID))
+		mask |= NVME_NO_QID_KEY;
+	if (!filter_reads(f, NC_OP))
+		mask |= NVME_NO_OP_KEY;
+	if (!filter_reads(f, NC_SIZE))
+		mask |= NVME_NO_SIZE_KEY;
+	return mask;
+}

@@ -37,6 +37,12 @@ extern const struct schema nvme_events_schema;
 /* The stage names, in column order ("queue", ... "t_send"). */
 extern const char *const nvme_stage_names[NVME_NSTAGES];
 
+struct filter_prog;
+/* Return the NVME_NO_*_KEY flags (nvme.h) of the stats key fields the query
+ * behind f reads nothing of: none unless f says what it reads of the nvme
+ * table (fields_known, fields_table 0), the stats' table. */
+uint32_t nvme_key_mask(const struct filter_prog *f);
+
 /* Name an NVMe opcode ("read", "write", "flush", else "op<N>") into buf. */
 const char *nvme_op_name(unsigned op, char *buf, size_t len);
 
