@@ -94,6 +94,14 @@ static __always_inline int filter_reads(const struct filter_prog *f, __u32 idx)
 	return !f->fields_known || (f->fields_used >> (idx < 63 ? idx : 63)) & 1;
 }
 
+/* Return true when the query behind f may read field idx of the probe's
+ * table number table (probe.h's tables): a filter installed for another of
+ * its tables numbers that table's fields, and says nothing of this one's. */
+static __always_inline int filter_reads_of(const struct filter_prog *f, __u32 table, __u32 idx)
+{
+	return f->fields_table != table || filter_reads(f, idx);
+}
+
 /*
  * Addresses: the 16 bytes of an IPv6 address, IPv4 as ::ffff:a.b.c.d, read
  * as two big-endian u64 halves and kept in host order, so a prefix test is

@@ -346,8 +346,9 @@ static int paths_set_filter(struct probe *p, const struct filter_prog *f, char *
 	next = (sp->skel->bss->filter_idx + 1) & 1;
 	sp->skel->bss->filters[next] = *f;
 	sp->skel->bss->filter_need_comm[next] = comm;
-	sp->nocgroup = !filter_reads(f, PC_CGROUP) && !filter_reads(f, PC_UNIT) &&
-		       !filter_reads(f, PC_CONTAINER);
+	/* The paths table (0) keys by what the query reads of it. */
+	sp->nocgroup = !filter_reads_of(f, 0, PC_CGROUP) && !filter_reads_of(f, 0, PC_UNIT) &&
+		       !filter_reads_of(f, 0, PC_CONTAINER);
 	__atomic_store_n(&sp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
 	sp->threshold_ns = f->threshold_ns;
 	sp->sample_n = f->sample_n;

@@ -623,10 +623,12 @@ static int syscalls_set_filter(struct probe *p, const struct filter_prog *f, cha
 	next = (sp->skel->bss->filter_idx + 1) & 1;
 	sp->skel->bss->filters[next] = *f;
 	sp->skel->bss->filter_need[next] = filter_needs(f);
-	sp->skel->bss->filter_grain[next] = filter_reads(f, SC_TID) ? GRAIN_THREAD : GRAIN_PROCESS;
-	sp->skel->bss->filter_nocgroup[next] = !filter_reads(f, SC_CGROUP) &&
-					       !filter_reads(f, SC_UNIT) &&
-					       !filter_reads(f, SC_CONTAINER);
+	/* The syscalls table (0) keys by what the query reads of it. */
+	sp->skel->bss->filter_grain[next] = filter_reads_of(f, 0, SC_TID) ? GRAIN_THREAD :
+									  GRAIN_PROCESS;
+	sp->skel->bss->filter_nocgroup[next] = !filter_reads_of(f, 0, SC_CGROUP) &&
+					       !filter_reads_of(f, 0, SC_UNIT) &&
+					       !filter_reads_of(f, 0, SC_CONTAINER);
 	__atomic_store_n(&sp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
 	sp->sample_n = f->sample_n;
 	return 0;

@@ -91,4 +91,20 @@ ok $? "exit has no latency: time 0, p50 and max of lat null ($out)"
 out=$(counts "from syscalls where pid == $sg and syscall == rt_sigreturn")
 [ "$out" = '{"renamer/rt_sigreturn": 50}' ]
 ok $? "50 signal handlers return through rt_sigreturn: counted 50 ($out)"
+
+# A recording whose query is of syscall_events: its GROUP BY names the
+# events' fields, not the syscalls table's, so the syscalls table keeps its
+# full key and reports the 30 threads apart.
+"$L" record -o "$tmp/ev.snap" -d 3s --quiet \
+	-q "from syscall_events where comm == 'threader' group by comm show count" &
+rec_pid=$!
+wait_recording "$tmp/ev.snap"
+"$tmp/threader" threadexit 30 & te=$!; wait $te
+wait $rec_pid; rec_pid=
+out=$("$L" report "$tmp/ev.snap" --json -q "from syscalls where pid == $te and syscall == exit group by tid show count")
+echo "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin if l.strip()]
+assert len(rows) == 30 and all(r["count"] == 1 and r["tid"] for r in rows), rows
+'; ok $? "recorded for syscall_events, the syscalls table still keys by thread: 30 tids, one exit each ($(echo $out | head -c 200))"
 done_testing

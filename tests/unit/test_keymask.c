@@ -13,6 +13,7 @@
 #include "probes/filter.h"
 #include "probes/nvme/nvme.h"
 #include "probes/nvme/nvme_schema.h"
+#include "probes/syscalls/syscalls_schema.h"
 #include "queries/query.h"
 #include "tap.h"
 
@@ -253,8 +254,30 @@ static void test_nvme_rows(void)
 	   "2 sides", nmasked);
 }
 
+/* A filter installed for a probe's other table says nothing of the first
+ * one's fields: syscalls keys by thread and cgroup unless a query of the
+ * syscalls table itself reads neither. */
+static void test_reads_of(void)
+{
+	struct filter_prog f;
+
+	if (plan(&syscalls_schema, "from syscalls group by comm show count", &f) == 0) {
+		f.fields_table = 0;
+		ok(!filter_reads_of(&f, 0, SC_TID) && !filter_reads_of(&f, 0, SC_CGROUP),
+		   "from syscalls group by comm: no tid, no cgroup in the key");
+	}
+	if (plan(&syscall_events_schema, "from syscall_events group by comm show count", &f) == 0) {
+		f.fields_table = 1;
+		ok(filter_reads_of(&f, 0, SC_TID) && filter_reads_of(&f, 0, SC_CGROUP) &&
+		   filter_reads_of(&f, 0, SC_CONTAINER),
+		   "from syscall_events group by comm: the syscalls table keeps tid and cgroup "
+		   "(its fields are not the events')");
+	}
+}
+
 int main(void)
 {
+	test_reads_of();
 	test_block_mask();
 	test_blk_key_of();
 	test_nvme_mask();
