@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../../core/cgroup.h"
 #include "../../core/xalloc.h"
 #include "locks_schema.h"
 #include "locks_timeline.h"
@@ -376,6 +377,18 @@ static bool wait_hold(const struct lk_wait_rec *w, uint64_t *lo, uint64_t *hi)
 	return *hi > *lo;
 }
 
+/* Set a row's cgroup, unit and container cells from cgroup v2 id (as
+ * probe_cgroup_cells, which this libbpf-free file cannot use). */
+static void cgroup_cells(union cell *c, uint64_t id)
+{
+	char path[CGROUP_PATH_MAX], buf[CGROUP_PATH_MAX];
+
+	cgroup_path(id, path, sizeof(path));
+	cell_set_str(&c[0], path);
+	cell_set_str(&c[1], cgroup_unit(path, buf, sizeof(buf)));
+	cell_set_str(&c[2], cgroup_container(path, buf, sizeof(buf)));
+}
+
 /* Append one lock_events row for wait w. */
 static void add_event(const struct lk_timeline *tl, struct frame *ev, const struct lkt_wait *we)
 {
@@ -413,6 +426,7 @@ static void add_event(const struct lk_timeline *tl, struct frame *ev, const stru
 	r[LE_HOLD].u = w->hold_start_ns && w->hold_end_ns > w->hold_start_ns ?
 		       w->hold_end_ns - w->hold_start_ns : 0;
 	r[LE_SAMPLES].u = n;
+	cgroup_cells(r + LE_CGROUP, w->cgroup);
 }
 
 /* Append one span to the spans frame. */
@@ -662,7 +676,7 @@ uint64_t lkt_waiters(const struct lk_timeline *tl, const struct lk_key *k)
 		size_t j;
 
 		if (w->addr != k->addr || w->tgid != k->tgid || w->holder != k->holder ||
-		    w->kind != k->kind)
+		    w->kind != k->kind || (k->cgroup && w->cgroup != k->cgroup))
 			continue;
 		for (j = 0; j < nseen && seen[j] != w->tid; j++)
 			;

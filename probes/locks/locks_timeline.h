@@ -159,7 +159,8 @@ uint64_t lkt_lock_samples(const struct lk_timeline *tl, uint32_t lock_tgid, uint
 			  uint32_t holder);
 /* The time this tick's off-CPU spans of holder tid on lock addr add up to. */
 uint64_t lkt_lock_offcpu(const struct lk_timeline *tl, uint32_t tid, uint64_t addr);
-/* How many threads (at most 64) this tick's waits of key k were. */
+/* How many threads (at most 64) this tick's waits of key k were (a key
+ * without a cgroup, 0, takes the waits of every cgroup). */
 uint64_t lkt_waiters(const struct lk_timeline *tl, const struct lk_key *k);
 
 #endif

@@ -60,6 +60,13 @@ static void test_pushdown(void)
 	ok(plan("from lock_events where tid == 7 and wait >= 10us", &lock_events_schema, &f) &&
 	   f.n == 3 && f.e[0].term == FTERM_TID && f.e[1].term == FTERM_LAT && f.needs_lat,
 	   "lock_events: tid and wait go down");
+	ok(plan("from locks where cgroup == 'cgroup:77' and wait > 1ms", &locks_schema, &f) &&
+	   f.n == 3 && f.e[0].op == FOP_EQ && f.e[0].term == FTERM_CGROUP && f.e[0].value == 77 &&
+	   f.e[1].term == FTERM_LAT && f.needs_lat,
+	   "cgroup goes down: the waiter's, tested in its context");
+	ok(plan("from lock_events where cgroup != 'cgroup:77'", &lock_events_schema, &f) &&
+	   f.n == 1 && f.e[0].op == FOP_NE && f.e[0].term == FTERM_CGROUP,
+	   "lock_events: cgroup goes down");
 }
 
 /* Check that table t has field name of type ft with flags including fl. */
@@ -95,7 +102,12 @@ static void test_schemas(void)
 	   has_field(&locks_schema, "holder_fn", FT_STR, FF_KEY) &&
 	   has_field(&locks_schema, "count", FT_U64, FF_SUM) &&
 	   has_field(&locks_schema, "wait", FT_HIST, FF_PUSH) &&
-	   has_field(&locks_schema, "hold", FT_HIST, 0),
+	   has_field(&locks_schema, "hold", FT_HIST, 0) &&
+	   has_field(&locks_schema, "cgroup", FT_STR, FF_KEY | FF_PUSH | FF_HIDDEN) &&
+	   has_field(&locks_schema, "unit", FT_STR, FF_KEY | FF_HIDDEN) &&
+	   has_field(&locks_schema, "container", FT_STR, FF_KEY | FF_HIDDEN) &&
+	   has_field(&lock_events_schema, "cgroup", FT_STR, FF_KEY | FF_PUSH | FF_HIDDEN) &&
+	   has_field(&lock_events_schema, "container", FT_STR, FF_KEY | FF_HIDDEN),
 	   "locks has the fields the view and its queries use");
 }
 
