@@ -169,11 +169,12 @@ if [ -x "$LD" ]; then
 	ok $? "record locks with WHERE cgroup == '$B' ($(head -c 300 "$tmp/lckw.snap.err"))"
 	lrec lckl.snap -q "from locks where cgroup == '$B' and wait > 100us"
 	ok $? "record locks with WHERE cgroup == '$B' and wait > 100us ($(head -c 300 "$tmp/lckl.snap.err"))"
-	# The same, its futex waits found by the scheduler (no tracefs in a
-	# mount namespace of its own), where a wait ends in the context of
-	# another task: the one leaving the CPU.
-	pre=(unshare -m --propagation private sh -c 'umount /sys/kernel/tracing 2>/dev/null;
-		umount /sys/kernel/debug/tracing 2>/dev/null; exec "$@"' sh)
+	# The same, its futex waits found by the scheduler (in a mount namespace
+	# of its own without tracefs, however often it is mounted, nor debugfs,
+	# below which tracefs mounts itself again when looked up), where a wait
+	# ends in the context of another task: the one leaving the CPU.
+	pre=(unshare -m --propagation private sh -c 'for d in tracing debug/tracing debug; do
+		while umount /sys/kernel/$d 2>/dev/null; do :; done; done; exec "$@"' sh)
 	by_sched=
 	if "${pre[@]}" "$L" probes 2>/dev/null | grep "futex waits and wakes" | grep -q "tp_btf/sched_switch"; then
 		lrec lcksch.snap -q "from locks where cgroup == '$B' and wait > 100us"
