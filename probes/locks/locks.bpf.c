@@ -81,6 +81,7 @@ const volatile bool futex_by_sched = false;
 
 __u32 filter_need[2] = {};
 __u32 filter_nocgroup[2] = {};	/* 1: stats keys leave out the cgroup (the query reads none) */
+__u32 filter_noholder[2] = {};	/* 1: stats keys leave out the holder (holder 0) */
 static const struct lk_stats zero_stats;
 
 /* A thread waiting on kernel locks (the outer one and one nested). */
@@ -519,12 +520,16 @@ static __always_inline void lock_arrive(__u64 addr, __u32 tgid, __u32 owner, __u
 }
 
 /* Fill sk with key as the stats hash keys it: without what the query does
- * not read (filter_nocgroup). */
+ * not read (filter_nocgroup, filter_noholder). */
 static __always_inline void stats_key(const struct lk_key *key, struct lk_key *sk)
 {
+	__u32 idx = filter_idx & 1;
+
 	*sk = *key;
-	if (filter_nocgroup[filter_idx & 1])
+	if (filter_nocgroup[idx])
 		sk->cgroup = 0;
+	if (filter_noholder[idx])
+		sk->holder = 0;
 }
 
 /* Return the stats slot of key, created when new, or the overflow entry

@@ -97,6 +97,7 @@ struct locks_priv {
 	uint32_t max_waits;		/* the matching tables' size: latoprc lock_wait_max */
 	uint64_t ticks;
 	bool nocgroup;			/* stats keys leave out the cgroup (filter_nocgroup) */
+	bool noholder;			/* ... and the holder (filter_noholder) */
 	VEC(struct lkstate_key) waited;	/* the user locks the sweep found waits on */
 	struct prev_ent ovf;		/* the overflow entry's totals last tick */
 	struct lk_timeline tl;		/* waits, holder samples and spans: the timeline */
@@ -344,6 +345,8 @@ static uint64_t add_row(struct locks_priv *sp, struct frame *f, struct prev_ent 
 	uint64_t count = delta(cur->count, p->st.count), samples = 0, off = 0;
 	uint32_t lock_tgid = lkt_kind_is_kernel(k->kind) ? 0 : k->tgid;
 	char buf[64], comm[LK_COMM_LEN + 1], fns[256];
+	/* Keyed without its holder: the lock's row, every holder's. */
+	uint32_t holder = sp->noholder && !k->holder ? LKT_ANY_HOLDER : k->holder;
 	union cell *r;
 
 	if (p == &sp->ovf) {
@@ -361,17 +364,20 @@ static uint64_t add_row(struct locks_priv *sp, struct frame *f, struct prev_ent 
 	lkt_comm_copy(comm, cur->comm);
 	cell_set_str(&r[LC_COMM], comm);
 	r[LC_HOLDER].u = k->holder;
-	lkt_comm_copy(comm, cur->holder_comm);
+	comm[0] = 0;
+	if (holder != LKT_ANY_HOLDER)
+		lkt_comm_copy(comm, cur->holder_comm);
 	if (!comm[0] && k->holder && lock_tgid)
 		lkt_thread_comm(k->tgid, k->holder, comm, sizeof(comm));
 	cell_set_str(&r[LC_HOLDER_COMM], comm);
 	cell_set_str(&r[LC_HOLDER_FN], lkt_holder_fn(&sp->tl, lock_tgid, k->addr, k->holder));
 	lkt_top_fns(&sp->tl, lock_tgid, k->addr, fns, sizeof(fns));
 	cell_set_str(&r[LC_HOLDER_FNS], fns);
-	r[LC_WAITERS].u = lkt_waiters(&sp->tl, k);
-	samples = lkt_lock_samples(&sp->tl, lock_tgid, k->addr, k->holder);
-	if (k->holder)
-		off = lkt_lock_offcpu(&sp->tl, k->holder, k->addr);
+	r[LC_WAITERS].u = lkt_waiters(&sp->tl, &(struct lk_key){k->addr, k->tgid, holder, k->kind,
+								k->flags, k->cgroup});
+	samples = lkt_lock_samples(&sp->tl, lock_tgid, k->addr, holder);
+	if (holder)
+		off = lkt_lock_offcpu(&sp->tl, holder, k->addr);
 	r[LC_HOLDER_OFFCPU].u = off;
 	r[LC_SAMPLES].u = samples;
 	probe_cgroup_cells(r + LC_CGROUP, k->cgroup);
@@ -568,7 +574,7 @@ static uint64_t sweep_tables(struct locks_priv *sp)
 static void wait_name(struct locks_priv *sp, struct lkt_wait *we)
 {
 	const struct lk_wait_rec *w = &we->r;
-	struct lk_key k = {w->addr, w->tgid, w->holder, w->kind, w->flags,
+	struct lk_key k = {w->addr, w->tgid, sp->noholder ? 0 : w->holder, w->kind, w->flags,
 			   sp->nocgroup ? 0 : w->cgroup};
 	struct prev_ent *p;
 	size_t slot;
@@ -669,6 +675,9 @@ static int locks_set_filter(struct probe *p, const struct filter_prog *f, char *
 	sp->nocgroup = !filter_reads(f, LC_CGROUP) && !filter_reads(f, LC_UNIT) &&
 		       !filter_reads(f, LC_CONTAINER);
 	sp->skel->bss->filter_nocgroup[next] = sp->nocgroup;
+	sp->noholder = !filter_reads(f, LC_HOLDER) && !filter_reads(f, LC_HOLDER_COMM) &&
+		       !filter_reads(f, LC_HOLDER_FN) && !filter_reads(f, LC_HOLDER_FNS);
+	sp->skel->bss->filter_noholder[next] = sp->noholder;
 	__atomic_store_n(&sp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
 	sp->sample_n = f->sample_n;
 	return 0;

@@ -85,8 +85,10 @@ enum lk_health {
 
 /*
  * The stats key: one lock of one process, as released by one holder, waited
- * on from one cgroup.  The cgroup is part of it only when the query reads
- * one of the cgroup fields (filter_nocgroup), as in syscalls.
+ * on from one cgroup.  The holder is part of it only when the query reads
+ * one of the holder's fields (filter_noholder: holder 0 otherwise, one key
+ * per lock), the cgroup only when it reads one of the cgroup fields
+ * (filter_nocgroup), as in syscalls.
  */
 struct lk_key {
 	__u64 addr;		/* user address of the futex word, or kernel lock address */

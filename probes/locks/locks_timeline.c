@@ -288,7 +288,8 @@ void lkt_top_fns(struct lk_timeline *tl, uint32_t lock_tgid, uint64_t addr, char
 	snprintf(buf, len, "%s", t->text);
 }
 
-/* Return the time in [lo, hi) that the spans of holder tid spent in state (any: -1). */
+/* Return the time in [lo, hi) that the spans of holder tid (every holder:
+ * LKT_ANY_HOLDER) spent in state (any: -1). */
 static uint64_t holder_off(const struct lk_timeline *tl, uint32_t tid, uint64_t lo, uint64_t hi,
 			   int state, uint64_t addr, bool by_addr)
 {
@@ -301,7 +302,8 @@ static uint64_t holder_off(const struct lk_timeline *tl, uint32_t tid, uint64_t 
 		uint64_t a = o->start_ns > lo ? o->start_ns : lo;
 		uint64_t b = o->end_ns < hi ? o->end_ns : hi;
 
-		if (o->tid != tid || b <= a || (state >= 0 && (int)o->state != state))
+		if ((tid != LKT_ANY_HOLDER && o->tid != tid) || b <= a ||
+		    (state >= 0 && (int)o->state != state))
 			continue;
 		if (by_addr && o->addr != addr)
 			continue;
@@ -655,7 +657,8 @@ uint64_t lkt_lock_samples(const struct lk_timeline *tl, uint32_t lock_tgid, uint
 	for (i = tl->samples_old; i < tl->samples.n; i++) {
 		const struct lkt_sample *s = &tl->samples.v[i];
 
-		if (s->tid == holder && s->addr == addr && s->lock_tgid == lock_tgid)
+		if ((holder == LKT_ANY_HOLDER || s->tid == holder) && s->addr == addr &&
+		    s->lock_tgid == lock_tgid)
 			n++;
 	}
 	return n;
@@ -675,8 +678,9 @@ uint64_t lkt_waiters(const struct lk_timeline *tl, const struct lk_key *k)
 		const struct lk_wait_rec *w = &tl->waits.v[i].r;
 		size_t j;
 
-		if (w->addr != k->addr || w->tgid != k->tgid || w->holder != k->holder ||
-		    w->kind != k->kind || (k->cgroup && w->cgroup != k->cgroup))
+		if (w->addr != k->addr || w->tgid != k->tgid || w->kind != k->kind ||
+		    (k->holder != LKT_ANY_HOLDER && w->holder != k->holder) ||
+		    (k->cgroup && w->cgroup != k->cgroup))
 			continue;
 		for (j = 0; j < nseen && seen[j] != w->tid; j++)
 			;

@@ -349,6 +349,11 @@ static void test_timeline_two_holders(void)
 	   lkt_lock_offcpu(&tl, 201, 0x1000) == 50 * MS &&
 	   lkt_lock_samples(&tl, 50, 0x1000, 201) == 6,
 	   "the locks row of (lock, 201): one waiter, 50 ms off CPU, 6 samples this tick");
+	ok(lkt_waiters(&tl, &(struct lk_key){0x1000, 50, LKT_ANY_HOLDER, LK_MUTEX, 0}) == 1 &&
+	   lkt_lock_offcpu(&tl, LKT_ANY_HOLDER, 0x1000) == 100 * MS &&
+	   lkt_lock_samples(&tl, 50, 0x1000, LKT_ANY_HOLDER) == 7,
+	   "the lock's row keyed without its holder: its waiter, every holder's samples (7) and "
+	   "off-CPU time on it (201's and 202's: 100 ms)");
 	frame_free(ev);
 	frame_free(sp);
 	lkt_age(&tl);
