@@ -80,6 +80,8 @@ const volatile bool futex_by_sched = false;
 #include "../probe.bpf.h"
 
 __u32 filter_need[2] = {};
+__u32 filter_nocgroup[2] = {};	/* 1: stats keys leave out the cgroup (the query reads none) */
+__u32 filter_noholder[2] = {};	/* 1: stats keys leave out the holder (holder 0) */
 static const struct lk_stats zero_stats;
 
 /* A thread waiting on kernel locks (the outer one and one nested). */
@@ -182,17 +184,34 @@ struct lk_filter_args {
 	__u64 pid;
 	__u64 tid;
 	__u64 wait;
+	__u32 cg_given;		/* 1: the cgroup tests are cg_bits, not the current task's */
+	__u32 cg_bits;		/* bit i: entry i's cgroup test (lk_cgroup_bits) */
 	char comm[LK_COMM_LEN];
 };
+
+/* The installed filter with its cgroup tests made constants (lk_filter). */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct filter_prog);
+} filter_fixed SEC(".maps");
 
 /*
  * Run the installed filter on a.  A global function: the verifier checks its
  * bounded loop once, not again in every program and branch that calls it
- * (inlined, that took seconds at load).
+ * (inlined, that took seconds at load).  The interpreter tests FTERM_CGROUP
+ * on the current task: a wait that ends in another task's context passes
+ * the results of its tests at its start (cg_given), and runs on a copy of
+ * the filter whose cgroup tests are those constants (by entry: a filter
+ * installed during the wait takes the tests of the one before for it).
  */
 __noinline int lk_filter(struct lk_filter_args *a)
 {
 	struct filter_input in = {};
+	const struct filter_prog *f = filter_cur();
+	struct filter_prog *fx;
+	__u32 i, zero = 0;
 
 	if (!a)
 		return 1;
@@ -200,17 +219,58 @@ __noinline int lk_filter(struct lk_filter_args *a)
 	in.tid = a->tid;
 	in.lat = a->wait;
 	in.comm = a->comm;
-	return filter_match(filter_cur(), &in);
+	if (!a->cg_given)
+		return filter_match(f, &in);
+	fx = bpf_map_lookup_elem(&filter_fixed, &zero);
+	if (!fx || bpf_probe_read_kernel(fx, sizeof(*fx), f))
+		return 1;
+	for (i = 0; i < FILTER_MAX_ENTRIES; i++) {
+		if (fx->e[i].term != FTERM_CGROUP)
+			continue;
+		/* No term, read as 0: EQ 0 is true, EQ 1 false. */
+		fx->e[i].op = FOP_EQ;
+		fx->e[i].term = FTERM_NONE;
+		fx->e[i].value = (a->cg_bits >> i) & 1 ? 0 : 1;
+	}
+	return filter_match(fx, &in);
 }
 
-/* Run f on the wait of thread task; fetch comm only when f tests it. */
+/*
+ * Return the installed filter's cgroup tests on the current task, bit i for
+ * entry i.  A global function, as lk_filter.
+ */
+__noinline int lk_cgroup_bits(__u32 unused)
+{
+	const struct filter_prog *f = filter_cur();
+	struct filter_input in = {};
+	__u32 i, n = f->n, bits = 0;
+
+	for (i = 0; i < FILTER_MAX_ENTRIES; i++) {
+		if (i >= n)
+			break;
+		if (f->e[i].term == FTERM_CGROUP && filter_eval_term(f, &f->e[i], &in))
+			bits |= 1U << i;
+	}
+	(void)unused;
+	return (int)bits;
+}
+
+/*
+ * Run f on the wait of thread task; fetch comm only when f tests it.
+ * cg_bits: the cgroup tests' results when task is not the current task
+ * (lk_cgroup_bits at the wait's start), -1 when it is.
+ */
 static __always_inline bool filter_wait(const struct filter_prog *f, struct task_struct *task,
-					__u32 tgid, __u32 tid, __u64 wait)
+					__u32 tgid, __u32 tid, __u64 wait, __s64 cg_bits)
 {
 	struct lk_filter_args a = {.pid = tgid, .tid = tid, .wait = wait};
 
 	if (filter_need[filter_idx & 1] & LK_NEED_COMM)
 		BPF_CORE_READ_STR_INTO(&a.comm, task, comm);
+	if (cg_bits >= 0) {
+		a.cg_given = 1;
+		a.cg_bits = (__u32)cg_bits;
+	}
 	return lk_filter(&a);
 }
 
@@ -226,7 +286,7 @@ static __always_inline bool wait_wanted(struct task_struct *task, __u32 tgid, __
 			goto drop;
 		*sampled = true;
 	}
-	if (f->n && !f->needs_lat && !filter_wait(f, task, tgid, tid, 0))
+	if (f->n && !f->needs_lat && !filter_wait(f, task, tgid, tid, 0, -1))
 		goto drop;
 	return true;
 drop:
@@ -459,11 +519,27 @@ static __always_inline void lock_arrive(__u64 addr, __u32 tgid, __u32 owner, __u
 	}
 }
 
+/* Fill sk with key as the stats hash keys it: without what the query does
+ * not read (filter_nocgroup, filter_noholder). */
+static __always_inline void stats_key(const struct lk_key *key, struct lk_key *sk)
+{
+	__u32 idx = filter_idx & 1;
+
+	*sk = *key;
+	if (filter_nocgroup[idx])
+		sk->cgroup = 0;
+	if (filter_noholder[idx])
+		sk->holder = 0;
+}
+
 /* Return the stats slot of key, created when new, or the overflow entry
  * (probe.bpf.h). */
 static __always_inline struct lk_stats *stats_get(const struct lk_key *key, bool *over)
 {
-	return stats_or_overflow(&stats, &overflow, key, &zero_stats, over);
+	struct lk_key sk;
+
+	stats_key(key, &sk);
+	return stats_or_overflow(&stats, &overflow, &sk, &zero_stats, over);
 }
 
 /*
@@ -545,6 +621,7 @@ static __always_inline void emit_wait(struct task_struct *task, const struct lk_
 	e->kind = key->kind;
 	e->flags = key->flags;
 	e->kstack = kstack;
+	e->cgroup = key->cgroup;
 	BPF_CORE_READ_STR_INTO(&e->comm, task, comm);
 	BPF_CORE_READ_STR_INTO(&e->process, task, group_leader, comm);
 	e->holder_comm[0] = 0;
@@ -562,17 +639,21 @@ static __always_inline void emit_wait(struct task_struct *task, const struct lk_
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
-/* Finish one wait: the WAIT filter, the totals, and the event when it qualifies. */
+/*
+ * Finish one wait: the WAIT filter, the totals, and the event when it
+ * qualifies.  cg_bits: as filter_wait's.
+ */
 static __always_inline void wait_done(struct task_struct *task, const struct lk_key *key,
 				      __u32 tid, __u64 start, __u64 now, __u64 hold_start,
 				      __u64 hold_end, bool sampled, __s64 kstack,
-				      const char *holder_comm, const struct lkstate *rels)
+				      const char *holder_comm, const struct lkstate *rels,
+				      __s64 cg_bits)
 {
 	const struct filter_prog *f = filter_cur();
 	__u64 wait = now - start;
 	__u64 hold = hold_start && hold_end > hold_start ? hold_end - hold_start : 0;
 
-	if (f->n && f->needs_lat && !filter_wait(f, task, key->tgid, tid, wait)) {
+	if (f->n && f->needs_lat && !filter_wait(f, task, key->tgid, tid, wait, cg_bits)) {
 		health_inc(LH_DROPPED);
 		return;
 	}
@@ -613,11 +694,18 @@ static __always_inline void futex_wait_begin(struct task_struct *task, __u32 tgi
 					     __u64 uaddr, __u32 cmd, __u32 val)
 {
 	struct lk_uwait w = {.addr = uaddr, .tgid = tgid};
+	const struct filter_prog *f;
 	bool sampled;
 	__u64 now;
 
 	if (!wait_wanted(task, tgid, tid, &sampled))
 		return;
+	/* The waiter is the current task here (at its futex call, or as it
+	 * leaves the CPU), not always where its wait ends. */
+	w.cgroup = bpf_get_current_cgroup_id();
+	f = filter_cur();
+	if (futex_by_sched && f->needs_lat && (filter_need[filter_idx & 1] & LK_NEED_CGROUP))
+		w.cg_bits = (__u32)lk_cgroup_bits(0);
 	w.owner = futex_owner(uaddr, cmd, val, tid, &w.kind);
 	w.sampled = sampled;
 	now = bpf_ktime_get_ns();
@@ -710,6 +798,7 @@ static __always_inline void futex_wait_end(struct task_struct *task, __u32 tgid,
 	key.addr = sk.addr = w.addr;
 	key.kind = w.kind;
 	key.holder = w.owner;
+	key.cgroup = w.cgroup;
 	st = bpf_map_lookup_elem(&lkstates, &sk);
 	if (st) {
 		best = release_during(st, tid, w.start_ns, now);
@@ -724,7 +813,8 @@ static __always_inline void futex_wait_end(struct task_struct *task, __u32 tgid,
 	}
 	/* Before the state may be deleted below: the event copies its releases. */
 	wait_done(task, &key, tid, w.start_ns, now, hold_start, hold_end, w.sampled, -1,
-		  holder_comm, best < LK_RELS ? st : NULL);
+		  holder_comm, best < LK_RELS ? st : NULL,
+		  futex_by_sched && (filter_need[filter_idx & 1] & LK_NEED_CGROUP) ? (__s64)w.cg_bits : -1);
 	if (!st)
 		return;
 	/* clang-14 (BPF v1) cannot use an atomic's result: read it after. */
@@ -903,14 +993,15 @@ static __always_inline struct task_struct *kernel_owner(void *lock, __u32 kind)
 	return NULL;
 }
 
-/* Return whether the key of a kernel wait has totals already. */
+/* Return whether the key of a kernel wait of the current task has totals already. */
 static __always_inline bool key_known(__u64 lock, __u32 tgid, __u32 holder, __u32 kind,
 				      __u32 flags)
 {
 	struct lk_key key = {.addr = lock, .tgid = tgid, .holder = holder, .kind = kind,
-			     .flags = flags};
+			     .flags = flags, .cgroup = bpf_get_current_cgroup_id()}, sk;
 
-	return bpf_map_lookup_elem(&stats, &key) != NULL;
+	stats_key(&key, &sk);
+	return bpf_map_lookup_elem(&stats, &sk) != NULL;
 }
 
 SEC("tp_btf/contention_begin")
@@ -987,6 +1078,7 @@ int BPF_PROG(lock_end, void *lock, int ret)
 	key.kind = kw->s[slot].kind;
 	key.holder = kw->s[slot].owner;
 	key.flags = kw->s[slot].kflags;
+	key.cgroup = bpf_get_current_cgroup_id();	/* the waiter's: current */
 	st = bpf_map_lookup_elem(&lkstates, &sk);
 	if (st) {
 		if (key.holder && st->holder == key.holder)
@@ -1005,7 +1097,7 @@ int BPF_PROG(lock_end, void *lock, int ret)
 		bpf_map_delete_elem(&holders, &key.holder);
 	wait_done(cur, &key, (__u32)id, kw->s[slot].start_ns, now, hold_start, hold_start ? now : 0,
 		  kw->s[slot].sampled, kw->s[slot].kstack,
-		  key.holder ? kw->s[slot].owner_comm : NULL, NULL);
+		  key.holder ? kw->s[slot].owner_comm : NULL, NULL, -1);
 	kw->s[slot].lock = 0;
 	return 0;
 }

@@ -96,6 +96,8 @@ struct locks_priv {
 	uint32_t max_keys;		/* the stats hash's size: latoprc lock_max */
 	uint32_t max_waits;		/* the matching tables' size: latoprc lock_wait_max */
 	uint64_t ticks;
+	bool nocgroup;			/* stats keys leave out the cgroup (filter_nocgroup) */
+	bool noholder;			/* ... and the holder (filter_noholder) */
 	VEC(struct lkstate_key) waited;	/* the user locks the sweep found waits on */
 	struct prev_ent ovf;		/* the overflow entry's totals last tick */
 	struct lk_timeline tl;		/* waits, holder samples and spans: the timeline */
@@ -314,7 +316,8 @@ static void samples_symbolize(struct locks_priv *sp)
 static struct prev_ent *prev_find(struct locks_priv *sp, const struct lk_key *key, size_t *slot)
 {
 	uint64_t h = (key->addr * 0x9E3779B97F4A7C15ULL) ^ ((uint64_t)key->tgid << 20) ^
-		     ((uint64_t)key->holder << 7) ^ key->kind ^ ((uint64_t)key->flags << 40);
+		     ((uint64_t)key->holder << 7) ^ key->kind ^ ((uint64_t)key->flags << 40) ^
+		     key->cgroup * 0xff51afd7ed558ccdULL;
 	size_t i, s, first_dead = sp->nprev;
 
 	for (i = 0; i < sp->nprev; i++) {
@@ -343,7 +346,8 @@ static struct prev_ent *prev_find(struct locks_priv *sp, const struct lk_key *ke
 static union cell *other_row(struct frame *f)
 {
 	static const int text[] = {LC_LOCK, LC_KIND, LC_SYM, LC_PROCESS, LC_COMM,
-				   LC_HOLDER_COMM, LC_HOLDER_FN, LC_HOLDER_FNS};
+				   LC_HOLDER_COMM, LC_HOLDER_FN, LC_HOLDER_FNS, LC_CGROUP,
+				   LC_UNIT, LC_CONTAINER};
 	union cell *r = frame_add_row(f);
 	size_t i;
 
@@ -367,6 +371,8 @@ static uint64_t add_row(struct locks_priv *sp, struct frame *f, struct prev_ent 
 	uint64_t count = delta(cur->count, p->st.count), samples = 0, off = 0;
 	uint32_t lock_tgid = lkt_kind_is_kernel(k->kind) ? 0 : k->tgid;
 	char buf[64], comm[LK_COMM_LEN + 1], fns[256];
+	/* Keyed without its holder: the lock's row, every holder's. */
+	uint32_t holder = sp->noholder && !k->holder ? LKT_ANY_HOLDER : k->holder;
 	union cell *r;
 
 	if (p == &sp->ovf) {
@@ -384,19 +390,23 @@ static uint64_t add_row(struct locks_priv *sp, struct frame *f, struct prev_ent 
 	lkt_comm_copy(comm, cur->comm);
 	cell_set_str(&r[LC_COMM], comm);
 	r[LC_HOLDER].u = k->holder;
-	lkt_comm_copy(comm, cur->holder_comm);
+	comm[0] = 0;
+	if (holder != LKT_ANY_HOLDER)
+		lkt_comm_copy(comm, cur->holder_comm);
 	if (!comm[0] && k->holder && lock_tgid)
 		lkt_thread_comm(k->tgid, k->holder, comm, sizeof(comm));
 	cell_set_str(&r[LC_HOLDER_COMM], comm);
 	cell_set_str(&r[LC_HOLDER_FN], lkt_holder_fn(&sp->tl, lock_tgid, k->addr, k->holder));
 	lkt_top_fns(&sp->tl, lock_tgid, k->addr, fns, sizeof(fns));
 	cell_set_str(&r[LC_HOLDER_FNS], fns);
-	r[LC_WAITERS].u = lkt_waiters(&sp->tl, k);
-	samples = lkt_lock_samples(&sp->tl, lock_tgid, k->addr, k->holder);
-	if (k->holder)
-		off = lkt_lock_offcpu(&sp->tl, k->holder, k->addr);
+	r[LC_WAITERS].u = lkt_waiters(&sp->tl, &(struct lk_key){k->addr, k->tgid, holder, k->kind,
+								k->flags, k->cgroup});
+	samples = lkt_lock_samples(&sp->tl, lock_tgid, k->addr, holder);
+	if (holder)
+		off = lkt_lock_offcpu(&sp->tl, holder, k->addr);
 	r[LC_HOLDER_OFFCPU].u = off;
 	r[LC_SAMPLES].u = samples;
+	probe_cgroup_cells(r + LC_CGROUP, k->cgroup);
 figures:
 	r[LC_COUNT].u = count * n;
 	r[LC_BELOW].u = delta(cur->below, p->st.below) * n;
@@ -590,7 +600,8 @@ static uint64_t sweep_tables(struct locks_priv *sp)
 static void wait_name(struct locks_priv *sp, struct lkt_wait *we)
 {
 	const struct lk_wait_rec *w = &we->r;
-	struct lk_key k = {w->addr, w->tgid, w->holder, w->kind, w->flags};
+	struct lk_key k = {w->addr, w->tgid, sp->noholder ? 0 : w->holder, w->kind, w->flags,
+			   sp->nocgroup ? 0 : w->cgroup};
 	struct prev_ent *p;
 	size_t slot;
 
@@ -681,12 +692,21 @@ static int locks_set_filter(struct probe *p, const struct filter_prog *f, char *
 
 	if (filter_check(f, cause))
 		return -1;
-	for (i = 0; i < f->n; i++)
+	for (i = 0; i < f->n; i++) {
 		if (f->e[i].term == FTERM_COMM)
 			need |= LK_NEED_COMM;
+		else if (f->e[i].term == FTERM_CGROUP)
+			need |= LK_NEED_CGROUP;
+	}
 	next = (sp->skel->bss->filter_idx + 1) & 1;
 	sp->skel->bss->filters[next] = *f;
 	sp->skel->bss->filter_need[next] = need;
+	sp->nocgroup = !filter_reads(f, LC_CGROUP) && !filter_reads(f, LC_UNIT) &&
+		       !filter_reads(f, LC_CONTAINER);
+	sp->skel->bss->filter_nocgroup[next] = sp->nocgroup;
+	sp->noholder = !filter_reads(f, LC_HOLDER) && !filter_reads(f, LC_HOLDER_COMM) &&
+		       !filter_reads(f, LC_HOLDER_FN) && !filter_reads(f, LC_HOLDER_FNS);
+	sp->skel->bss->filter_noholder[next] = sp->noholder;
 	__atomic_store_n(&sp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
 	sp->sample_n = f->sample_n;
 	return 0;

@@ -81,14 +81,22 @@ enum lk_health {
 
 /* What the installed filter reads beyond ids (user space sets, BPF fetches). */
 #define LK_NEED_COMM 1
+#define LK_NEED_CGROUP 2	/* it tests the waiter's cgroup */
 
-/* The stats key: one lock of one process, as released by one holder. */
+/*
+ * The stats key: one lock of one process, as released by one holder, waited
+ * on from one cgroup.  The holder is part of it only when the query reads
+ * one of the holder's fields (filter_noholder: holder 0 otherwise, one key
+ * per lock), the cgroup only when it reads one of the cgroup fields
+ * (filter_nocgroup), as in syscalls.
+ */
 struct lk_key {
 	__u64 addr;		/* user address of the futex word, or kernel lock address */
 	__u32 tgid;		/* the waiters' process */
 	__u32 holder;		/* thread that released it to the waiter (0: unknown) */
 	__u32 kind;		/* enum lk_kind */
 	__u32 flags;		/* LKF_* */
+	__u64 cgroup;		/* the waiters' cgroup v2 id, 0 when the query reads none */
 };
 
 /* Monotonic totals of one key; user space computes per-tick deltas. */
@@ -168,7 +176,8 @@ struct lk_uwait {
 	__u8 sampled;
 	__u8 pad[7];
 	__u32 tgid;		/* the waiter's process */
-	__u32 pad2;
+	__u32 cg_bits;		/* futex_by_sched: the filter's cgroup tests at the start */
+	__u64 cgroup;		/* the waiter's cgroup v2 id */
 };
 
 /* A lock with waiters: who holds it now and who released it last. */
@@ -228,6 +237,7 @@ struct lk_wait_rec {
 	char holder_comm[LK_COMM_LEN];
 	struct lk_rel rels[LK_RELS];	/* the lock's last releases (tid 0: none) */
 	char rel_comms[LK_RELS][LK_COMM_LEN];	/* their releasers' names */
+	__u64 cgroup;		/* the waiter's cgroup v2 id */
 };
 
 /* When a holder sample was taken (lk_sample_rec.why). */

@@ -2,6 +2,7 @@
 /* The locks tables: per lock x holder aggregates, single waits, their timelines. */
 #include <linux/types.h>
 #include "../filter.h"
+#include "../../core/cgroup.h"
 #include "locks_schema.h"
 
 const char *const lock_kind_names[] = {
@@ -51,6 +52,11 @@ static const struct field locks_fields[LC_NCOLS] = {
 			      "(runnable, I/O, asleep) while others waited"},
 	[LC_SAMPLES]  = {"samples", FT_U64, FF_SUM | FF_HIDDEN, "", "stack samples of holders while "
 			 "others waited"},
+	[LC_CGROUP]   = {"cgroup", FT_STR, FF_KEY | FF_PUSH | FF_HIDDEN, "", "cgroup v2 path of the "
+			 "waiting threads", FTERM_CGROUP, &cgroup_domain},
+	[LC_UNIT]     = {"unit", FT_STR, FF_KEY | FF_HIDDEN, "", "systemd unit of the cgroup"},
+	[LC_CONTAINER] = {"container", FT_STR, FF_KEY | FF_HIDDEN, "", "container id (12 digits) "
+			  "of the cgroup"},
 };
 
 const struct schema locks_schema = {
@@ -85,6 +91,11 @@ static const struct field lock_events_fields[LE_NCOLS] = {
 			    "for a CPU"},
 	[LE_HOLDER_IO] = {"holder_io", FT_DUR, FF_SUM, "ns", "of which blocked on I/O"},
 	[LE_SAMPLES]  = {"samples", FT_U64, FF_SUM, "", "stack samples of the holder during the wait"},
+	[LE_CGROUP]   = {"cgroup", FT_STR, FF_KEY | FF_PUSH | FF_HIDDEN, "", "cgroup v2 path of the "
+			 "waiting thread", FTERM_CGROUP, &cgroup_domain},
+	[LE_UNIT]     = {"unit", FT_STR, FF_KEY | FF_HIDDEN, "", "systemd unit of the cgroup"},
+	[LE_CONTAINER] = {"container", FT_STR, FF_KEY | FF_HIDDEN, "", "container id (12 digits) "
+			  "of the cgroup"},
 };
 
 const struct schema lock_events_schema = {

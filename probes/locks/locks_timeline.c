@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "../../core/cgroup.h"
 #include "../../core/xalloc.h"
 #include "locks_schema.h"
 #include "locks_timeline.h"
@@ -287,7 +288,8 @@ void lkt_top_fns(struct lk_timeline *tl, uint32_t lock_tgid, uint64_t addr, char
 	snprintf(buf, len, "%s", t->text);
 }
 
-/* Return the time in [lo, hi) that the spans of holder tid spent in state (any: -1). */
+/* Return the time in [lo, hi) that the spans of holder tid (every holder:
+ * LKT_ANY_HOLDER) spent in state (any: -1). */
 static uint64_t holder_off(const struct lk_timeline *tl, uint32_t tid, uint64_t lo, uint64_t hi,
 			   int state, uint64_t addr, bool by_addr)
 {
@@ -300,7 +302,8 @@ static uint64_t holder_off(const struct lk_timeline *tl, uint32_t tid, uint64_t 
 		uint64_t a = o->start_ns > lo ? o->start_ns : lo;
 		uint64_t b = o->end_ns < hi ? o->end_ns : hi;
 
-		if (o->tid != tid || b <= a || (state >= 0 && (int)o->state != state))
+		if ((tid != LKT_ANY_HOLDER && o->tid != tid) || b <= a ||
+		    (state >= 0 && (int)o->state != state))
 			continue;
 		if (by_addr && o->addr != addr)
 			continue;
@@ -376,6 +379,18 @@ static bool wait_hold(const struct lk_wait_rec *w, uint64_t *lo, uint64_t *hi)
 	return *hi > *lo;
 }
 
+/* Set a row's cgroup, unit and container cells from cgroup v2 id (as
+ * probe_cgroup_cells, which this libbpf-free file cannot use). */
+static void cgroup_cells(union cell *c, uint64_t id)
+{
+	char path[CGROUP_PATH_MAX], buf[CGROUP_PATH_MAX];
+
+	cgroup_path(id, path, sizeof(path));
+	cell_set_str(&c[0], path);
+	cell_set_str(&c[1], cgroup_unit(path, buf, sizeof(buf)));
+	cell_set_str(&c[2], cgroup_container(path, buf, sizeof(buf)));
+}
+
 /* Append one lock_events row for wait w. */
 static void add_event(const struct lk_timeline *tl, struct frame *ev, const struct lkt_wait *we)
 {
@@ -413,6 +428,7 @@ static void add_event(const struct lk_timeline *tl, struct frame *ev, const stru
 	r[LE_HOLD].u = w->hold_start_ns && w->hold_end_ns > w->hold_start_ns ?
 		       w->hold_end_ns - w->hold_start_ns : 0;
 	r[LE_SAMPLES].u = n;
+	cgroup_cells(r + LE_CGROUP, w->cgroup);
 }
 
 /* Append one span to the spans frame. */
@@ -641,7 +657,8 @@ uint64_t lkt_lock_samples(const struct lk_timeline *tl, uint32_t lock_tgid, uint
 	for (i = tl->samples_old; i < tl->samples.n; i++) {
 		const struct lkt_sample *s = &tl->samples.v[i];
 
-		if (s->tid == holder && s->addr == addr && s->lock_tgid == lock_tgid)
+		if ((holder == LKT_ANY_HOLDER || s->tid == holder) && s->addr == addr &&
+		    s->lock_tgid == lock_tgid)
 			n++;
 	}
 	return n;
@@ -661,8 +678,9 @@ uint64_t lkt_waiters(const struct lk_timeline *tl, const struct lk_key *k)
 		const struct lk_wait_rec *w = &tl->waits.v[i].r;
 		size_t j;
 
-		if (w->addr != k->addr || w->tgid != k->tgid || w->holder != k->holder ||
-		    w->kind != k->kind)
+		if (w->addr != k->addr || w->tgid != k->tgid || w->kind != k->kind ||
+		    (k->holder != LKT_ANY_HOLDER && w->holder != k->holder) ||
+		    (k->cgroup && w->cgroup != k->cgroup))
 			continue;
 		for (j = 0; j < nseen && seen[j] != w->tid; j++)
 			;

@@ -154,12 +154,18 @@ const char *lkt_holder_fn(const struct lk_timeline *tl, uint32_t lock_tgid, uint
  */
 void lkt_top_fns(struct lk_timeline *tl, uint32_t lock_tgid, uint64_t addr, char *buf,
 		 size_t len);
+/* A holder argument below: every holder of the lock (a locks row keyed
+ * without its holder, the query reading none of its fields). */
+#define LKT_ANY_HOLDER UINT32_MAX
 /* This tick's samples of holder on (lock_tgid, addr). */
 uint64_t lkt_lock_samples(const struct lk_timeline *tl, uint32_t lock_tgid, uint64_t addr,
 			  uint32_t holder);
-/* The time this tick's off-CPU spans of holder tid on lock addr add up to. */
+/* The time this tick's off-CPU spans of holder tid (or LKT_ANY_HOLDER) on
+ * lock addr add up to. */
 uint64_t lkt_lock_offcpu(const struct lk_timeline *tl, uint32_t tid, uint64_t addr);
-/* How many threads (at most 64) this tick's waits of key k were. */
+/* How many threads (at most 64) this tick's waits of key k were (a key
+ * without a cgroup, 0, takes the waits of every cgroup; one whose holder is
+ * LKT_ANY_HOLDER, those of every holder). */
 uint64_t lkt_waiters(const struct lk_timeline *tl, const struct lk_key *k);
 
 #endif

@@ -8,16 +8,18 @@
 . "$(dirname "$0")/../lib.sh"
 L=${LATOP_BIN:?}
 W=$LATOP_HELPERS/workload
-tmp=$(mktemp -d); rec_pid= loop=
+tmp=$(mktemp -d); rec_pid= loop= demo_pid=
 R=$(awk '$9 == "cgroup2" { print $5; exit }' /proc/self/mountinfo)
 HEX=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 A=/latop-test-$$-a
 B=/latop-test-$$-b.slice/docker-$HEX.scope
+TH=/latop-test-$$-t	# a threaded subtree: one process's threads in TH and TH/x
 cleanup() {
 	[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null
 	[ -n "$loop" ] && losetup -d "$loop"
 	rm -f /dev/shm/latop-test-$$.img
-	for d in "$A/sub" "$A" "$B" "${B%/*}"; do [ -n "$R" ] && rmdir "$R$d" 2>/dev/null; done
+	[ -n "$demo_pid" ] && kill -9 $demo_pid 2>/dev/null
+	for d in "$A/sub" "$A" "$B" "${B%/*}" "$TH/x" "$TH"; do [ -n "$R" ] && rmdir "$R$d" 2>/dev/null; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -141,6 +143,77 @@ else
 	skip "no tiers helper for the paths view"
 fi
 
+# Locks: lockdemo's one thread waits 40 times on each of 3 futex words from
+# A, then 30 times on each of 2 from B (200 us timeouts, nobody wakes it).
+LD=$LATOP_HELPERS/lockdemo
+lck=
+if [ -x "$LD" ]; then
+	# words CGROUP N K OUT: lockdemo words N K, moved into CGROUP first.
+	words() { echo g | sh -c "echo \$\$ > '$R$1/cgroup.procs' && exec '$LD' words $2 $3" | sed 's/^r//' > "$4"; }
+	# lrec FILE ARGS...: record locks while lockdemo waits from A, then from B
+	# (the recorder run through the command in pre, if any).
+	pre=()
+	lrec() {
+		local f=$1; shift
+		"${pre[@]}" "$L" record -o "$tmp/$f" -d 120s --quiet "$@" 2>"$tmp/$f.err" & rec_pid=$!
+		wait_recording "$tmp/$f" || return 1
+		words "$A" 3 40 "$tmp/$f.a" && words "$B" 2 30 "$tmp/$f.b" || return 1
+		sleep 1.5; kill -TERM $rec_pid; wait $rec_pid; local rc=$?; rec_pid=
+		return $rc
+	}
+	lrec lck.snap -q "from locks threshold 1ns buffer 100000"
+	ok $? "record locks waited on from two cgroups ($(head -c 300 "$tmp/lck.snap.err"))"
+	lrec lckc.snap -c "$A" -q "from locks"
+	ok $? "record locks with -c $A ($(head -c 300 "$tmp/lckc.snap.err"))"
+	lrec lckw.snap -q "from locks where cgroup == '$B'"
+	ok $? "record locks with WHERE cgroup == '$B' ($(head -c 300 "$tmp/lckw.snap.err"))"
+	lrec lckl.snap -q "from locks where cgroup == '$B' and wait > 100us"
+	ok $? "record locks with WHERE cgroup == '$B' and wait > 100us ($(head -c 300 "$tmp/lckl.snap.err"))"
+	# The same, its futex waits found by the scheduler (in a mount namespace
+	# of its own without tracefs, however often it is mounted, nor debugfs,
+	# below which tracefs mounts itself again when looked up), where a wait
+	# ends in the context of another task: the one leaving the CPU.
+	pre=(unshare -m --propagation private sh -c 'for d in tracing debug/tracing debug; do
+		while umount /sys/kernel/$d 2>/dev/null; do :; done; done; exec "$@"' sh)
+	by_sched=
+	if "${pre[@]}" "$L" probes 2>/dev/null | grep "futex waits and wakes" | grep -q "tp_btf/sched_switch"; then
+		lrec lcksch.snap -q "from locks where cgroup == '$B' and wait > 100us"
+		ok $? "record it again, futex waits found by the scheduler ($(head -c 300 "$tmp/lcksch.snap.err"))"
+		by_sched=lcksch
+	else
+		skip "no mount namespace without tracefs: futex waits found by the scheduler"
+	fi
+	pre=()
+	# Key split: one process's threads in T and T/x wait on one mutex.
+	mkdir "$R$TH" "$R$TH/x" && echo threaded > "$R$TH/x/cgroup.type" &&
+		rm -f "$tmp/go" && mkfifo "$tmp/go" &&
+		{ sh -c "echo \$\$ > '$R$TH/cgroup.procs' && exec '$LD' snapshot 1500 '$tmp'" < "$tmp/go" > "$tmp/snap.out" & demo_pid=$!; } &&
+		exec 3> "$tmp/go"
+	ok $? "lockdemo snapshot starts in the threaded cgroup $TH"
+	for _ in $(seq 50); do [ -s "$tmp/snap.out" ] && break; sleep 0.1; done
+	"$L" record -o "$tmp/lcks1.snap" -d 60s --quiet -q "from locks where pid == $demo_pid group by sym show count" 2>"$tmp/lcks1.err" & r1=$!
+	"$L" record -o "$tmp/lcks2.snap" -d 60s --quiet -q "from locks where pid == $demo_pid group by sym, cgroup show count" 2>"$tmp/lcks2.err" & r2=$!
+	wait_recording "$tmp/lcks1.snap" && wait_recording "$tmp/lcks2.snap"
+	ok $? "two recorders of the threaded lockdemo start"
+	echo g >&3; exec 3>&-
+	# Its first request thread goes to T/x as soon as it is named.
+	moved=
+	for _ in $(seq 100); do
+		for t in /proc/$demo_pid/task/*; do
+			[ "$(cat "$t/comm" 2>/dev/null)" = req-0 ] && echo "${t##*/}" > "$R$TH/x/cgroup.threads" && moved=1
+		done
+		[ -n "$moved" ] && break; sleep 0.02
+	done
+	[ -n "$moved" ]; ok $? "lockdemo's req-0 moved to $TH/x"
+	wait $demo_pid; demo_pid=
+	sleep 1.5; kill -TERM $r1 $r2; wait $r1; rc1=$?; wait $r2; rc2=$?
+	[ $rc1 -eq 0 ] && [ $rc2 -eq 0 ]; ok $? "the threaded lockdemo recorded ($(head -c 300 "$tmp/lcks1.err"))"
+	rmdir "$R$TH/x" "$R$TH"; ok $? "the threaded cgroups are removed"
+	lck=1
+else
+	skip "no lockdemo helper for the locks view"
+fi
+
 # Every cgroup is gone before any report: the names come from the files.
 cleanup_dirs() { for d in "$A/sub" "$A" "$B" "${B%/*}"; do rmdir "$R$d" || return 1; done; }
 cleanup_dirs; ok $? "the test cgroups are removed before the reports"
@@ -213,5 +286,47 @@ $B,${HEX:0:12},25"
 	[ "$got" = "$A,$QA,40" ]; ok $? "paths -c $A: the kernel keeps $A's tier only, clients and B out (got: $(echo $got))"
 	grep -aq -- "-c $A: paths count only this cgroup" "$tmp/pthc.snap"
 	ok $? "the paths recording's status says -c narrowed it"
+fi
+if [ -n "$lck" ]; then
+	pa=$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' "$tmp/lck.snap.a")
+	pb=$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' "$tmp/lck.snap.b")
+	# With the futex syscall hooks every call is a wait; found by the
+	# scheduler, a wait is a sleep (lockdemo counts both).
+	truth() { sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p" "$2"; }
+	n=calls; "$L" probes | grep "futex waits and wakes" | grep -q "tp_btf/sched_switch" && n=slept
+	got=$(rows lck.snap "from locks where pid in ($pa, $pb) and kind == 'futex' group by cgroup, unit, container show count" | sort)
+	bypid=$(rows lck.snap "from locks where pid in ($pa, $pb) and kind == 'futex' group by pid show count" | sort)
+	want="$A,,,$(truth $n "$tmp/lck.snap.a")
+$B,docker-$HEX.scope,${HEX:0:12},$(truth $n "$tmp/lck.snap.b")"
+	[ "$got" = "$want" ] && [ "$(echo "$bypid" | grep "^$pa," | cut -d, -f2),$(echo "$bypid" | grep "^$pb," | cut -d, -f2)" = \
+		"$(echo "$got" | head -1 | cut -d, -f4),$(echo "$got" | tail -1 | cut -d, -f4)" ]
+	ok $? "locks: each waiter's cgroup gets its process's waits, exactly (got: $(echo $got); by pid: $(echo $bypid))"
+	got=$(rows lck.snap "from lock_events where pid in ($pa, $pb) and kind == 'futex' group by cgroup, container show count" | sort)
+	want="$A,,$(truth $n "$tmp/lck.snap.a")
+$B,${HEX:0:12},$(truth $n "$tmp/lck.snap.b")"
+	[ "$got" = "$want" ]; ok $? "lock_events: each wait carries its waiter's cgroup (got: $(echo $got))"
+	pa=$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' "$tmp/lckc.snap.a")
+	got=$(rows lckc.snap "from locks where kind == 'futex' group by cgroup, pid show count")
+	all=$(rows lckc.snap "from locks group by cgroup show count" | cut -d, -f1 | sort -u | tr '\n' ' ')
+	[ "$got" = "$A,$pa,$(truth $n "$tmp/lckc.snap.a")" ] && [ "$all" = "$A " ]
+	ok $? "locks -c $A: the kernel counts $A's waits only, no other cgroup's lock at all (got: $(echo $got); cgroups: $all)"
+	grep -aq -- "-c $A: .*locks.* count only this cgroup" "$tmp/lckc.snap"
+	ok $? "the locks recording's status says -c narrowed it"
+	for f in lckw lckl $by_sched; do
+		pb=$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' "$tmp/$f.snap.b")
+		m=$n; [ $f = lcksch ] && m=slept
+		got=$(rows $f.snap "from locks where kind == 'futex' group by cgroup, pid show count")
+		all=$(rows $f.snap "from locks group by cgroup show count" | cut -d, -f1 | sort -u | tr '\n' ' ')
+		[ "$got" = "$B,$pb,$(truth $m "$tmp/$f.snap.b")" ] && [ "$all" = "$B " ]
+		ok $? "locks $f: a WHERE on cgroup is tested in the kernel, no other cgroup's waits counted (got: $(echo $got); cgroups: $all)"
+	done
+	# Key split: the query that reads no cgroup field keys the mutex once.
+	got=$(rows lcks1.snap "from locks where sym == 'state_lock' group by cgroup show count")
+	want=$(rows lcks2.snap "from locks where sym == 'state_lock' show count")
+	[ "$got" = ",$want" ]
+	ok $? "a query reading no cgroup: one key per lock whatever the waiters' cgroups (got: $(echo $got), all: $want)"
+	got=$(rows lcks2.snap "from locks where sym == 'state_lock' group by cgroup show count" | cut -d, -f1 | sort | tr '\n' ' ')
+	[ "$got" = "$TH $TH/x " ]
+	ok $? "a query reading cgroup: the waiters of TH and TH/x counted apart (got: $got)"
 fi
 done_testing

@@ -103,6 +103,24 @@ assert any(s["kind"] == "oncpu" and s["label"] == "snapshot_state" for s in rows
 assert any(s["kind"] == "offcpu" and s["label"] == "I/O wait" for s in rows), rows
 '; ok $? "lock_spans: each worst wait has its waiter row and bgsnap's hold, snapshot_state on CPU, I/O off CPU"
 
+# A query that reads none of the holder's fields (holder, holder_comm,
+# holder_fn, holder_fns) keys each lock once in the kernel, whoever
+# released it: one row of holder 0, where the recording above has one per
+# holder; its holders' samples and off-CPU time are still the lock's.
+run "$tmp/grp.snap" "group by sym show count, sum(samples), sum(holder_offcpu)" snapshot 2000 "$tmp"
+ok $? "recording with group by sym exits 0"
+out=$(json "$tmp/grp.snap" "from locks where sym == 'state_lock' group by holder, holder_comm show count, sum(samples), sum(holder_offcpu)")
+all=$(json "$tmp/snap.snap" "from locks where sym == 'state_lock' group by holder show count")
+echo "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert len(rows) == 1, rows
+r = rows[0]
+assert r["holder"] == 0 and r["holder_comm"] == "" and r["count"] >= 100, r
+assert r["sum(samples)"] > 0 and r["sum(holder_offcpu)"] > 0, r
+' && [ "$(echo "$all" | wc -l)" -ge 2 ]
+ok $? "group by sym: state_lock keyed once, holder 0, with its holders' samples and off-CPU time ($out; keyed by holder: $(echo $all))"
+
 # THRESHOLD goes down: shorter waits are counted, not sent.
 run "$tmp/thr.snap" "threshold 1ms" snapshot 2000 "$tmp"; ok $? "recording with threshold 1ms exits 0"
 out=$(json "$tmp/thr.snap" "from locks where sym == 'state_lock' show count, below")

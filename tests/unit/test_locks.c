@@ -60,6 +60,13 @@ static void test_pushdown(void)
 	ok(plan("from lock_events where tid == 7 and wait >= 10us", &lock_events_schema, &f) &&
 	   f.n == 3 && f.e[0].term == FTERM_TID && f.e[1].term == FTERM_LAT && f.needs_lat,
 	   "lock_events: tid and wait go down");
+	ok(plan("from locks where cgroup == 'cgroup:77' and wait > 1ms", &locks_schema, &f) &&
+	   f.n == 3 && f.e[0].op == FOP_EQ && f.e[0].term == FTERM_CGROUP && f.e[0].value == 77 &&
+	   f.e[1].term == FTERM_LAT && f.needs_lat,
+	   "cgroup goes down: the waiter's, tested in its context");
+	ok(plan("from lock_events where cgroup != 'cgroup:77'", &lock_events_schema, &f) &&
+	   f.n == 1 && f.e[0].op == FOP_NE && f.e[0].term == FTERM_CGROUP,
+	   "lock_events: cgroup goes down");
 }
 
 /* Check that table t has field name of type ft with flags including fl. */
@@ -95,7 +102,12 @@ static void test_schemas(void)
 	   has_field(&locks_schema, "holder_fn", FT_STR, FF_KEY) &&
 	   has_field(&locks_schema, "count", FT_U64, FF_SUM) &&
 	   has_field(&locks_schema, "wait", FT_HIST, FF_PUSH) &&
-	   has_field(&locks_schema, "hold", FT_HIST, 0),
+	   has_field(&locks_schema, "hold", FT_HIST, 0) &&
+	   has_field(&locks_schema, "cgroup", FT_STR, FF_KEY | FF_PUSH | FF_HIDDEN) &&
+	   has_field(&locks_schema, "unit", FT_STR, FF_KEY | FF_HIDDEN) &&
+	   has_field(&locks_schema, "container", FT_STR, FF_KEY | FF_HIDDEN) &&
+	   has_field(&lock_events_schema, "cgroup", FT_STR, FF_KEY | FF_PUSH | FF_HIDDEN) &&
+	   has_field(&lock_events_schema, "container", FT_STR, FF_KEY | FF_HIDDEN),
 	   "locks has the fields the view and its queries use");
 }
 
@@ -337,6 +349,11 @@ static void test_timeline_two_holders(void)
 	   lkt_lock_offcpu(&tl, 201, 0x1000) == 50 * MS &&
 	   lkt_lock_samples(&tl, 50, 0x1000, 201) == 6,
 	   "the locks row of (lock, 201): one waiter, 50 ms off CPU, 6 samples this tick");
+	ok(lkt_waiters(&tl, &(struct lk_key){0x1000, 50, LKT_ANY_HOLDER, LK_MUTEX, 0}) == 1 &&
+	   lkt_lock_offcpu(&tl, LKT_ANY_HOLDER, 0x1000) == 100 * MS &&
+	   lkt_lock_samples(&tl, 50, 0x1000, LKT_ANY_HOLDER) == 7,
+	   "the lock's row keyed without its holder: its waiter, every holder's samples (7) and "
+	   "off-CPU time on it (201's and 202's: 100 ms)");
 	frame_free(ev);
 	frame_free(sp);
 	lkt_age(&tl);
