@@ -701,11 +701,13 @@ static int locks_set_filter(struct probe *p, const struct filter_prog *f, char *
 	next = (sp->skel->bss->filter_idx + 1) & 1;
 	sp->skel->bss->filters[next] = *f;
 	sp->skel->bss->filter_need[next] = need;
-	sp->nocgroup = !filter_reads(f, LC_CGROUP) && !filter_reads(f, LC_UNIT) &&
-		       !filter_reads(f, LC_CONTAINER);
+	/* The locks table (0) keys by what the query reads of it. */
+	sp->nocgroup = !filter_reads_of(f, 0, LC_CGROUP) && !filter_reads_of(f, 0, LC_UNIT) &&
+		       !filter_reads_of(f, 0, LC_CONTAINER);
 	sp->skel->bss->filter_nocgroup[next] = sp->nocgroup;
-	sp->noholder = !filter_reads(f, LC_HOLDER) && !filter_reads(f, LC_HOLDER_COMM) &&
-		       !filter_reads(f, LC_HOLDER_FN) && !filter_reads(f, LC_HOLDER_FNS);
+	sp->noholder = !filter_reads_of(f, 0, LC_HOLDER) &&
+		       !filter_reads_of(f, 0, LC_HOLDER_COMM) &&
+		       !filter_reads_of(f, 0, LC_HOLDER_FN) && !filter_reads_of(f, 0, LC_HOLDER_FNS);
 	sp->skel->bss->filter_noholder[next] = sp->noholder;
 	__atomic_store_n(&sp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
 	sp->sample_n = f->sample_n;
