@@ -29,6 +29,7 @@
 
 #define MAX_PROGS 64
 #define MAX_SCHEMAS 32
+#define LIVE_MAX_PROBES 16	/* probes whose wake fds a wait polls */
 
 struct live_probe {
 	struct probe p;
@@ -263,24 +264,40 @@ static int attach_probes(struct live *l, char **cause)
 	return arm_timer(l, l->interval_ns, cause);
 }
 
-/* Wait up to timeout_ms for the tick timer, then collect a tick. */
+/* Wait up to timeout_ms for the tick timer, then collect a tick; a probe
+ * whose wake fd is readable first does its urgent work (probe.h), and no
+ * tick comes of it. */
 static int live_read(struct source *s, struct tick *out, int timeout_ms, char **cause)
 {
 	struct live *l = s->priv;
-	struct pollfd pfd = { .fd = l->tfd, .events = POLLIN };
+	struct pollfd pfd[1 + LIVE_MAX_PROBES];
+	size_t who[1 + LIVE_MAX_PROBES], i, nfd = 1;
 	uint64_t expirations;
 	int n;
 
 	if (!l->attached && attach_probes(l, cause))
 		return -1;
-	n = poll(&pfd, 1, timeout_ms);
+	pfd[0] = (struct pollfd){.fd = l->tfd, .events = POLLIN};
+	for (i = 0; i < l->nprobes && nfd < 1 + LIVE_MAX_PROBES; i++) {
+		struct live_probe *lp = &l->probes[i];
+		int fd = lp->p.live && lp->p.ops->wake_fd ? lp->p.ops->wake_fd(&lp->p) : -1;
+
+		if (fd >= 0) {
+			who[nfd] = i;
+			pfd[nfd++] = (struct pollfd){.fd = fd, .events = POLLIN};
+		}
+	}
+	n = poll(pfd, nfd, timeout_ms);
 	if (n < 0 && errno == EINTR)
 		return 0;
 	if (n < 0) {
 		*cause = xasprintf("live: waiting for the tick timer: %s", strerror(errno));
 		return -1;
 	}
-	if (n == 0)
+	for (i = 1; n > 0 && i < nfd; i++)
+		if (pfd[i].revents & POLLIN)
+			l->probes[who[i]].p.ops->wake(&l->probes[who[i]].p);
+	if (!(pfd[0].revents & POLLIN))
 		return 0;
 	if (read(l->tfd, &expirations, sizeof(expirations)) != sizeof(expirations))
 		return 0;

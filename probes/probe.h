@@ -42,6 +42,11 @@ struct probe_ops {
 	void (*close)(struct probe *p);
 	/* The fds of its loaded programs, for run-time statistics; how many. */
 	size_t (*prog_fds)(struct probe *p, int *out, size_t max);
+	/* Optional: an fd that becomes readable when the probe has work that
+	 * cannot wait for the tick (-1: none now), and that work, done when it
+	 * is (e.g. noting a new process's maps before it exits). */
+	int (*wake_fd)(struct probe *p);
+	void (*wake)(struct probe *p);
 };
 
 struct probe {

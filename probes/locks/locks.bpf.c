@@ -167,6 +167,13 @@ struct {
 	__uint(max_entries, LK_RINGBUF_BYTES);
 } events SEC(".maps");
 
+/* The process of each new user lock key, sent at once (woken): user space
+ * notes its maps to name the lock before the process can exit. */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, LK_NOTICE_BYTES);
+} notices SEC(".maps");
+
 /* Where a stack sample is built before it is sent at its length: slot 0 for
  * the perf event program, 1 for the tracepoints it may interrupt. */
 struct {
@@ -582,6 +589,11 @@ static __always_inline void account_wait(struct task_struct *task, const struct 
 	lh_add_atomic(v->hold_hist, hold);
 	if (over)
 		return;		/* names are the keys': the overflow row has none */
+	if (v->count == 1 && key->tgid) {
+		__u32 tgid = key->tgid;
+
+		bpf_ringbuf_output(&notices, &tgid, sizeof(tgid), BPF_RB_FORCE_WAKEUP);
+	}
 	if (kstack >= 0)
 		v->kstack = kstack;
 	else if (v->count == 1)

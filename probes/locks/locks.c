@@ -85,6 +85,7 @@ struct prev_ent {
 struct locks_priv {
 	struct locks_bpf *skel;
 	struct ring_buffer *rb;
+	struct ring_buffer *notices;	/* new keys' processes, read as they come */
 	int ncpus;
 	int *perf_fds;			/* per CPU: LK_SAMPLE_HZ, then LK_FAST_HZ (ncpus each) */
 	struct bpf_link **perf_links;
@@ -294,6 +295,39 @@ static int on_record(void *ctx, void *data, size_t size)
 		lkt_add_off(&sp->tl, data);
 	}
 	return 0;
+}
+
+/*
+ * A new user lock key's process, sent the moment its first wait ends: its
+ * maps are noted now, so its locks and stacks are named at the tick even
+ * when it exits before (the tick reads the maps too, but a process of less
+ * than a tick would have none left to read).
+ */
+static int on_notice(void *ctx, void *data, size_t size)
+{
+	struct locks_priv *sp = ctx;
+	__u32 tgid;
+
+	if (size < sizeof(tgid))
+		return 0;
+	memcpy(&tgid, data, sizeof(tgid));
+	symbols_note(sp->syms, tgid);
+	unwind_note(sp->unw, tgid);
+	return 0;
+}
+
+static int locks_wake_fd(struct probe *p)
+{
+	struct locks_priv *sp = p->priv;
+
+	return sp && sp->notices ? ring_buffer__epoll_fd(sp->notices) : -1;
+}
+
+static void locks_wake(struct probe *p)
+{
+	struct locks_priv *sp = p->priv;
+
+	ring_buffer__consume(sp->notices);
 }
 
 /* Symbolize and unwind the samples on_record() read, into the timeline. */
@@ -777,6 +811,7 @@ static void locks_close(struct probe *p)
 	free(sp->perf_links);
 	free(sp->perf_fds);
 	ring_buffer__free(sp->rb);
+	ring_buffer__free(sp->notices);
 	locks_bpf__destroy(sp->skel);
 	for (i = 0; sp->prev && i < sp->nprev; i++) {
 		if (sp->prev[i])
@@ -915,6 +950,11 @@ static int locks_open(struct probe *p, char **cause)
 		*cause = xasprintf("locks: opening the events ring buffer: %s", strerror(errno));
 		goto fail;
 	}
+	sp->notices = ring_buffer__new(bpf_map__fd(sp->skel->maps.notices), on_notice, sp, NULL);
+	if (!sp->notices) {
+		*cause = xasprintf("locks: opening the notices ring buffer: %s", strerror(errno));
+		goto fail;
+	}
 	/* Ids distinct across runs, and exact as a JSON number (< 2^53). */
 	lkt_init(&sp->tl, boot_offset_ns(), (uint64_t)time(NULL) * 1000000ULL);
 	sp->syms = symbols_new();
@@ -993,4 +1033,6 @@ const struct probe_ops locks_probe_ops = {
 	.hooks = locks_hooks,
 	.close = locks_close,
 	.prog_fds = locks_prog_fds,
+	.wake_fd = locks_wake_fd,
+	.wake = locks_wake,
 };

@@ -37,6 +37,7 @@
 /* A holder sample copies the user stack from its stack pointer up, this
  * much (or what is readable), for user space to unwind with the DWARF call
  * frame information (libdw): code without frame pointers unwinds too. */
+#define LK_NOTICE_BYTES 4096	/* the notices ring: 256 new keys between reads */
 #define LK_STACK_BYTES 8192
 #define LK_STACK_CHUNK 1024	/* read in chunks when the whole does not fit the mapping */
 #define LK_STACK_COPIES 512	/* samples per tick that copy their stack; the rest send

@@ -146,4 +146,18 @@ r, e = json.loads(sys.argv[1]), json.loads(sys.argv[2])
 assert e["count"] >= 20, e
 assert abs(r["count"] - 4 * e["count"]) <= 8, (r, e)
 ' "$out" "$n_ev"; ok $? "sample 1/4: the sampled waits all crossed as events, the totals are 4 times them ($out, $n_ev)"
+
+# A process that waits and exits within one tick is named all the same:
+# its maps are noted the moment its first wait on a lock ends, not at the
+# tick, when it has none left to read.
+"$L" record -o "$tmp/short.snap" -i 4s -d 5s --quiet -q "from locks" & rec_pid=$!
+wait_recording "$tmp/short.snap"
+echo g | "$D" snapshot 300 "$tmp" > "$tmp/short.out" & demo_pid=$!; wait $demo_pid; pid=$demo_pid; demo_pid=
+wait $rec_pid; rec_pid=
+out=$(json "$tmp/short.snap" "from locks where pid == $pid group by sym show count order by count desc limit 1")
+echo "$out" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.readline())
+assert r["sym"] == "state_lock" and r["count"] >= 20, r
+'; ok $? "lockdemo of 300 ms, gone before the first 4 s tick: its waits are on state_lock ($out)"
 done_testing
