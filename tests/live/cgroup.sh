@@ -19,7 +19,7 @@ cleanup() {
 	[ -n "$loop" ] && losetup -d "$loop"
 	rm -f /dev/shm/latop-test-$$.img
 	[ -n "$demo_pid" ] && kill -9 $demo_pid 2>/dev/null
-	for d in "$A/sub" "$A" "$B" "${B%/*}" "$TH/x" "$TH"; do [ -n "$R" ] && rmdir "$R$d" 2>/dev/null; done
+	for d in "$A/sub" "$A" "$B" "${B%/*}" "$TH/x" "$TH" /latop-test-$$-pa /latop-test-$$-pb; do [ -n "$R" ] && rmdir "$R$d" 2>/dev/null; done
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -328,5 +328,25 @@ $B,${HEX:0:12},$(truth $n "$tmp/lck.snap.b")"
 	got=$(rows lcks2.snap "from locks where sym == 'state_lock' group by cgroup show count" | cut -d, -f1 | sort | tr '\n' ' ')
 	[ "$got" = "$TH $TH/x " ]
 	ok $? "a query reading cgroup: the waiters of TH and TH/x counted apart (got: $got)"
+fi
+# -p and -c together: only the given processes that are in the cgroup (or
+# below) are counted.  Both processes exist before the recording (blocked
+# opening their fifo), move into PA and PB, then make their calls.
+PA=/latop-test-$$-pa PB=/latop-test-$$-pb
+mkdir -p "$R$PA" "$R$PB"; mkfifo "$tmp/ga" "$tmp/gb"
+sh -c "echo \$\$ > '$R$PA/cgroup.procs' && exec '$tmp/$C' sysload 700" < "$tmp/ga" >/dev/null & pa=$!
+sh -c "echo \$\$ > '$R$PB/cgroup.procs' && exec '$tmp/$C' sysload 900" < "$tmp/gb" >/dev/null & pb=$!
+"$L" record -o "$tmp/pc.snap" -d 60s --quiet -p "$pa,$pb" -c "$PA" -q "from syscalls" 2>"$tmp/pc.err" & rec_pid=$!
+if wait_recording "$tmp/pc.snap"; then
+	echo g > "$tmp/ga"; echo g > "$tmp/gb"
+	wait $pa $pb; sleep 1.5
+	kill -TERM $rec_pid; wait $rec_pid; rc=$?; rec_pid=
+	got=$(rows pc.snap "from syscalls where syscall == getppid group by pid show count" | tr '\n' ' ')
+	[ $rc -eq 0 ] && [ "$got" = "$pa,700 " ]
+	ok $? "-p $pa,$pb -c $PA: only $pa (in $PA) counted, 700 getppid; $pb (in $PB) not at all (got: $got; exit $rc: $(head -c 200 "$tmp/pc.err"))"
+else
+	kill $rec_pid 2>/dev/null; rec_pid=
+	echo g > "$tmp/ga" & echo g > "$tmp/gb" & wait $pa $pb
+	ok 1 "-p with -c: the recorder did not start ($(head -c 300 "$tmp/pc.err"))"
 fi
 done_testing
