@@ -273,6 +273,13 @@ static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const struct f
 		memset(&p->st, 0, sizeof(p->st));
 		p->st.born_ns = cur->born_ns;
 	}
+	/* Bytes that came before any process read the socket wait for their
+	 * reader: a row of them under pid 0 would split the connection in two.
+	 * What only its reader can make (an answer, an eviction) or its close
+	 * shows them at once. */
+	if (!cur->pid && !cur->closed && cur->count == p->st.count &&
+	    cur->evicted == p->st.evicted && cur->unsolicited == p->st.unsolicited)
+		return 0;
 	if (moved(cur, &p->st))
 		events = add_row(fp, f, k, cur, &p->st);
 	p->st = *cur;

@@ -165,4 +165,29 @@ import json, sys
 rows = sorted((r["comm"], r["count"]) for r in map(json.loads, sys.stdin))
 assert rows == [("reqsrv", 100), ("reqsrv-renamed", 100)], rows
 '; ok $? "a reader renamed mid-connection: 100 requests under reqsrv, the next 100 under reqsrv-renamed ($out)"
+
+# A request that waits unread: the server's one worker serves a first
+# connection (two answers 400 ms late each) while the second's request sits
+# in its socket for ticks.  Its bytes are its reader's, shown under reqsrv,
+# not in a row of their own under pid 0.  (Φ is the default here: no
+# request waits past it.)
+PW=$((base + 4))
+XDG_CONFIG_HOME=$tmp/none "$L" record -o "$tmp/wait.snap" -i 100ms --quiet \
+	-q "from flows where lport == $PW" & rec_pid=$!
+wait_recording "$tmp/wait.snap"
+"$R" server 127.0.0.1 $PW 2 1 > "$tmp/srvw" & sw=$!
+wait_ready "$tmp/srvw"
+"$R" client 127.0.0.1 $PW 2 -d 400000 >/dev/null & cw=$!
+sleep 0.2
+"$R" client 127.0.0.1 $PW 1 -s 4000 >/dev/null
+wait $cw $sw; sleep 0.5
+kill -TERM $rec_pid; wait $rec_pid; rec_pid=
+out=$("$L" report "$tmp/wait.snap" --json -q "from flows group by rport, pid, comm show count, sum(bytes_in)")
+echo "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin if l.strip()]
+assert len(rows) == 2 and all(r["comm"] == "reqsrv" and r["pid"] > 0 for r in rows), rows
+assert sorted(r["count"] for r in rows) == [1, 2], rows
+assert sorted(r["sum(bytes_in)"] for r in rows) == [128, 4000], rows
+'; ok $? "a request left unread for ticks: its bytes under the process that reads it, one row a connection ($(echo $out | head -c 300))"
 done_testing
