@@ -619,6 +619,22 @@ drop:
 }
 
 /*
+ * Put the call saved at its thread's switch-out back into slot t at now:
+ * the time since counts as off the CPU, and the call goes on in the state
+ * it had.
+ */
+static __always_inline void call_restore(struct sys_task *t, struct sys_task *saved, __u64 now)
+{
+	saved->active = 0;
+	charge(saved, now);
+	saved->offcpu += now - saved->off_ns;
+	saved->state = saved->resume;
+	__builtin_memcpy(t, saved, sizeof(*t));
+	ctr_start(t);
+	t->active = 1;
+}
+
+/*
  * Take the current thread's call back into its slot t from its task
  * storage when the switch that brought the thread back on this CPU did not
  * restore it (seen on 6.18 under load, 3 fsyncs in 500: the slot still
@@ -630,21 +646,13 @@ drop:
 static __always_inline struct sys_task *call_unrestored(struct sys_task *t, __u64 pid_tgid)
 {
 	struct sys_task *saved;
-	__u64 now;
 
 	if (t->pid_tgid != pid_tgid || t->drop_tid == (__u32)pid_tgid)
 		return NULL;
 	saved = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), 0, 0);
 	if (!saved || !saved->active || saved->pid_tgid != pid_tgid)
 		return NULL;
-	saved->active = 0;
-	now = bpf_ktime_get_ns();
-	charge(saved, now);
-	saved->offcpu += now - saved->off_ns;
-	saved->state = saved->resume;
-	__builtin_memcpy(t, saved, sizeof(*t));
-	ctr_start(t);
-	t->active = 1;
+	call_restore(t, saved, bpf_ktime_get_ns());
 	return t;
 }
 
@@ -754,17 +762,8 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
 		}
 	}
 	saved = bpf_task_storage_get(&tasks, next, 0, 0);
-	if (saved && saved->active) {
-		saved->active = 0;
-		if (!now)
-			now = bpf_ktime_get_ns();
-		charge(saved, now);
-		saved->offcpu += now - saved->off_ns;
-		saved->state = saved->resume;
-		__builtin_memcpy(t, saved, sizeof(*t));
-		ctr_start(t);
-		t->active = 1;
-	}
+	if (saved && saved->active)
+		call_restore(t, saved, now ? now : bpf_ktime_get_ns());
 	return 0;
 }
 
