@@ -446,6 +446,33 @@ struct shist *shist_pack(const struct hist *h)
 	return s;
 }
 
+struct shist *shist_of(const struct hbin *bin, uint32_t n, uint64_t sum, uint64_t min,
+		       uint64_t max)
+{
+	struct shist *s = shist_alloc(n);
+	uint64_t low, high, t;
+	uint32_t i;
+
+	for (i = 0; i < n; i++)
+		s->count += bin[i].c;
+	if (!s->count)
+		return s;
+	memcpy(s->bin, bin, (size_t)n * sizeof(*bin));
+	s->n = n;
+	s->sum = sum;
+	/* As hist_settle: the extremes inside the occupied buckets' bounds. */
+	low = lh_bucket_low(bin[0].idx);
+	high = hist_bucket_high(bin[n - 1].idx);
+	s->min = min < low ? low : min > high ? high : min;
+	s->max = max < low ? low : max > high ? high : max;
+	if (s->min > s->max) {
+		t = s->min;
+		s->min = s->max;
+		s->max = t;
+	}
+	return s;
+}
+
 void shist_unpack(const struct shist *s, struct hist *h)
 {
 	uint32_t i;

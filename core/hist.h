@@ -73,6 +73,13 @@ struct shist *shist_new(void);
 void shist_free(struct shist *s);
 /* Return a copy of h with only its occupied buckets (every field exact). */
 struct shist *shist_pack(const struct hist *h);
+/*
+ * Return the sparse histogram of the n bins (in bucket order, counts > 0):
+ * its count is theirs, and sum and extremes are made whole as hist_settle
+ * makes them (no bins: an empty histogram).
+ */
+struct shist *shist_of(const struct hbin *bin, uint32_t n, uint64_t sum, uint64_t min,
+		       uint64_t max);
 /* Make h the dense form of s. */
 void shist_unpack(const struct shist *s, struct hist *h);
 struct shist *shist_dup(const struct shist *s);

@@ -137,6 +137,12 @@ void cell_set_hist(union cell *c, const struct hist *h)
 	c->h = h ? shist_pack(h) : NULL;
 }
 
+void cell_take_shist(union cell *c, struct shist *s)
+{
+	shist_free(c->h);
+	c->h = s;
+}
+
 /* Set an address cell to a copy of ip (NULL clears it). */
 void cell_set_ip(union cell *c, const struct ipaddr *ip)
 {

@@ -130,6 +130,8 @@ static inline union cell *frame_row(const struct frame *f, size_t i)
  * or histogram clears the cell; a histogram is kept sparse). */
 void cell_set_str(union cell *c, const char *s);
 void cell_set_hist(union cell *c, const struct hist *h);
+/* Set a histogram cell to s, which the frame then owns (NULL clears it). */
+void cell_take_shist(union cell *c, struct shist *s);
 void cell_set_ip(union cell *c, const struct ipaddr *ip);
 struct frame *frame_dup(const struct frame *f);
 /* Return the heap memory f holds: its cells and what they own, with the

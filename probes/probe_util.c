@@ -42,48 +42,40 @@ void probe_percpu_sum(int fd, int ncpus, uint64_t *sum, uint32_t n)
 	free(v);
 }
 
-uint64_t probe_hist_buckets(struct hist *h, const uint32_t *cur, const uint32_t *prev, int *lo,
-			    int *hi)
+void probe_cell_hist(union cell *c, const uint32_t *cur, const uint32_t *prev, uint64_t sum,
+		     const struct probe_extremes *ex, uint64_t n)
 {
-	uint64_t n = 0;
-	int i, nb = LH_NBUCKETS;
+	struct hbin bin[LH_NBUCKETS];
+	uint32_t i, nb = 0, hi;
+	uint64_t min, max;
+	struct shist *s;
+	bool top;
 
-	hist_init(h);
-	*lo = *hi = -1;
-	for (i = 0; i < nb; i++) {
-		h->b[i] = (uint32_t)(cur[i] - prev[i]);
-		n += h->b[i];
-		if (h->b[i]) {
-			if (*lo < 0)
-				*lo = i;
-			*hi = i;
-		}
-	}
-	return n;
-}
-
-void probe_hist_delta(struct hist *h, const uint32_t *cur, const uint32_t *prev, uint64_t sum,
-		      const struct probe_extremes *ex)
-{
-	int lo, hi, nb = LH_NBUCKETS;
-
-	h->count = probe_hist_buckets(h, cur, prev, &lo, &hi);
-	h->sum = sum;
-	if (lo < 0) {
-		hist_settle(h);
+	for (i = 0; i < LH_NBUCKETS; i++)
+		if (cur[i] != prev[i])
+			bin[nb++] = (struct hbin){.c = (uint32_t)(cur[i] - prev[i]), .idx = i};
+	if (!nb) {
+		cell_take_shist(c, shist_new());
 		return;
 	}
-	bool top = hi + 1 >= nb;	/* the last bucket has no upper bound */
-
-	h->min = lh_bucket_low(lo);
-	h->max = top ? lh_bucket_low(hi) : lh_bucket_low(hi + 1) - 1;
+	hi = bin[nb - 1].idx;
+	top = hi + 1 >= LH_NBUCKETS;
+	min = lh_bucket_low(bin[0].idx);
+	max = top ? lh_bucket_low(hi) : lh_bucket_low(hi + 1) - 1;
 	if (ex && ex->has_min)
-		h->min = ex->min_moved || h->min < ex->min ? ex->min : h->min;
+		min = ex->min_moved || min < ex->min ? ex->min : min;
 	if (ex && ex->has_max)
-		h->max = ex->max_moved || top || h->max > ex->max ? ex->max : h->max;
-	if (h->min > h->max)
-		h->min = h->max;
-	hist_settle(h);
+		max = ex->max_moved || top || max > ex->max ? ex->max : max;
+	if (min > max)
+		min = max;
+	s = shist_of(bin, nb, sum, min, max);
+	if (n > 1) {
+		for (i = 0; i < s->n; i++)
+			s->bin[i].c *= n;
+		s->count *= n;
+		s->sum *= n;
+	}
+	cell_take_shist(c, s);
 }
 
 int probe_filter_leaf(const char *probe, const struct filter_entry *e, uint32_t i, char **cause)

@@ -24,13 +24,6 @@ static inline uint64_t delta(uint64_t cur, uint64_t prev)
 	return cur >= prev ? cur - prev : cur;
 }
 
-/* Clear h and fill its buckets with cur - prev, two LH_NBUCKETS histograms of
- * monotonic u32 counts; set *lo and *hi to the first and last bucket that
- * moved (-1 when none did) and return the calls the buckets count.  Count,
- * sum and extremes are left to the caller, whose totals know them. */
-uint64_t probe_hist_buckets(struct hist *h, const uint32_t *cur, const uint32_t *prev, int *lo,
-			    int *hi);
-
 /*
  * What a probe's totals know of a histogram's extremes beyond its buckets:
  * the smallest and largest value since the key was made, and whether each
@@ -56,14 +49,17 @@ static inline struct probe_extremes probe_extremes_minmax(uint64_t min, uint64_t
 }
 
 /*
- * Fill h with one tick of a histogram: buckets cur - prev (as
- * probe_hist_buckets) and their count, sum as given, and extremes: each one that moved this tick is exact, the
- * others are the bounds of the first and last bucket that moved, clamped
- * to the all-time extremes ex knows (the last bucket has no upper bound:
- * the all-time max stands for it, or without one the bucket's lower bound).
+ * Set histogram cell c to one tick of a histogram: buckets cur - prev, two
+ * LH_NBUCKETS histograms of monotonic u32 counts, and their count, sum as
+ * given, and extremes: each one that moved this tick is exact, the others
+ * are the bounds of the first and last bucket that moved, clamped to the
+ * all-time extremes ex knows (the last bucket has no upper bound: the
+ * all-time max stands for it, or without one the bucket's lower bound).
+ * Counts and sum are then multiplied by n when n > 1, for 1/n sampling.
+ * Built sparse in one pass over the buckets, no dense copy.
  */
-void probe_hist_delta(struct hist *h, const uint32_t *cur, const uint32_t *prev, uint64_t sum,
-		      const struct probe_extremes *ex);
+void probe_cell_hist(union cell *c, const uint32_t *cur, const uint32_t *prev, uint64_t sum,
+		     const struct probe_extremes *ex, uint64_t n);
 
 /* Sum keys 0..n-1 of the per-CPU u64 array map fd over ncpus CPUs into sum;
  * a key that cannot be read sums to 0. */

@@ -93,7 +93,6 @@ struct block_priv {
 	struct probe_health health;
 	uint64_t boot_offset_ns;
 	struct frame *ev_frame, *span_frame;
-	struct hist *h;
 	struct {
 		uint32_t dev;
 		char name[32];
@@ -265,20 +264,14 @@ static uint64_t add_row(struct block_priv *bp, struct frame *f, const struct blk
 	const struct probe_extremes ex =
 		probe_extremes_minmax(cur->lat_min, cur->lat_max, prev->lat_min, prev->lat_max,
 				      prev->count);
-	probe_hist_delta(bp->h, cur->hist[0], prev->hist[0],
-			 delta(cur->lat_sum, prev->lat_sum), &ex);
-	if (n > 1)
-		hist_scale(bp->h, n);
-	cell_set_hist(&r[BC_LAT], bp->h);
+	probe_cell_hist(&r[BC_LAT], cur->hist[0], prev->hist[0],
+			 delta(cur->lat_sum, prev->lat_sum), &ex, n);
 	r[BC_TIME].u = delta(cur->lat_sum, prev->lat_sum) * n;
 	for (s = 0; s < BS_N; s++) {
 		uint64_t t = delta(cur->stage[s], prev->stage[s]);
 
 		r[BC_ALLOC + s].u = t * n;
-		probe_hist_delta(bp->h, cur->hist[1 + s], prev->hist[1 + s], t, NULL);
-		if (n > 1)
-			hist_scale(bp->h, n);
-		cell_set_hist(&r[BC_ALLOC_LAT + s], bp->h);
+		probe_cell_hist(&r[BC_ALLOC_LAT + s], cur->hist[1 + s], prev->hist[1 + s], t, NULL, n);
 	}
 	r[BC_INFLIGHT].u = dev_max[0] > 0 ? (uint64_t)dev_max[0] : 0;
 	r[BC_QUEUED].u = dev_max[1] > 0 ? (uint64_t)dev_max[1] : 0;
@@ -486,7 +479,6 @@ static void block_close(struct probe *p)
 	free(bp->prev);
 	free(bp->cur);
 	free(bp->ovf_prev);
-	hist_free(bp->h);
 	free(bp);
 	p->priv = NULL;
 }
@@ -601,7 +593,6 @@ static int block_open(struct probe *p, char **cause)
 	bp->prev = xcalloc(bp->nprev, sizeof(*bp->prev));
 	bp->cur = xcalloc(1, sizeof(*bp->cur));
 	bp->ovf_prev = xcalloc(1, sizeof(*bp->ovf_prev));
-	bp->h = hist_new();
 	probe_health_init(&bp->health, bpf_map__fd(bp->skel->maps.health), bp->ncpus, health_to,
 			  BH_N);
 	return 0;

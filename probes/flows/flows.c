@@ -54,12 +54,20 @@ static const enum probe_stat health_to[FH_N] = {
 	[FH_EVICTED] = PSTAT_EVICTED, [FH_UNTRACKED] = PSTAT_EVICTED, [FH_FULL] = PSTAT_EVICTED,
 };
 
-/* Last tick's totals of one flow. */
+/*
+ * What the last row of one flow counted, kept for the next row's deltas.
+ * Its latency histogram is kept sparse, as the buckets that hold requests
+ * (bucket << 32 | cumulative count): most flows fill a few of the 592
+ * buckets, and a dense copy was 2.6 KB a flow, touched every tick.
+ */
 struct prev_ent {
 	struct prev_ent *next;
 	struct fl_key key;
-	struct fl_stats st;
 	uint64_t seen;		/* the collect round that last saw it */
+	uint64_t born_ns, count, lat_sum, lat_min, lat_max;
+	uint64_t bytes_in, bytes_out, evicted, unsolicited;
+	uint64_t *hist;		/* nhist sparse buckets, room for hcap */
+	uint32_t nhist, hcap;
 };
 
 struct flows_priv {
@@ -74,7 +82,7 @@ struct flows_priv {
 	uint64_t boot_offset_ns;
 	struct frame *ev_frame;	/* the events frame being filled by the ring callback */
 	struct fl_stats cur;	/* one flow's totals, copied out */
-	struct hist *h;
+	uint32_t prevh[LH_NBUCKETS];	/* a prev_ent's histogram, dense; zero between uses */
 	/* A batch of flows read in one call (bpf_map_lookup_batch). */
 	struct fl_key *bkeys;
 	struct fl_stats *bvals;
@@ -214,6 +222,7 @@ static void prev_sweep(struct flows_priv *fp, bool all)
 		while ((p = *pp)) {
 			if (all || p->seen != fp->round) {
 				*pp = p->next;
+				free(p->hist);
 				free(p);
 			} else {
 				pp = &p->next;
@@ -222,12 +231,60 @@ static void prev_sweep(struct flows_priv *fp, bool all)
 	}
 }
 
-/* Append a row for a flow's activity since last tick; return requests counted. */
-static uint64_t add_row(struct flows_priv *fp, struct frame *f, const struct fl_key *k,
-			const struct fl_stats *cur, const struct fl_stats *prev)
+/* Keep cur's histogram in p, sparse. */
+static void prev_keep_hist(struct prev_ent *p, const uint32_t *cur)
 {
-	uint64_t in = delta(cur->bytes_in, prev->bytes_in);
-	uint64_t out = delta(cur->bytes_out, prev->bytes_out);
+	uint32_t i;
+
+	p->nhist = 0;
+	for (i = 0; i < LH_NBUCKETS; i++) {
+		if (!cur[i])
+			continue;
+		if (p->nhist == p->hcap) {
+			p->hcap = p->hcap ? 2 * p->hcap : 8;
+			p->hist = xreallocarray(p->hist, p->hcap, sizeof(*p->hist));
+		}
+		p->hist[p->nhist++] = (uint64_t)i << 32 | cur[i];
+	}
+}
+
+/*
+ * Set c to the requests answered since p's last row.  The latency
+ * totals (count, sum, extremes, buckets) move in p together, and only when
+ * the count moved: a bucket read ahead of its count, as the kernel adds
+ * one, is shown with that count at a later row, never twice.
+ */
+static void lat_delta(struct flows_priv *fp, union cell *c, const struct fl_stats *cur,
+		      struct prev_ent *p)
+{
+	uint32_t i;
+
+	if (cur->count == p->count) {
+		cell_take_shist(c, shist_new());
+		return;
+	}
+	for (i = 0; i < p->nhist; i++)
+		fp->prevh[p->hist[i] >> 32] = (uint32_t)p->hist[i];
+	const struct probe_extremes ex =
+		probe_extremes_minmax(cur->lat_min, cur->lat_max, p->lat_min, p->lat_max,
+				      p->count);
+	probe_cell_hist(c, cur->hist, fp->prevh, delta(cur->lat_sum, p->lat_sum), &ex, 1);
+	for (i = 0; i < p->nhist; i++)
+		fp->prevh[p->hist[i] >> 32] = 0;
+	prev_keep_hist(p, cur->hist);
+	p->count = cur->count;
+	p->lat_sum = cur->lat_sum;
+	p->lat_min = cur->lat_min;
+	p->lat_max = cur->lat_max;
+}
+
+/* Append a row for a flow's activity since p's last row, and keep cur in p;
+ * return requests counted. */
+static uint64_t add_row(struct flows_priv *fp, struct frame *f, const struct fl_key *k,
+			const struct fl_stats *cur, struct prev_ent *p)
+{
+	uint64_t in = delta(cur->bytes_in, p->bytes_in);
+	uint64_t out = delta(cur->bytes_out, p->bytes_out);
 	char comm[FLOW_COMM_LEN + 1];
 	union cell *r = frame_add_row(f);
 
@@ -236,27 +293,26 @@ static uint64_t add_row(struct flows_priv *fp, struct frame *f, const struct fl_
 	comm_str(cur->comm, comm);
 	cell_set_str(&r[FC_COMM], comm);
 	probe_cgroup_cells(r + FC_CGROUP, cur->cgroup);
-	r[FC_COUNT].u = delta(cur->count, prev->count);
-	const struct probe_extremes ex =
-		probe_extremes_minmax(cur->lat_min, cur->lat_max, prev->lat_min, prev->lat_max,
-				      prev->count);
-	probe_hist_delta(fp->h, cur->hist, prev->hist,
-			 delta(cur->lat_sum, prev->lat_sum), &ex);
-	cell_set_hist(&r[FC_LAT], fp->h);
+	r[FC_COUNT].u = delta(cur->count, p->count);
+	lat_delta(fp, &r[FC_LAT], cur, p);
 	r[FC_BYTES].u = in + out;
 	r[FC_BYTES_IN].u = in;
 	r[FC_BYTES_OUT].u = out;
-	r[FC_EVICTED].u = delta(cur->evicted, prev->evicted);
-	r[FC_UNSOLICITED].u = delta(cur->unsolicited, prev->unsolicited);
+	r[FC_EVICTED].u = delta(cur->evicted, p->evicted);
+	r[FC_UNSOLICITED].u = delta(cur->unsolicited, p->unsolicited);
+	p->bytes_in = cur->bytes_in;
+	p->bytes_out = cur->bytes_out;
+	p->evicted = cur->evicted;
+	p->unsolicited = cur->unsolicited;
 	return r[FC_COUNT].u;
 }
 
-/* Return true when cur moved since prev (a row is due). */
-static bool moved(const struct fl_stats *cur, const struct fl_stats *prev)
+/* Return true when cur moved since p's last row (a row is due). */
+static bool moved(const struct fl_stats *cur, const struct prev_ent *p)
 {
-	return cur->count != prev->count || cur->bytes_in != prev->bytes_in ||
-	       cur->bytes_out != prev->bytes_out || cur->evicted != prev->evicted ||
-	       cur->unsolicited != prev->unsolicited;
+	return cur->count != p->count || cur->bytes_in != p->bytes_in ||
+	       cur->bytes_out != p->bytes_out || cur->evicted != p->evicted ||
+	       cur->unsolicited != p->unsolicited;
 }
 
 /* Fold flow k, whose totals are cur, into f; note it for removal when it
@@ -268,21 +324,22 @@ static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const struct f
 	uint64_t events = 0;
 
 	p->seen = fp->round;
-	if (p->st.born_ns != cur->born_ns) {
+	if (p->born_ns != cur->born_ns) {
 		/* A new connection on this 4-tuple: count from zero. */
-		memset(&p->st, 0, sizeof(p->st));
-		p->st.born_ns = cur->born_ns;
+		p->count = p->lat_sum = p->lat_min = p->lat_max = 0;
+		p->bytes_in = p->bytes_out = p->evicted = p->unsolicited = 0;
+		p->nhist = 0;
+		p->born_ns = cur->born_ns;
 	}
 	/* Bytes that came before any process read the socket wait for their
 	 * reader: a row of them under pid 0 would split the connection in two.
 	 * What only its reader can make (an answer, an eviction) or its close
 	 * shows them at once. */
-	if (!cur->pid && !cur->closed && cur->count == p->st.count &&
-	    cur->evicted == p->st.evicted && cur->unsolicited == p->st.unsolicited)
+	if (!cur->pid && !cur->closed && cur->count == p->count &&
+	    cur->evicted == p->evicted && cur->unsolicited == p->unsolicited)
 		return 0;
-	if (moved(cur, &p->st))
-		events = add_row(fp, f, k, cur, &p->st);
-	p->st = *cur;
+	if (moved(cur, p))
+		events = add_row(fp, f, k, cur, p);
 	if (cur->closed) {
 		if (fp->ndead == fp->dcap) {
 			fp->dcap = fp->dcap ? 2 * fp->dcap : 64;
@@ -586,7 +643,6 @@ static void flows_close(struct probe *p)
 	ring_buffer__free(fp->rb);
 	flows_bpf__destroy(fp->skel);
 	prev_sweep(fp, true);
-	hist_free(fp->h);
 	free(fp->bkeys);
 	free(fp->bvals);
 	free(fp->dead);
@@ -636,7 +692,6 @@ static int flows_open(struct probe *p, char **cause)
 	}
 	fp->ncpus = libbpf_num_possible_cpus();
 	fp->boot_offset_ns = boot_offset_ns();
-	fp->h = hist_new();
 	fp->bcap = FLOW_BATCH;
 	fp->bkeys = xcalloc(fp->bcap, sizeof(*fp->bkeys));
 	fp->bvals = xcalloc(fp->bcap, sizeof(*fp->bvals));

@@ -107,7 +107,6 @@ struct locks_priv {
 	VEC(struct lk_sample_rec *) pending;	/* samples read, to symbolize (at their length) */
 	struct symbols *syms;
 	struct unwinder *unw;		/* samples' copied user stacks, unwound */
-	struct hist *h;
 	__u64 *ips;
 	uint64_t *uips;			/* a sample's unwound user frames */
 	bool *uret;			/* ... and whether each is a return address */
@@ -444,19 +443,13 @@ static uint64_t add_row(struct locks_priv *sp, struct frame *f, struct prev_ent 
 figures:
 	r[LC_COUNT].u = count * n;
 	r[LC_BELOW].u = delta(cur->below, p->st.below) * n;
-	probe_hist_delta(sp->h, cur->hist, p->st.hist, delta(cur->wait_sum, p->st.wait_sum),
+	probe_cell_hist(&r[LC_WAIT], cur->hist, p->st.hist, delta(cur->wait_sum, p->st.wait_sum),
 			 &(struct probe_extremes){.has_max = true, .max = cur->wait_max,
-				 .max_moved = cur->wait_max > p->st.wait_max || !p->st.count});
-	if (n > 1)
-		hist_scale(sp->h, n);
-	cell_set_hist(&r[LC_WAIT], sp->h);
-	probe_hist_delta(sp->h, cur->hold_hist, p->st.hold_hist,
+				 .max_moved = cur->wait_max > p->st.wait_max || !p->st.count}, n);
+	probe_cell_hist(&r[LC_HOLD], cur->hold_hist, p->st.hold_hist,
 			 delta(cur->hold_sum, p->st.hold_sum),
 			 &(struct probe_extremes){.has_max = true, .max = cur->hold_max,
-				 .max_moved = cur->hold_max > p->st.hold_max || !p->st.count});
-	if (n > 1)
-		hist_scale(sp->h, n);
-	cell_set_hist(&r[LC_HOLD], sp->h);
+				 .max_moved = cur->hold_max > p->st.hold_max || !p->st.count}, n);
 	r[LC_TIME].u = delta(cur->wait_sum, p->st.wait_sum) * n;
 	return count;
 }
@@ -828,7 +821,6 @@ static void locks_close(struct probe *p)
 	free(sp->waited.v);
 	symbols_free(sp->syms);
 	unwinder_free(sp->unw);
-	hist_free(sp->h);
 	free(sp->ips);
 	free(sp->uips);
 	free(sp->uret);
@@ -958,7 +950,6 @@ static int locks_open(struct probe *p, char **cause)
 	/* Ids distinct across runs, and exact as a JSON number (< 2^53). */
 	lkt_init(&sp->tl, boot_offset_ns(), (uint64_t)time(NULL) * 1000000ULL);
 	sp->syms = symbols_new();
-	sp->h = hist_new();
 	sp->ips = xcalloc(STACK_DEPTH, sizeof(*sp->ips));
 	sp->unw = unwinder_new();
 	sp->uips = xcalloc(STACK_DEPTH, sizeof(*sp->uips));

@@ -135,7 +135,6 @@ struct nvme_priv {
 	uint64_t boot_offset_ns;
 	struct frame *ev_frame;
 	struct frame *span_frame;
-	struct hist *h;
 };
 
 /*
@@ -300,20 +299,14 @@ static uint64_t add_row(struct nvme_priv *np, struct frame *f, const struct nvme
 	}
 	r[NC_COUNT].u = count * n;
 	r[NC_MISFIT].u = misfit * n;
-	probe_hist_delta(np->h, cur->hist[NS_N], prev->hist[NS_N],
-			 delta(cur->lat_sum, prev->lat_sum), NULL);
-	if (n > 1)
-		hist_scale(np->h, n);
-	cell_set_hist(&r[NC_LAT], np->h);
+	probe_cell_hist(&r[NC_LAT], cur->hist[NS_N], prev->hist[NS_N],
+			 delta(cur->lat_sum, prev->lat_sum), NULL, n);
 	r[NC_TIME].u = delta(cur->lat_sum, prev->lat_sum) * n;
 	for (i = 0; i < NS_N; i++) {
 		uint64_t d = delta(cur->stage[i], prev->stage[i]);
 
 		r[NC_STAGE0 + i].u = d * n;
-		probe_hist_delta(np->h, cur->hist[i], prev->hist[i], d, NULL);
-		if (n > 1)
-			hist_scale(np->h, n);
-		cell_set_hist(&r[NC_HIST0 + i], np->h);
+		probe_cell_hist(&r[NC_HIST0 + i], cur->hist[i], prev->hist[i], d, NULL, n);
 	}
 	return count + misfit;
 }
@@ -494,7 +487,6 @@ static void nvme_close(struct probe *p)
 	free(np->prev);
 	free(np->cur);
 	free(np->ovf_prev);
-	hist_free(np->h);
 	free(np);
 	p->priv = NULL;
 }
@@ -653,7 +645,6 @@ static int nvme_open(struct probe *p, char **cause)
 	np->prev = xcalloc(np->nprev, sizeof(*np->prev));
 	np->cur = xcalloc(1, sizeof(*np->cur));
 	np->ovf_prev = xcalloc(1, sizeof(*np->ovf_prev));
-	np->h = hist_new();
 	probe_health_init(&np->health, bpf_map__fd(np->skel->maps.health), np->ncpus, health_to,
 			  H_N);
 	return 0;

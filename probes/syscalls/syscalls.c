@@ -126,7 +126,6 @@ struct syscalls_priv {
 	size_t ndead;
 	struct sys_stats cur;	/* one slot's totals, copied out */
 	struct sys_stats ovf_prev;	/* the overflow slots' totals last tick, summed */
-	struct hist *h;		/* scratch for one row's histogram */
 };
 
 /* Return true when the counter option name is in the comma list names. */
@@ -303,7 +302,7 @@ static void slots_release(struct syscalls_priv *sp)
 	sp->nrel = 0;
 }
 
-/* Fill row r with the totals cur - prev (the histogram goes through sp->h). */
+/* Fill row r with the totals cur - prev. */
 static void fill_row(struct syscalls_priv *sp, union cell *r, const struct sys_stats *cur,
 		     const struct sys_stats *prev)
 {
@@ -317,10 +316,7 @@ static void fill_row(struct syscalls_priv *sp, union cell *r, const struct sys_s
 	const struct probe_extremes ex =
 		probe_extremes_minmax(cur->lat_min, cur->lat_max, prev->lat_min, prev->lat_max,
 				      prev->count);
-	probe_hist_delta(sp->h, cur->hist, prev->hist, time_ns, &ex);
-	if (n > 1)
-		hist_scale(sp->h, n);
-	cell_set_hist(&r[SC_LAT], sp->h);
+	probe_cell_hist(&r[SC_LAT], cur->hist, prev->hist, time_ns, &ex, n);
 	r[SC_TIME].u = time_ns * n;
 	r[SC_OFFCPU].u = off * n;
 	r[SC_ONCPU].u = (time_ns - off) * n;
@@ -654,7 +650,6 @@ static void syscalls_close(struct probe *p)
 	free(sp->prev);
 	free(sp->rel);
 	free(sp->refs);
-	hist_free(sp->h);
 	free(sp);
 	p->priv = NULL;
 }
@@ -769,7 +764,6 @@ static int syscalls_open(struct probe *p, char **cause)
 	sp->boot_offset_ns = boot_offset_ns();
 	if (map_slots(sp, cause))
 		goto fail;
-	sp->h = hist_new();
 	probe_health_init(&sp->health, bpf_map__fd(sp->skel->maps.health), sp->ncpus, health_to,
 			  H_N);
 	return 0;

@@ -36,6 +36,14 @@ static int pid_only(const char *probe, const struct filter_entry *e, uint32_t i,
 	return -1;
 }
 
+/* One tick through probe_cell_hist, unpacked into h for the checks. */
+static void tick(union cell *c, struct hist *h, const uint32_t *cur, const uint32_t *prev,
+		 uint64_t sum, const struct probe_extremes *ex)
+{
+	probe_cell_hist(c, cur, prev, sum, ex, 1);
+	shist_unpack(c->h, h);
+}
+
 /*
  * One tick of a histogram from two monotonic bucket arrays: counts, and
  * extremes exact where they moved, else bucket bounds clamped to the
@@ -45,47 +53,101 @@ static void test_hist_delta(void)
 {
 	static uint32_t prev[LH_NBUCKETS], cur[LH_NBUCKETS];
 	struct hist *h = hist_new();
+	union cell c = {0};
 	uint32_t b1 = lh_bucket(1000), b2 = lh_bucket(50000), top = LH_NBUCKETS - 1;
 
 	prev[b1] = 5;
 	cur[b1] = 8;
 	cur[b2] = 2;
-	probe_hist_delta(h, cur, prev, 123, NULL);
+	tick(&c, h, cur, prev, 123, NULL);
 	ok(h->count == 5 && h->sum == 123 && h->min == lh_bucket_low(b1) &&
 	   h->max == lh_bucket_low(b2 + 1) - 1,
 	   "buckets only: their count, the given sum, the moved buckets' bounds "
 	   "(count %lu, min %lu, max %lu)", (unsigned long)h->count, (unsigned long)h->min,
 	   (unsigned long)h->max);
-	probe_hist_delta(h, cur, prev, 123, &(struct probe_extremes){
+	tick(&c, h, cur, prev, 123, &(struct probe_extremes){
 		.has_min = true, .has_max = true, .min = 1003, .max = 50001,
 		.min_moved = true, .max_moved = true});
 	ok(h->min == 1003 && h->max == 50001, "extremes that moved this tick are exact (%lu, %lu)",
 	   (unsigned long)h->min, (unsigned long)h->max);
-	probe_hist_delta(h, cur, prev, 123, &(struct probe_extremes){
+	tick(&c, h, cur, prev, 123, &(struct probe_extremes){
 		.has_min = true, .has_max = true, .min = 2, .max = 9000000});
 	ok(h->min == lh_bucket_low(b1) && h->max == lh_bucket_low(b2 + 1) - 1,
 	   "extremes that did not move leave the bucket bounds inside them");
-	probe_hist_delta(h, cur, prev, 123, &(struct probe_extremes){
+	tick(&c, h, cur, prev, 123, &(struct probe_extremes){
 		.has_min = true, .has_max = true, .min = lh_bucket_low(b1) + 1,
 		.max = lh_bucket_low(b2) + 1});
 	ok(h->min == lh_bucket_low(b1) + 1 && h->max == lh_bucket_low(b2) + 1,
 	   "bucket bounds are clamped to the all-time extremes");
-	probe_hist_delta(h, cur, prev, 123, &(struct probe_extremes){
+	tick(&c, h, cur, prev, 123, &(struct probe_extremes){
 		.has_max = true, .max = lh_bucket_low(b1)});
 	ok(h->min == lh_bucket_low(b1) && h->max == lh_bucket_low(b1),
 	   "a max below the first bucket's low bound pulls min down to it");
 	memset(cur, 0, sizeof(cur));
 	memset(prev, 0, sizeof(prev));
 	cur[top] = 1;
-	probe_hist_delta(h, cur, prev, 1, NULL);
+	tick(&c, h, cur, prev, 1, NULL);
 	ok(h->max == lh_bucket_low(top), "the last bucket without a max: its low bound");
-	probe_hist_delta(h, cur, prev, 1, &(struct probe_extremes){
+	tick(&c, h, cur, prev, 1, &(struct probe_extremes){
 		.has_max = true, .max = lh_bucket_low(top) * 3});
 	ok(h->max == lh_bucket_low(top) * 3, "the last bucket with an all-time max: that max");
 	cur[top] = 0;
-	probe_hist_delta(h, cur, prev, 0, NULL);
-	ok(h->count == 0, "nothing moved: an empty tick");
+	tick(&c, h, cur, prev, 0, NULL);
+	ok(h->count == 0 && h->sum == 0 && c.h->n == 0, "nothing moved: an empty tick");
+	cur[top] = 1;
+	probe_cell_hist(&c, cur, prev, 10, NULL, 4);
+	ok(c.h->count == 4 && c.h->sum == 40 && c.h->n == 1 && c.h->bin[0].c == 4,
+	   "1/4 sampling: counts and sum times 4");
+	shist_free(c.h);
 	hist_free(h);
+}
+
+
+/*
+ * The sparse tick against the plain dense sum over random monotonic
+ * buckets (some wrapping u32): the same buckets, count and sum, and the
+ * extremes inside the first and last moved buckets' bounds.
+ */
+static void test_hist_random(void)
+{
+	static uint32_t prev[LH_NBUCKETS], cur[LH_NBUCKETS];
+	union cell c = {0};
+	int round, bad = 0;
+	uint32_t i, j;
+
+	srand(7);
+	for (round = 0; round < 500; round++) {
+		uint64_t total = 0, got = 0;
+		int lo = -1, hi = -1;
+
+		for (i = 0; i < LH_NBUCKETS; i++) {
+			prev[i] = (uint32_t)rand() * 2654435761u;
+			cur[i] = rand() % 8 ? prev[i] : prev[i] + (uint32_t)(rand() % 1000) + 1;
+		}
+		for (i = 0; i < LH_NBUCKETS; i++) {
+			total += (uint32_t)(cur[i] - prev[i]);
+			if (cur[i] != prev[i]) {
+				lo = lo < 0 ? (int)i : lo;
+				hi = (int)i;
+			}
+		}
+		probe_cell_hist(&c, cur, prev, 77, NULL, 1);
+		for (j = 0; j < c.h->n; j++) {
+			i = c.h->bin[j].idx;
+			got += c.h->bin[j].c;
+			bad += c.h->bin[j].c != (uint32_t)(cur[i] - prev[i]) ||
+			       (j && c.h->bin[j - 1].idx >= i);
+		}
+		bad += got != total || c.h->count != total;
+		if (total)
+			bad += c.h->sum != 77 || c.h->min != lh_bucket_low((uint32_t)lo) ||
+			       c.h->min > c.h->max ||
+			       (hi + 1 < (int)LH_NBUCKETS &&
+				c.h->max != lh_bucket_low((uint32_t)hi + 1) - 1);
+	}
+	ok(bad == 0, "500 random ticks: the moved buckets exactly, in order, and their bounds "
+	   "(%d wrong)", bad);
+	shist_free(c.h);
 }
 
 /* Set counter i of the per-CPU array fd to v on CPU 0 and 1 on every other CPU. */
@@ -146,26 +208,12 @@ int main(void)
 	char *cause = NULL;
 
 	test_hist_delta();
+	test_hist_random();
 	test_health();
 
 	ok(delta(10, 4) == 6, "delta of a growing total");
 	ok(delta(3, 9) == 3, "delta after the key restarted is the new total");
 	ok(delta(UINT64_MAX, 0) == UINT64_MAX, "delta of a full range");
-
-	{
-		static uint32_t cur[LH_NBUCKETS], prev[LH_NBUCKETS];
-		struct hist h;
-		int lo, hi;
-
-		ok(probe_hist_buckets(&h, cur, prev, &lo, &hi) == 0 && lo == -1 && hi == -1 &&
-		   h.count == 0, "no bucket moved: empty, lo = hi = -1");
-		cur[3] = 7, prev[3] = 2;
-		cur[9] = 4, prev[9] = 4;
-		cur[LH_NBUCKETS - 1] = 1, prev[LH_NBUCKETS - 1] = UINT32_MAX;
-		ok(probe_hist_buckets(&h, cur, prev, &lo, &hi) == 7 && lo == 3 &&
-		   hi == (int)LH_NBUCKETS - 1 && h.b[3] == 5 && h.b[9] == 0 &&
-		   h.b[LH_NBUCKETS - 1] == 2, "bucket deltas across a u32 wrap, lo and hi");
-	}
 
 	memset(&f, 0, sizeof(f));
 	ok(probe_filter_check("block", &f, probe_filter_leaf, &cause) == 0 && !cause,
