@@ -16,8 +16,11 @@
 # truth), overflow (events of the whole table counted in its overflow rows
 # because a table was full: in every total, in no key), latop's CPU from its
 # probes' attach to a second after the workload (% of one core: user +
-# system time / wall time; loading and attaching are left out), its peak RSS,
-# ticks written and ticks that came late (over 1.5 intervals).
+# system time / wall time; loading and attaching are left out), its peak RSS
+# (VmHWM, which includes the BPF maps mapped into latop), its own peak RSS
+# (all but the anon_inode:bpf mappings) and the BPF mappings' peak RSS
+# (both sampled from /proc/PID/smaps every 0.5 s), ticks written and ticks
+# that came late (over 1.5 intervals).
 # Environment: BENCH_FLOWS="1000 10000", BENCH_THREADS="100 1000 10000",
 # BENCH_FORKS="1 2 4", BENCH_ROUNDS_FLOWS=20, BENCH_CALLS=20, BENCH_FORK_S=10,
 # LATOP (default ./latop), HELPERS (default .output/helpers).
@@ -37,48 +40,85 @@ for b in "$L" "$H/reqsrv" "$H/workload"; do
 	[ -x "$b" ] || { echo "bench/scale.sh: no $b (make latop tests-build)" >&2; exit 2; }
 done
 tmp=$(mktemp -d); rec=
-trap 'bench_stop "$rec" 20; rm -rf "$tmp"' EXIT
+smp=
+trap 'bench_stop "$smp" 5; bench_stop "$rec" 20; rm -rf "$tmp"' EXIT
 hz=$(getconf CLK_TCK)
+
+# mem PID: PID's resident memory now in kB, its own and the BPF maps' (its
+# anon_inode:bpf mappings), from one read of its smaps.
+mem() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / {bpf = /anon_inode:bpf/; next}
+		/^Rss:/ {if (bpf) b += $2; else o += $2}
+		END {if (NR) print o + 0, b + 0}' /proc/"$1"/smaps 2>/dev/null
+}
+
+# measuring: latop ($rec) is attached; note its CPU time and start sampling
+# its memory every 0.5 s in the background, into $tmp/mem.
+measuring() {
+	t0=$(date +%s.%N)
+	st0=$(cut -d' ' -f14,15 "/proc/$rec/stat" 2>/dev/null)
+	: >"$tmp/mem"
+	( while kill -0 "$rec" 2>/dev/null; do mem "$rec" >>"$tmp/mem"; sleep 0.5; done ) & smp=$!
+}
+
+# workload_done: wait for the workload's background jobs (all but the
+# recorder and the sampler).
+workload_done() {
+	wait $(jobs -p | grep -vx -e "$rec" -e "$smp")
+}
 
 # start QUERY: start the recorder and wait until its probes are attached.
 start() {
 	rm -f "$tmp/r.snap" "$tmp/r.snap.tmp"
 	"$L" record -o "$tmp/r.snap" --quiet -q "$1" 2>"$tmp/r.err" & rec=$!
 	while [ ! -e "$tmp/r.snap.tmp" ] && kill -0 $rec 2>/dev/null; do sleep 0.1; done
-	t0=$(date +%s.%N)
-	st0=$(cut -d' ' -f14,15 /proc/$rec/stat 2>/dev/null)
+	measuring
 }
 
-# finish: a second after the workload, read the recorder's CPU time and peak
-# RSS, then stop it; sets cpu (% of a core) and rss (MB).
-finish() {
+# measure: a second after the workload, read latop's CPU time and peak RSS
+# and stop sampling its memory; sets cpu (% of a core), rss (VmHWM, MB), own
+# and bpf (the peaks of its own RSS and of the BPF mappings' RSS, MB).
+measure() {
 	local st hwm t1
 	sleep 1
 	t1=$(date +%s.%N)
 	st=$(cut -d' ' -f14,15 /proc/$rec/stat 2>/dev/null)
 	hwm=$(awk '/^VmHWM/ {print $2}' /proc/$rec/status 2>/dev/null)
-	bench_stop $rec 100; rec=
+	bench_stop "$smp" 5; smp=
+	mem "$rec" >>"$tmp/mem"
 	cpu=$(awk -v s="$st" -v s0="$st0" -v hz=$hz -v a=$t0 -v b=$t1 \
 		'BEGIN {split(s, f, " "); split(s0, g, " ");
 			printf "%.1f", 100 * (f[1] + f[2] - g[1] - g[2]) / hz / (b - a)}')
 	rss=$(awk -v k="${hwm:-0}" 'BEGIN {printf "%.0f", k / 1024}')
+	own=$(awk '$1 > o {o = $1} $2 > b {b = $2} END {printf "%.0f %.0f", o / 1024, b / 1024}' "$tmp/mem")
+	bpf=${own#* } own=${own% *}
+}
+
+# finish: measure, then stop the recorder.
+finish() {
+	measure
+	bench_stop $rec 100; rec=
+}
+
+# line COLUMN...: print a line of the table.
+line() {
+	printf '%-8s %7s %12s %12s %9s %10s %8s %8s %8s %8s %6s %5s\n' "$@"
 }
 
 # row NAME N TRUTH QUERY: print one row, counting with QUERY over the recording.
 row() {
-	local counted ticks late
-	counted=$("$L" report "$tmp/r.snap" --json -q "$4" 2>/dev/null | sed -n 's/.*"count":\([0-9]*\).*/\1/p' | head -1)
-	ticks=$("$L" report "$tmp/r.snap" --json -q "$4" 2>&1 | sed -n 's/.*"ticks": \([0-9]*\), "ticks_late": \([0-9]*\).*/\1 \2/p' | head -1)
+	local counted ticks late snap=$tmp/r.snap
+	counted=$("$L" report "$snap" --json -q "$4" 2>/dev/null | sed -n 's/.*"count":\([0-9]*\).*/\1/p' | head -1)
+	ticks=$("$L" report "$snap" --json -q "$4" 2>&1 | sed -n 's/.*"ticks": \([0-9]*\), "ticks_late": \([0-9]*\).*/\1 \2/p' | head -1)
 	late=${ticks#* }; ticks=${ticks% *}
-	over=$("$L" report "$tmp/r.snap" --json -q "$4" 2>&1 | sed -n 's/.*"overflow": \([0-9]*\).*/\1/p' | head -1)
-	printf '%-8s %7s %12s %12s %9s %10s %8s %8s %6s %5s\n' "$1" "$2" "$3" "${counted:-0}" \
+	over=$("$L" report "$snap" --json -q "$4" 2>&1 | sed -n 's/.*"overflow": \([0-9]*\).*/\1/p' | head -1)
+	line "$1" "$2" "$3" "${counted:-0}" \
 		"$(awk -v c="${counted:-0}" -v t="$3" 'BEGIN {printf "%.2f%%", t ? 100 * c / t : 0}')" \
-		"${over:-0}" "$cpu" "$rss" "${ticks:-?}" "${late:-?}"
+		"${over:-0}" "$cpu" "$rss" "$own" "$bpf" "${ticks:-?}" "${late:-?}"
 }
 
 echo "latop $("$L" --version 2>/dev/null | head -1), $(uname -r), $(nproc) CPUs"
-printf '%-8s %7s %12s %12s %9s %10s %8s %8s %6s %5s\n' what n truth counted coverage overflow \
-	"cpu%" rss_mb ticks late
+line what n truth counted coverage overflow "cpu%" rss_mb own_mb bpf_mb ticks late
 
 # One reqsrv holds both ends of its connections (two descriptors each), so
 # N is split over processes of at most (open-file hard limit - 64) / 2
@@ -92,7 +132,7 @@ for n in $FLOWS; do
 		"$H/reqsrv" many $((base + i)) $c "$ROUNDS" >"$tmp/many.$i" 2>&1 &
 		ports="${ports:+$ports, }$((base + i))"
 	done
-	wait $(jobs -p | grep -v "^$rec\$")
+	workload_done
 	finish
 	truth=$(cat "$tmp"/many.* | awk '/^requests / {s += $2} END {print s + 0}')
 	if [ "$truth" -ne $((n * ROUNDS)) ]; then
@@ -116,7 +156,7 @@ for n in $FORKS; do
 		( c=0; end=$((SECONDS + FORK_S)); while [ $SECONDS -lt $end ]; do /bin/true; c=$((c + 1)); done
 		  echo $c > "$tmp/forks.$i" ) &
 	done
-	wait $(jobs -p | grep -v "^$rec\$")
+	workload_done
 	finish
 	truth=$(cat "$tmp"/forks.* | awk '{s += $1} END {print s}')
 	rm -f "$tmp"/forks.*
