@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-3.0-or-later
 # make bench-scale: does latop count everything at a busy host's scale, and
-# at what cost?  One `latop record` per row, over a workload that knows its
-# own truth:
+# at what cost?  One `latop record` (or live TUI) per row, over a workload
+# that knows its own truth:
 #   flows N     reqsrv many: N keep-alive loopback connections open at once,
 #               BENCH_ROUNDS_FLOWS rounds of one 8-byte request on each
 #               (truth: N x rounds); recorded: from flows
@@ -12,15 +12,24 @@
 #   forks N     N shell loops running /bin/true for BENCH_FORK_S seconds
 #               (truth: the loops' own count of runs; latop: exit_group
 #               calls of processes named true); recorded: from syscalls
+#   tui forks N the same N loops under the live TUI instead of record:
+#               `latop` with no arguments (every view, its default view) in
+#               a detached 160x50 tmux session, TERM=xterm-256color, an
+#               empty XDG_CONFIG_HOME (no latoprc), attached once its header
+#               says LIVE; counted over the history the TUI saves (key s)
+#               after the measurement, the ticks that fit in its history_mb
 # Columns: truth, counted (under the workload's own keys), coverage (counted /
 # truth), overflow (events of the whole table counted in its overflow rows
 # because a table was full: in every total, in no key), latop's CPU from its
 # probes' attach to a second after the workload (% of one core: user +
-# system time / wall time; loading and attaching are left out), its peak RSS,
-# ticks written and ticks that came late (over 1.5 intervals).
+# system time / wall time; loading and attaching are left out), its peak RSS
+# (VmHWM, which includes the BPF maps mapped into latop), its own peak RSS
+# (all but the anon_inode:bpf mappings) and the BPF mappings' peak RSS
+# (both sampled from /proc/PID/smaps every 0.5 s), ticks written and ticks
+# that came late (over 1.5 intervals).
 # Environment: BENCH_FLOWS="1000 10000", BENCH_THREADS="100 1000 10000",
-# BENCH_FORKS="1 2 4", BENCH_ROUNDS_FLOWS=20, BENCH_CALLS=20, BENCH_FORK_S=10,
-# LATOP (default ./latop), HELPERS (default .output/helpers).
+# BENCH_FORKS="1 2 4", BENCH_TUI_FORKS=2, BENCH_ROUNDS_FLOWS=20, BENCH_CALLS=20,
+# BENCH_FORK_S=10, LATOP (default ./latop), HELPERS (default .output/helpers).
 set -u
 cd "$(dirname "$0")/.."
 . bench/lib.sh
@@ -29,6 +38,7 @@ H=${HELPERS:-$PWD/.output/helpers}
 FLOWS=${BENCH_FLOWS:-1000 10000}
 THREADS=${BENCH_THREADS:-100 1000 10000}
 FORKS=${BENCH_FORKS:-1 2 4}
+TUI_FORKS=${BENCH_TUI_FORKS:-2}
 ROUNDS=${BENCH_ROUNDS_FLOWS:-20}
 CALLS=${BENCH_CALLS:-20}
 FORK_S=${BENCH_FORK_S:-10}
@@ -37,48 +47,148 @@ for b in "$L" "$H/reqsrv" "$H/workload"; do
 	[ -x "$b" ] || { echo "bench/scale.sh: no $b (make latop tests-build)" >&2; exit 2; }
 done
 tmp=$(mktemp -d); rec=
-trap 'bench_stop "$rec" 20; rm -rf "$tmp"' EXIT
+smp=
+tui=latopbench-$$
+# The TUI runs in a tmux server of its own (its socket in $tmp), without a
+# tmux.conf.
+tm() { tmux -S "$tmp/tmux" -f /dev/null "$@"; }
+trap 'bench_stop "$smp" 5; bench_stop "$rec" 20; tm kill-server 2>/dev/null; rm -rf "$tmp"' EXIT
 hz=$(getconf CLK_TCK)
+
+# mem PID: PID's resident memory now in kB, its own and the BPF maps' (its
+# anon_inode:bpf mappings), from one read of its smaps.
+mem() {
+	awk '/^[0-9a-f]+-[0-9a-f]+ / {bpf = /anon_inode:bpf/; next}
+		/^Rss:/ {if (bpf) b += $2; else o += $2}
+		END {if (NR) print o + 0, b + 0}' /proc/"$1"/smaps 2>/dev/null
+}
+
+# measuring: latop ($rec) is attached; note its CPU time and start sampling
+# its memory every 0.5 s in the background, into $tmp/mem.
+measuring() {
+	t0=$(date +%s.%N)
+	st0=$(cut -d' ' -f14,15 "/proc/$rec/stat" 2>/dev/null)
+	: >"$tmp/mem"
+	( while kill -0 "$rec" 2>/dev/null; do mem "$rec" >>"$tmp/mem"; sleep 0.5; done ) & smp=$!
+}
+
+# workload_done: wait for the workload's background jobs (all but the
+# recorder and the sampler).
+workload_done() {
+	wait $(jobs -p | grep -vx -e "$rec" -e "$smp")
+}
 
 # start QUERY: start the recorder and wait until its probes are attached.
 start() {
 	rm -f "$tmp/r.snap" "$tmp/r.snap.tmp"
 	"$L" record -o "$tmp/r.snap" --quiet -q "$1" 2>"$tmp/r.err" & rec=$!
 	while [ ! -e "$tmp/r.snap.tmp" ] && kill -0 $rec 2>/dev/null; do sleep 0.1; done
-	t0=$(date +%s.%N)
-	st0=$(cut -d' ' -f14,15 /proc/$rec/stat 2>/dev/null)
+	measuring
 }
 
-# finish: a second after the workload, read the recorder's CPU time and peak
-# RSS, then stop it; sets cpu (% of a core) and rss (MB).
-finish() {
+# measure: a second after the workload, read latop's CPU time and peak RSS
+# and stop sampling its memory; sets cpu (% of a core), rss (VmHWM, MB), own
+# and bpf (the peaks of its own RSS and of the BPF mappings' RSS, MB).
+measure() {
 	local st hwm t1
 	sleep 1
 	t1=$(date +%s.%N)
 	st=$(cut -d' ' -f14,15 /proc/$rec/stat 2>/dev/null)
 	hwm=$(awk '/^VmHWM/ {print $2}' /proc/$rec/status 2>/dev/null)
-	bench_stop $rec 100; rec=
+	bench_stop "$smp" 5; smp=
+	mem "$rec" >>"$tmp/mem"
 	cpu=$(awk -v s="$st" -v s0="$st0" -v hz=$hz -v a=$t0 -v b=$t1 \
 		'BEGIN {split(s, f, " "); split(s0, g, " ");
 			printf "%.1f", 100 * (f[1] + f[2] - g[1] - g[2]) / hz / (b - a)}')
 	rss=$(awk -v k="${hwm:-0}" 'BEGIN {printf "%.0f", k / 1024}')
+	own=$(awk '$1 > o {o = $1} $2 > b {b = $2} END {printf "%.0f %.0f", o / 1024, b / 1024}' "$tmp/mem")
+	bpf=${own#* } own=${own% *}
 }
 
-# row NAME N TRUTH QUERY: print one row, counting with QUERY over the recording.
+# finish: measure, then stop the recorder.
+finish() {
+	measure
+	bench_stop $rec 100; rec=
+}
+
+# line COLUMN...: print a line of the table.
+line() {
+	printf '%-9s %7s %12s %12s %9s %10s %8s %8s %8s %8s %6s %5s\n' "$@"
+}
+
+# row NAME N TRUTH QUERY [SNAP]: print one row, counting with QUERY over the
+# recording SNAP ($tmp/r.snap).
 row() {
-	local counted ticks late
-	counted=$("$L" report "$tmp/r.snap" --json -q "$4" 2>/dev/null | sed -n 's/.*"count":\([0-9]*\).*/\1/p' | head -1)
-	ticks=$("$L" report "$tmp/r.snap" --json -q "$4" 2>&1 | sed -n 's/.*"ticks": \([0-9]*\), "ticks_late": \([0-9]*\).*/\1 \2/p' | head -1)
+	local counted ticks late snap=${5:-$tmp/r.snap}
+	counted=$("$L" report "$snap" --json -q "$4" 2>/dev/null | sed -n 's/.*"count":\([0-9]*\).*/\1/p' | head -1)
+	ticks=$("$L" report "$snap" --json -q "$4" 2>&1 | sed -n 's/.*"ticks": \([0-9]*\), "ticks_late": \([0-9]*\).*/\1 \2/p' | head -1)
 	late=${ticks#* }; ticks=${ticks% *}
-	over=$("$L" report "$tmp/r.snap" --json -q "$4" 2>&1 | sed -n 's/.*"overflow": \([0-9]*\).*/\1/p' | head -1)
-	printf '%-8s %7s %12s %12s %9s %10s %8s %8s %6s %5s\n' "$1" "$2" "$3" "${counted:-0}" \
+	over=$("$L" report "$snap" --json -q "$4" 2>&1 | sed -n 's/.*"overflow": \([0-9]*\).*/\1/p' | head -1)
+	line "$1" "$2" "$3" "${counted:-0}" \
 		"$(awk -v c="${counted:-0}" -v t="$3" 'BEGIN {printf "%.2f%%", t ? 100 * c / t : 0}')" \
-		"${over:-0}" "$cpu" "$rss" "${ticks:-?}" "${late:-?}"
+		"${over:-0}" "$cpu" "$rss" "$own" "$bpf" "${ticks:-?}" "${late:-?}"
+}
+
+# forks N: run N shell loops of /bin/true for FORK_S seconds; wait for them
+# and set truth to the runs they made.
+forks() {
+	local i
+	for ((i = 0; i < $1; i++)); do
+		( c=0; end=$((SECONDS + FORK_S)); while [ $SECONDS -lt $end ]; do /bin/true; c=$((c + 1)); done
+		  echo $c > "$tmp/forks.$i" ) &
+	done
+	workload_done
+	truth=$(cat "$tmp"/forks.* | awk '{s += $1} END {print s}')
+	rm -f "$tmp"/forks.*
+}
+
+# tui_start: start the live TUI as an operator would, `latop` alone, in a
+# 160x50 tmux session with an empty XDG_CONFIG_HOME, from $tmp (where it
+# saves), and wait (60 s at most) until its header says LIVE: its probes are
+# attached.  Sets rec to its PID; fails, with why saying why, if it does not
+# start.
+tui_start() {
+	local i cmd
+	mkdir -p "$tmp/config"; rm -f "$tmp"/latop-*.snap "$tmp/tui.err"
+	cmd="exec env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color"
+	cmd+=" XDG_CONFIG_HOME=$(printf %q "$tmp/config") $(printf %q "$L") 2>$(printf %q "$tmp/tui.err")"
+	tm new-session -d -s "$tui" -x 160 -y 50 -c "$tmp" "$cmd"
+	rec=$(tm display-message -p -t "$tui" '#{pane_pid}' 2>/dev/null)
+	for ((i = 0; i < 600; i++)); do
+		tm capture-pane -p -t "$tui" 2>/dev/null | grep -qE '^ latop +LIVE ' && { measuring; return 0; }
+		if [ -z "$rec" ] || ! kill -0 "$rec" 2>/dev/null; then break; fi
+		sleep 0.1
+	done
+	why="the TUI did not come up in 60 s: $(head -1 "$tmp/tui.err" 2>/dev/null)"
+	tui_stop
+	return 1
+}
+
+# tui_stop: save its history (key s, 30 s at most), quit it (key q, 10 s at
+# most, then the session is killed) and wait for it to be gone.
+tui_stop() {
+	local i
+	tm send-keys -t "$tui" s 2>/dev/null
+	for ((i = 0; i < 300; i++)); do
+		tm capture-pane -p -t "$tui" 2>/dev/null | grep -qE 'saved [0-9]+ ticks to|cannot save|nothing to save' && break
+		kill -0 "$rec" 2>/dev/null || break
+		sleep 0.1
+	done
+	tm send-keys -t "$tui" q 2>/dev/null
+	for ((i = 0; i < 100; i++)); do
+		kill -0 "$rec" 2>/dev/null || break
+		sleep 0.1
+	done
+	tm kill-session -t "$tui" 2>/dev/null
+	for ((i = 0; i < 50; i++)); do
+		kill -0 "$rec" 2>/dev/null || break
+		sleep 0.1
+	done
+	rec=
 }
 
 echo "latop $("$L" --version 2>/dev/null | head -1), $(uname -r), $(nproc) CPUs"
-printf '%-8s %7s %12s %12s %9s %10s %8s %8s %6s %5s\n' what n truth counted coverage overflow \
-	"cpu%" rss_mb ticks late
+line what n truth counted coverage overflow "cpu%" rss_mb own_mb bpf_mb ticks late
 
 # One reqsrv holds both ends of its connections (two descriptors each), so
 # N is split over processes of at most (open-file hard limit - 64) / 2
@@ -92,7 +202,7 @@ for n in $FLOWS; do
 		"$H/reqsrv" many $((base + i)) $c "$ROUNDS" >"$tmp/many.$i" 2>&1 &
 		ports="${ports:+$ports, }$((base + i))"
 	done
-	wait $(jobs -p | grep -v "^$rec\$")
+	workload_done
 	finish
 	truth=$(cat "$tmp"/many.* | awk '/^requests / {s += $2} END {print s + 0}')
 	if [ "$truth" -ne $((n * ROUNDS)) ]; then
@@ -112,13 +222,22 @@ done
 
 for n in $FORKS; do
 	start "from syscalls"
-	for ((i = 0; i < n; i++)); do
-		( c=0; end=$((SECONDS + FORK_S)); while [ $SECONDS -lt $end ]; do /bin/true; c=$((c + 1)); done
-		  echo $c > "$tmp/forks.$i" ) &
-	done
-	wait $(jobs -p | grep -v "^$rec\$")
+	forks "$n"
 	finish
-	truth=$(cat "$tmp"/forks.* | awk '{s += $1} END {print s}')
-	rm -f "$tmp"/forks.*
 	row forks "$n" "$truth" "from syscalls where comm == 'true' and syscall == exit_group show count"
+done
+
+for n in $TUI_FORKS; do
+	command -v tmux >/dev/null || { echo "tui forks $n: not run: no tmux"; continue; }
+	tui_start || { echo "tui forks $n: $why"; continue; }
+	forks "$n"
+	measure
+	tui_stop
+	snap=("$tmp"/latop-*.snap)
+	if [ ! -e "${snap[0]}" ]; then
+		line "tui forks" "$n" "$truth" - - - "$cpu" "$rss" "$own" "$bpf" - -
+		continue
+	fi
+	row "tui forks" "$n" "$truth" "from syscalls where comm == 'true' and syscall == exit_group show count" "${snap[0]}"
+	rm -f "${snap[@]}"
 done
