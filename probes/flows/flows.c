@@ -231,21 +231,31 @@ static void prev_sweep(struct flows_priv *fp, bool all)
 	}
 }
 
-/* Keep cur's histogram in p, sparse. */
-static void prev_keep_hist(struct prev_ent *p, const uint32_t *cur)
+/*
+ * Keep cur's histogram in p, sparse: the buckets p kept and those of the
+ * tick d (cur - p's, in bucket order), with cur's counts.  A cumulative
+ * bucket only ever gains, so no other bucket of cur holds any.
+ */
+static void prev_keep_hist(struct prev_ent *p, const uint32_t *cur, const struct shist *d)
 {
-	uint32_t i;
+	uint64_t merged[LH_NBUCKETS];
+	uint32_t i = 0, j = 0, n = 0, idx;
 
-	p->nhist = 0;
-	for (i = 0; i < LH_NBUCKETS; i++) {
-		if (!cur[i])
-			continue;
-		if (p->nhist == p->hcap) {
-			p->hcap = p->hcap ? 2 * p->hcap : 8;
-			p->hist = xreallocarray(p->hist, p->hcap, sizeof(*p->hist));
-		}
-		p->hist[p->nhist++] = (uint64_t)i << 32 | cur[i];
+	while (i < p->nhist || j < d->n) {
+		uint32_t a = i < p->nhist ? (uint32_t)(p->hist[i] >> 32) : LH_NBUCKETS;
+		uint32_t b = j < d->n ? d->bin[j].idx : LH_NBUCKETS;
+
+		idx = a < b ? a : b;
+		i += a == idx;
+		j += b == idx;
+		merged[n++] = (uint64_t)idx << 32 | cur[idx];
 	}
+	if (n > p->hcap) {
+		p->hcap = n < 8 ? 8 : n;
+		p->hist = xreallocarray(p->hist, p->hcap, sizeof(*p->hist));
+	}
+	memcpy(p->hist, merged, (size_t)n * sizeof(*merged));
+	p->nhist = n;
 }
 
 /*
@@ -271,7 +281,7 @@ static void lat_delta(struct flows_priv *fp, union cell *c, const struct fl_stat
 	probe_cell_hist(c, cur->hist, fp->prevh, delta(cur->lat_sum, p->lat_sum), &ex, 1);
 	for (i = 0; i < p->nhist; i++)
 		fp->prevh[p->hist[i] >> 32] = 0;
-	prev_keep_hist(p, cur->hist);
+	prev_keep_hist(p, cur->hist, c->h);
 	p->count = cur->count;
 	p->lat_sum = cur->lat_sum;
 	p->lat_min = cur->lat_min;

@@ -47,7 +47,7 @@ wait $s4 $s6 $sx
 sleep 1
 kill -TERM $rec_pid; wait $rec_pid; ok $? "the recording finishes on SIGTERM"; rec_pid=
 
-"$L" report "$tmp/lo.snap" --json -q "from flows group by lport, rport, comm, pid show count, sum(lat), \
+"$L" report "$tmp/lo.snap" --json -q "from flows group by lport, rport, comm, pid show count, count(lat), sum(lat), \
 min(lat), p50(lat), max(lat), sum(evicted), sum(bytes_in), sum(bytes_out)" > "$tmp/flows.json"
 ok $? "report --json over the recording"
 "$L" report "$tmp/lo.snap" --json -q "from flow_events show ts, id, lport, rport, kind, lat, count" \
@@ -83,8 +83,10 @@ msg = ["connections split over rows: %s" % split] if split else []
 if name == "counts":
     for tag in ("plain4", "pipe4", "big4", "plain6", "pipe6", "big6", "evict4"):
         got, want = flows[key(tag)]["count"], len(answered(tag))
-        msg.append("%s %d/%d" % (tag, got, want))
-        assert got == want, msg
+        hist = flows[key(tag)]["count(lat)"]
+        msg.append("%s %d/%d" % (tag, got, want) + (" hist %d" % hist if hist != got else ""))
+        # Each tick's latency histogram holds that tick's requests, no more.
+        assert got == want and hist == got, msg
 elif name == "truth":
     # Host latency >= the server's recv->send time, and close to it.
     for tag in ("plain4", "plain6", "big4", "big6"):
@@ -138,7 +140,7 @@ print("; ".join(msg))
 EOF
 }
 
-out=$(check counts 2>&1); ok $? "exact request counts per flow, v4 and v6 ($out)"
+out=$(check counts 2>&1); ok $? "exact request counts per flow, v4 and v6, and in their latency histograms ($out)"
 out=$(check truth 2>&1); ok $? "host latency >= server truth, within 2 ms per request ($out)"
 out=$(check pipeline 2>&1); ok $? "pipelined requests (4 deep) all matched ($out)"
 out=$(check evict 2>&1); ok $? "the unanswered request is evicted after 300 ms and counted ($out)"
