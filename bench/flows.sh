@@ -33,6 +33,7 @@
 # medians when clean ones exist; the last column counts them.
 set -u
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 ROUNDS=${BENCH_ROUNDS:-7} SECS=${BENCH_SECONDS:-1}
 CPU=${BENCH_CPU:-1} TCPU=${BENCH_TRACER_CPU:-0} RETRIES=${BENCH_RETRIES:-2}
 STAT=${BENCH_STAT:-cpu_median_batch}
@@ -89,13 +90,12 @@ foreign_links() {
 }
 
 declare -A RES ROUND RATIO DIRTY DRES TNS DTNS
-port=$((30000 + RANDOM % 20000))
 for ((r = 0; r < ROUNDS; r++)); do
 	n=${#CONFIGS[@]}
 	for ((i = 0; i < n; i++)); do
 		c=${CONFIGS[$(((i + r) % n))]}
 		for ((try = 0; try <= RETRIES; try++)); do
-		port=$((port + 1))
+		port=$(free_ports 1)
 		rm -f "$WORK/ready" "$WORK/run.snap" "$WORK/run.snap.tmp"
 		before=$(foreign_links)
 		if ! start_tracer "$c" $port; then

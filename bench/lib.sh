@@ -3,6 +3,10 @@
 #   bench_stop PID [TENTHS]  stop PID: SIGTERM, and SIGKILL if it is still
 #                            there after TENTHS tenths of a second (50); then
 #                            wait for it (returns 0; no PID: nothing to do)
+#   free_ports N             a port P with P .. P+N-1 free, outside the
+#                            ephemeral range (tests/ports.sh)
+
+. "$(dirname "${BASH_SOURCE[0]}")/../tests/ports.sh"
 
 bench_stop() {
 	local pid=$1 tenths=${2:-50} i sig

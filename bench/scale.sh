@@ -195,7 +195,8 @@ line what n truth counted coverage overflow "cpu%" rss_mb own_mb bpf_mb ticks la
 # connections, running at once on ports of their own.
 per=$(( ($(ulimit -Hn) - 64) / 2 ))
 for n in $FLOWS; do
-	base=$((30000 + RANDOM % 2000)) k=$(( (n + per - 1) / per )) ports=
+	k=$(( (n + per - 1) / per )) ports=
+	base=$(free_ports "$k")
 	start "from flows"
 	for ((i = 0; i < k; i++)); do
 		c=$(( n / k + (i < n % k ? 1 : 0) ))

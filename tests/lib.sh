@@ -8,6 +8,7 @@ skip() { tap_n=$((tap_n + 1)); echo "ok $tap_n # SKIP $1"; }
 skip_all() { echo "1..0 # SKIP $1"; echo "ok 1 # SKIP $1"; exit 0; }
 need_root() { [ "$(id -u)" -eq 0 ] || skip_all "needs root (CAP_BPF and CAP_PERFMON) to load probes"; }
 done_testing() { echo "1..$tap_n"; [ "$tap_nfail" -eq 0 ]; }
+. "$(dirname "${BASH_SOURCE[0]}")/ports.sh"	# free_ports N
 
 # wait_recording FILE [TRIES]: wait (0.1 s per try, 150 by default) until a
 # recorder has attached its probes, which it shows by creating FILE.tmp.

@@ -96,7 +96,7 @@ fi
 RQ=$LATOP_HELPERS/reqsrv
 flw=
 if [ -x "$RQ" ]; then
-	PA=$((20000 + RANDOM % 20000)); PB=$((PA + 1))
+	PA=$(free_ports 2); PB=$((PA + 1))
 	"$L" record -o "$tmp/flw.snap" -d 120s -i 250ms --quiet \
 		-q "from flows where lport in ($PA, $PB) threshold 1ns buffer 100000" 2>"$tmp/flw.err" & rec_pid=$!
 	wait_recording "$tmp/flw.snap" &&
@@ -120,7 +120,7 @@ fi
 T=$LATOP_HELPERS/tiers
 pth=
 if [ -x "$T" ]; then
-	QA=$((20000 + RANDOM % 20000)); QB=$((QA + 1))
+	QA=$(free_ports 2); QB=$((QA + 1))
 	sh -c "echo \$\$ > '$R$A/cgroup.procs' && exec '$T' serve -p $QA -w 2" >/dev/null & ta=$!
 	sh -c "echo \$\$ > '$R$B/cgroup.procs' && exec '$T' serve -p $QB -w 2" >/dev/null & tb=$!
 	# prec FILE ARGS...: record paths while a client sends 40 requests to A, 25 to B.

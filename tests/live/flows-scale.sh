@@ -13,7 +13,7 @@ tmp=$(mktemp -d); rec_pid=
 trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 export XDG_CONFIG_HOME=$tmp/cfg
 mkdir -p "$tmp/cfg/latop"; : > "$tmp/cfg/latop/latoprc"
-P=$((41000 + RANDOM % 9000))
+P=$(free_ports 1)
 
 # record_many CONNS ROUNDS NAME: record the port while reqsrv many runs.
 record_many() {

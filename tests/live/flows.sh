@@ -19,7 +19,7 @@ trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 export XDG_CONFIG_HOME=$tmp/cfg
 mkdir -p "$tmp/cfg/latop"; echo "flow_timeout = 300ms" > "$tmp/cfg/latop/latoprc"
 
-base=$((20000 + RANDOM % 20000))
+base=$(free_ports 4)
 P4=$base P6=$((base + 1)) PX=$((base + 2))
 
 "$L" record -o "$tmp/lo.snap" -i 250ms --quiet \

@@ -12,7 +12,7 @@ T=$LATOP_HELPERS/tiers
 [ -x "$T" ] || skip_all "no tiers helper at $T (make tests-build)"
 tmp=$(mktemp -d); pids=()
 trap 'for p in "${pids[@]}"; do kill -9 $p 2>/dev/null; wait $p 2>/dev/null; done; rm -rf "$tmp"' EXIT
-base=$((21000 + $$ % 3000 * 4))
+base=$(free_ports 4)
 PB=$base PM=$((base + 1)) PF=$((base + 2)) PH=$((base + 3))
 
 "$T" serve -p $PB -w 16 -d 2000 -t "$tmp/back.tsv" >/dev/null & pids+=($!); pb=$!

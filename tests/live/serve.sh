@@ -16,7 +16,7 @@ tmp=$(mktemp -d); srv_pid=; prom_pid=
 trap '[ -n "$srv_pid" ] && kill -9 $srv_pid 2>/dev/null; [ -n "$prom_pid" ] && kill -9 $prom_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 comm=srvwl$$
 cp "$W" "$tmp/$comm"; W=$tmp/$comm
-port=$((20000 + $$ % 20000)); pport=$((port + 1))
+port=$(free_ports 2); pport=$((port + 1))
 URL=http://127.0.0.1:$port
 
 # A bad metric is refused at startup, naming it; so is a port in use.

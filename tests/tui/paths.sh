@@ -18,7 +18,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-base=$((25000 + $$ % 3000 * 3))
+base=$(free_ports 3)
 PB=$base PM=$((base + 1)) PF=$((base + 2))
 "$T" serve -p $PB -w 8 -d 3000 >/dev/null & pids+=($!); pb=$!
 "$T" serve -p $PM -w 8 -d 1000 -c 127.0.0.1:$PB:2 >/dev/null & pids+=($!); pm=$!
