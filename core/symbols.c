@@ -409,11 +409,6 @@ static struct proc *proc_get(struct symbols *s, uint32_t pid)
 	return p;
 }
 
-void symbols_note(struct symbols *s, uint32_t pid)
-{
-	proc_get(s, pid);
-}
-
 /* Return an interned copy of file's base name in o. */
 static const char *elfobj_file(struct elfobj *o, const char *file)
 {
@@ -477,6 +472,14 @@ static const struct pmap *proc_find(const struct proc *p, uint64_t addr)
 		anon = &p->maps[i];
 	}
 	return anon;
+}
+
+void symbols_note(struct symbols *s, uint32_t pid, uint64_t addr)
+{
+	struct proc *p = proc_get(s, pid);
+
+	if (addr && !proc_find(p, addr))
+		proc_read(s, p);
 }
 
 bool symbols_user(struct symbols *s, uint32_t pid, uint64_t addr, bool ret, struct sym_loc *out)

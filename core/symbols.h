@@ -38,8 +38,9 @@ bool symbols_kernel(struct symbols *s, uint64_t addr, bool data, struct sym_loc 
  * covers it; out->obj still names an anonymous mapping ("[heap]") if one does.
  */
 bool symbols_user(struct symbols *s, uint32_t pid, uint64_t addr, bool ret, struct sym_loc *out);
-/* Read process pid's maps now if they are not cached (while it still runs). */
-void symbols_note(struct symbols *s, uint32_t pid);
+/* Read process pid's maps now if they are not cached (while it still runs),
+ * or again if addr (0: none) lies in none of those cached. */
+void symbols_note(struct symbols *s, uint32_t pid, uint64_t addr);
 /* Format loc as "func+0x1a (file.c:42)" / "func" / "[obj]+0x..." into buf. */
 const char *sym_format(const struct sym_loc *loc, uint64_t addr, bool with_off, char *buf,
 		       size_t len);

@@ -569,14 +569,17 @@ static __always_inline void account_wait(struct task_struct *task, const struct 
 					 __u64 wait, __u64 hold, __u64 threshold, __s64 kstack,
 					 const char *holder_comm)
 {
-	bool over;
+	bool over, first;
 	struct lk_stats *v = stats_get(key, &over);
 
 	if (!v)
 		return;
 	if (over)
 		health_inc(LH_OVERFLOW);
-	__sync_fetch_and_add(&v->count, 1);
+	/* The wait that took the count from 0 is the key's first, even when
+	 * waiters on other CPUs count at once (a re-read of count may see 2
+	 * on both, and the key would go unnoticed). */
+	first = __sync_fetch_and_add(&v->count, 1) == 0;
 	if (threshold && wait < threshold)
 		__sync_fetch_and_add(&v->below, 1);
 	__sync_fetch_and_add(&v->wait_sum, wait);
@@ -589,14 +592,14 @@ static __always_inline void account_wait(struct task_struct *task, const struct 
 	lh_add_atomic(v->hold_hist, hold);
 	if (over)
 		return;		/* names are the keys': the overflow row has none */
-	if (v->count == 1 && key->tgid) {
-		__u32 tgid = key->tgid;
+	if (first && key->tgid) {
+		struct lk_notice n = {.tgid = key->tgid, .addr = key->addr};
 
-		bpf_ringbuf_output(&notices, &tgid, sizeof(tgid), BPF_RB_FORCE_WAKEUP);
+		bpf_ringbuf_output(&notices, &n, sizeof(n), BPF_RB_FORCE_WAKEUP);
 	}
 	if (kstack >= 0)
 		v->kstack = kstack;
-	else if (v->count == 1)
+	else if (first)
 		v->kstack = -1;
 	BPF_CORE_READ_STR_INTO(&v->comm, task, comm);
 	BPF_CORE_READ_STR_INTO(&v->process, task, group_leader, comm);

@@ -272,7 +272,7 @@ static int on_record(void *ctx, void *data, size_t size)
 
 		memcpy(&r, data, sizeof(r));
 		if (!lkt_kind_is_kernel(r.kind))
-			symbols_note(sp->syms, r.tgid);
+			symbols_note(sp->syms, r.tgid, r.addr);
 		lkt_add_wait(&sp->tl, &r);
 	} else if (type == LR_SAMPLE && size >= LK_SAMPLE_HDR) {
 		struct lk_sample_rec *r;
@@ -285,7 +285,7 @@ static int on_record(void *ctx, void *data, size_t size)
 		memcpy(r, data, LK_SAMPLE_HDR + len);
 		r->stack_len = (__u32)len;
 		if (r->tgid) {
-			symbols_note(sp->syms, r->tgid);
+			symbols_note(sp->syms, r->tgid, 0);
 			if (len)
 				unwind_note(sp->unw, r->tgid);
 		}
@@ -297,21 +297,22 @@ static int on_record(void *ctx, void *data, size_t size)
 }
 
 /*
- * A new user lock key's process, sent the moment its first wait ends: its
- * maps are noted now, so its locks and stacks are named at the tick even
- * when it exits before (the tick reads the maps too, but a process of less
- * than a tick would have none left to read).
+ * A new user lock key, sent the moment its first wait ends: its process's
+ * maps are noted now, and read again when those noted do not cover its lock
+ * word (a thread stack or an arena mapped since), so its locks and stacks
+ * are named at the tick even when it exits before (the tick reads the maps
+ * too, but a process of less than a tick would have none left to read).
  */
 static int on_notice(void *ctx, void *data, size_t size)
 {
 	struct locks_priv *sp = ctx;
-	__u32 tgid;
+	struct lk_notice n;
 
-	if (size < sizeof(tgid))
+	if (size < sizeof(n))
 		return 0;
-	memcpy(&tgid, data, sizeof(tgid));
-	symbols_note(sp->syms, tgid);
-	unwind_note(sp->unw, tgid);
+	memcpy(&n, data, sizeof(n));
+	symbols_note(sp->syms, n.tgid, n.addr);
+	unwind_note(sp->unw, n.tgid);
 	return 0;
 }
 

@@ -37,7 +37,7 @@
 /* A holder sample copies the user stack from its stack pointer up, this
  * much (or what is readable), for user space to unwind with the DWARF call
  * frame information (libdw): code without frame pointers unwinds too. */
-#define LK_NOTICE_BYTES 4096	/* the notices ring: 256 new keys between reads */
+#define LK_NOTICE_BYTES 65536	/* the notices ring: about 2,700 new keys between reads */
 #define LK_STACK_BYTES 8192
 #define LK_STACK_CHUNK 1024	/* read in chunks when the whole does not fit the mapping */
 #define LK_STACK_COPIES 512	/* samples per tick that copy their stack; the rest send
@@ -91,6 +91,13 @@ enum lk_health {
  * per lock), the cgroup only when it reads one of the cgroup fields
  * (filter_nocgroup), as in syscalls.
  */
+/* A new user lock key, sent on the notices ring as its first wait ends. */
+struct lk_notice {
+	__u32 tgid;		/* its process */
+	__u32 pad;
+	__u64 addr;		/* its lock word */
+};
+
 struct lk_key {
 	__u64 addr;		/* user address of the futex word, or kernel lock address */
 	__u32 tgid;		/* the waiters' process */
