@@ -272,7 +272,7 @@ static int on_record(void *ctx, void *data, size_t size)
 
 		memcpy(&r, data, sizeof(r));
 		if (!lkt_kind_is_kernel(r.kind))
-			symbols_note(sp->syms, r.tgid, r.addr);
+			symbols_note(sp->syms, r.tgid, 0);
 		lkt_add_wait(&sp->tl, &r);
 	} else if (type == LR_SAMPLE && size >= LK_SAMPLE_HDR) {
 		struct lk_sample_rec *r;
