@@ -25,6 +25,14 @@
  * that reads the requests, and the name and cgroup of its thread that read
  * last.  The filter runs where packets pass, in whatever task or softirq
  * that is, so the cgroup is not tested there (filter.bpf.h).
+ *
+ * A connection accepted when the flows map is full (latoprc flow_max) is
+ * still followed: its matching state is kept on its socket (the spill
+ * socket storage, which grows with the sockets), its requests enter at
+ * tcp_filter, where TCP has found the socket, and leave at the egress hook
+ * above through the socket the segment carries; they are counted in the
+ * overflow row (flow "(other)"), so every total stays exact.  The hook
+ * costs one load and a test per segment while no connection is spilled.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -49,6 +57,9 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile __u64 timeout_ns = FLOW_DEFAULT_TIMEOUT_NS;
 const volatile __u32 nr_cpus = 1;	/* possible CPUs: the early slots set_state scans */
 volatile __u64 flows_born = 0;		/* flows set_state made: ingress rechecks on a change */
+const volatile bool spill_on = false;	/* the spill hook is attached: follow connections
+					 * beyond the flows map on their sockets */
+volatile __s64 spilled_n = 0;		/* connections followed in spill now */
 
 #define PROBE_HEALTH_N FH_N
 #define PROBE_HEALTH_BUDGET FH_BUDGET
@@ -102,6 +113,30 @@ struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
 	__uint(max_entries, FLOW_RINGBUF_BYTES);
 } events SEC(".maps");
+
+/* The matching state of a connection the flows map had no room for. */
+struct spill_state {
+	struct flowq q;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct spill_state);
+} spill SEC(".maps");
+
+/*
+ * The overflow row: the totals of every spilled connection, one copy a CPU
+ * (its requests are answered on any CPU), summed by user space.  Only the
+ * counters and the histogram are used.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct fl_stats);
+} overflow SEC(".maps");
 
 /* What one TCP segment says, parsed from its headers. */
 struct seg {
@@ -270,25 +305,75 @@ static __always_inline bool sock_key(const struct sock *sk, struct fl_key *k)
 	return true;
 }
 
-/* Return true when the installed filter keeps a request of flow st. */
-static __always_inline bool keep(const struct fl_key *k, const struct fl_stats *st,
-				 __u64 lat)
+/* Who serves a flow: the process that reads its requests, as last seen. */
+struct who {
+	__u32 pid;
+	const char *comm;	/* FLOW_COMM_LEN bytes, NUL-padded */
+	__u64 cgroup;
+};
+
+/* The server of tracked flow st. */
+static __always_inline struct who who_of(const struct fl_stats *st)
+{
+	struct who w = {st->pid, st->comm, st->cgroup};
+
+	return w;
+}
+
+/* What the filter reads of one request, by value (for filter_keep). */
+struct keep_in {
+	__u64 laddr[2];
+	__u64 raddr[2];
+	__u64 lat;
+	__u32 pid, lport, rport, pad;
+	__u64 comm[FLOW_COMM_LEN / 8];
+};
+
+/*
+ * Return 1 when the installed filter keeps request a.  A global function,
+ * so the verifier checks it once, not at every call in every path (the
+ * egress path calls it for tracked and spilled connections alike).
+ */
+__noinline int filter_keep(struct keep_in *a)
 {
 	const struct filter_prog *f = &filters[filter_idx & 1];
 	struct filter_input in = {};
 
+	if (!a)
+		return 1;
+	in.pid = a->pid;
+	in.lport = a->lport;
+	in.rport = a->rport;
+	in.laddr[0] = a->laddr[0];
+	in.laddr[1] = a->laddr[1];
+	in.raddr[0] = a->raddr[0];
+	in.raddr[1] = a->raddr[1];
+	in.lat = a->lat;
+	in.comm = (const char *)a->comm;
+	return filter_match(f, &in);
+}
+
+/* Return true when the installed filter keeps a request of flow k. */
+static __always_inline bool keep(const struct fl_key *k, const struct who *w, __u64 lat)
+{
+	const struct filter_prog *f = &filters[filter_idx & 1];
+	const __u64 *comm = (const __u64 *)w->comm;
+	struct keep_in a;
+
 	if (f->n == 0)
 		return true;
-	in.pid = st->pid;
-	in.lport = k->lport;
-	in.rport = k->rport;
-	in.laddr[0] = k->laddr[0];
-	in.laddr[1] = k->laddr[1];
-	in.raddr[0] = k->raddr[0];
-	in.raddr[1] = k->raddr[1];
-	in.lat = lat;
-	in.comm = st->comm;
-	return filter_match(f, &in);
+	a.laddr[0] = k->laddr[0];
+	a.laddr[1] = k->laddr[1];
+	a.raddr[0] = k->raddr[0];
+	a.raddr[1] = k->raddr[1];
+	a.lat = lat;
+	a.pid = w->pid;
+	a.lport = k->lport;
+	a.rport = k->rport;
+	a.pad = 0;
+	a.comm[0] = comm[0];
+	a.comm[1] = comm[1];
+	return filter_keep(&a);
 }
 
 /*
@@ -297,15 +382,15 @@ static __always_inline bool keep(const struct fl_key *k, const struct fl_stats *
  * requests, not flows, so they then count; else the flow must pass it (pid
  * and comm are known once the server reads).
  */
-static __always_inline bool keep_flow(const struct fl_key *k, const struct fl_stats *st)
+static __always_inline bool keep_flow(const struct fl_key *k, const struct who *w)
 {
 	const struct filter_prog *f = &filters[filter_idx & 1];
 
-	return f->n == 0 || f->needs_lat || keep(k, st, 0);
+	return f->n == 0 || f->needs_lat || keep(k, w, 0);
 }
 
 /* Send one single event, within the per-tick budget. */
-static __always_inline void emit(const struct fl_key *k, const struct fl_stats *st,
+static __always_inline void emit(const struct fl_key *k, const struct who *w,
 				 __u32 kind, __u64 lat, __u32 count, __u64 now)
 {
 	struct fl_event *e;
@@ -321,22 +406,23 @@ static __always_inline void emit(const struct fl_key *k, const struct fl_stats *
 	e->id = __sync_fetch_and_add(&next_id, 1);
 	e->key = *k;
 	e->lat = lat;
-	e->pid = st->pid;
+	e->pid = w->pid;
 	e->kind = kind;
 	e->count = count;
 	e->pad = 0;
-	__builtin_memcpy(e->comm, st->comm, FLOW_COMM_LEN);
-	e->cgroup = st->cgroup;
+	__builtin_memcpy(e->comm, w->comm, FLOW_COMM_LEN);
+	e->cgroup = w->cgroup;
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
-/* An answered request: count it in the flow, send it if slow or sampled. */
+/* An answered request: count it in st (the flow's totals, or the overflow
+ * row's), send it if slow or sampled. */
 static __always_inline void count_request(const struct fl_key *k, struct fl_stats *st,
-					  __u64 lat, __u64 now)
+					  const struct who *w, __u64 lat, __u64 now)
 {
 	const struct filter_prog *f = &filters[filter_idx & 1];
 
-	if (!keep(k, st, lat)) {
+	if (!keep(k, w, lat)) {
 		health_inc(FH_DROPPED);
 		return;
 	}
@@ -348,16 +434,89 @@ static __always_inline void count_request(const struct fl_key *k, struct fl_stat
 		st->lat_max = lat;
 	lh_add(st->hist, lat);
 	if (f->threshold_ns && lat >= f->threshold_ns)
-		emit(k, st, FE_SLOW, lat, 1, now);
+		emit(k, w, FE_SLOW, lat, 1, now);
 	else if (f->sample_n > 1 && bpf_get_prandom_u32() % f->sample_n == 0)
-		emit(k, st, FE_SAMPLED, lat, 1, now);
+		emit(k, w, FE_SAMPLED, lat, 1, now);
 }
 
 /*
- * Queue e's segment as the first request of the new flow k, unless it is
- * another flow's or someone else queued it first.
+ * A response segment of flow k at now: match it in q and count what it
+ * answered or evicted in st (the flow's totals, or the overflow row's).
  */
-static __always_inline void take_early(const struct fl_key *k, struct fl_stats *st,
+static __always_inline void respond(const struct fl_key *k, struct flowq *q, struct fl_stats *st,
+				    const struct who *w, const struct seg *s, __u64 now)
+{
+	__u64 lat, age;
+	__u32 nb, nev;
+
+	switch (fq_response(q, s->seq, s->len, s->ack, s->psh || s->fin, now, timeout_ns,
+			    &nb, &nev, &age, &lat)) {
+	case FQ_MATCHED:
+		count_request(k, st, w, lat, now);
+		break;
+	case FQ_UNSOLICITED:
+		if (keep_flow(k, w))
+			st->unsolicited++;
+		break;
+	default:
+		break;
+	}
+	if (nb && keep_flow(k, w))
+		st->bytes_out += nb;
+	if (nev && keep_flow(k, w)) {
+		st->evicted += nev;
+		health_add(FH_EVICTED, nev);
+		if (keep(k, w, age))
+			emit(k, w, FE_EVICTED, age, nev, now);
+	}
+}
+
+/* The requests still pending in q when its connection closes, at now:
+ * evicted, in st. */
+static __always_inline void close_pending(const struct fl_key *k, struct flowq *q,
+					  struct fl_stats *st, const struct who *w)
+{
+	__u32 n = fq_pending(q);
+
+	if (n && keep_flow(k, w)) {
+		__u64 now = bpf_ktime_get_ns();
+		__u64 t0 = q->e[q->head & (FQ_LEN - 1)].t_ns;
+
+		st->evicted += n;
+		health_add(FH_EVICTED, n);
+		if (keep(k, w, now - t0))
+			emit(k, w, FE_EVICTED, now - t0, n, now);
+	}
+}
+
+/* This CPU's copy of the overflow row. */
+static __always_inline struct fl_stats *overflow_row(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&overflow, &zero);
+}
+
+/* The server of spilled socket sk, as recv_len last saw it (none yet: 0). */
+static __always_inline struct who who_spilled(struct sock *sk, struct reader_id *none)
+{
+	struct reader_id *r = bpf_sk_storage_get(&reader, sk, 0, 0);
+	struct who w;
+
+	if (!r)
+		r = none;
+	w.pid = r->tgid;
+	w.comm = (const char *)r->comm;
+	w.cgroup = r->cgroup;
+	return w;
+}
+
+/*
+ * Queue e's segment as the first request of the new flow k in q (adding
+ * its bytes to *bytes_in), unless it is another flow's or someone else
+ * queued it first.
+ */
+static __always_inline void take_early(const struct fl_key *k, struct flowq *q, __u64 *bytes_in,
 				       struct early_seg *e)
 {
 	struct seg s;
@@ -371,9 +530,22 @@ static __always_inline void take_early(const struct fl_key *k, struct fl_stats *
 		__sync_lock_test_and_set(&e->live, 1);
 		return;
 	}
-	if (fq_request(&st->q, s.seq, s.len, s.psh && !s.fin, e->t_ns, &nb) == FQ_FULL)
+	if (fq_request(q, s.seq, s.len, s.psh && !s.fin, e->t_ns, &nb) == FQ_FULL)
 		health_inc(FH_FULL);
-	st->bytes_in += nb;
+	*bytes_in += nb;
+}
+
+/* Queue request segment s of flow k, arrived at now, in q; count its new
+ * bytes in st (the flow's totals, or the overflow row's). */
+static __always_inline void request(const struct fl_key *k, struct flowq *q, struct fl_stats *st,
+				    const struct who *w, const struct seg *s, __u64 now)
+{
+	__u32 nb;
+
+	if (fq_request(q, s->seq, s->len, s->psh && !s->fin, now, &nb) == FQ_FULL)
+		health_inc(FH_FULL);
+	if (nb && keep_flow(k, w))
+		st->bytes_in += nb;
 }
 
 /* A segment entering the host (network header at skb->data when at_data). */
@@ -381,8 +553,8 @@ static __always_inline void on_ingress(struct sk_buff *skb, bool at_data)
 {
 	struct fl_stats *st;
 	struct seg s;
+	struct who w;
 	__u64 born;
-	__u32 nb;
 
 	if (!parse(skb, true, at_data, &s) || s.syn || s.len == 0)
 		return;
@@ -404,55 +576,93 @@ static __always_inline void on_ingress(struct sk_buff *skb, bool at_data)
 		if (!st && flows_born != born) {
 			st = bpf_map_lookup_elem(&flows, &s.key);
 			if (st && !st->closed)
-				take_early(&s.key, st, e);
+				take_early(&s.key, &st->q, &st->bytes_in, e);
 		}
 		return;
 	}
-	switch (fq_request(&st->q, s.seq, s.len, s.psh && !s.fin, bpf_ktime_get_ns(), &nb)) {
-	case FQ_FULL:
-		health_inc(FH_FULL);
-		break;
-	default:
-		break;
-	}
-	if (nb && keep_flow(&s.key, st))
-		st->bytes_in += nb;
+	w = who_of(st);
+	request(&s.key, &st->q, st, &w, &s, bpf_ktime_get_ns());
+}
+
+/*
+ * When segment s arrived: the time the ingress hook gave it in this CPU's
+ * early slot when it is still there (the segment went straight up the
+ * stack to its socket), else now (a socket busy in its reader took it from
+ * its backlog later; the slot holds a later segment).
+ */
+static __always_inline __u64 arrival(const struct seg *s)
+{
+	__u32 zero = 0;
+	struct early_seg *e = bpf_map_lookup_elem(&early, &zero);
+	__u64 t;
+
+	if (!e || e->s.seq != s->seq || e->s.len != s->len || !key_eq(&e->s.key, &s->key))
+		return bpf_ktime_get_ns();
+	t = e->t_ns;
+	/* A softirq on this CPU may have refilled the slot as it was read. */
+	if (e->s.seq != s->seq || e->s.len != s->len || !key_eq(&e->s.key, &s->key))
+		return bpf_ktime_get_ns();
+	return t;
+}
+
+/*
+ * A request segment of a spilled connection, where TCP found its socket sk
+ * (the network header at skb->network_header).  Other sockets' segments
+ * (tracked flows, clients, anything while none is spilled) pass.
+ */
+static __always_inline void on_ingress_spill(struct sock *sk, struct sk_buff *skb)
+{
+	struct reader_id none = {};
+	struct spill_state *sp;
+	struct fl_stats *ovf;
+	struct seg s;
+	struct who w;
+
+	if (spilled_n <= 0)
+		return;
+	sp = bpf_sk_storage_get(&spill, sk, 0, 0);
+	if (!sp || !parse(skb, true, false, &s) || s.syn || s.len == 0)
+		return;
+	ovf = overflow_row();
+	if (!ovf)
+		return;
+	w = who_spilled(sk, &none);
+	request(&s.key, &sp->q, ovf, &w, &s, arrival(&s));
 }
 
 /* A segment leaving the host. */
 static __always_inline void on_egress(struct sk_buff *skb)
 {
-	struct fl_stats *st;
-	__u64 now, lat, age;
-	__u32 nb, nev;
+	struct reader_id none = {};
+	struct spill_state *sp;
+	struct fl_stats *st, *row;
+	struct flowq *q;
+	struct sock *sk;
 	struct seg s;
+	struct who w;
 
 	if (!parse(skb, false, false, &s) || s.syn || s.len == 0)
 		return;
 	st = bpf_map_lookup_elem(&flows, &s.key);
-	if (!st || st->closed)
-		return;
-	now = bpf_ktime_get_ns();
-	switch (fq_response(&st->q, s.seq, s.len, s.ack, s.psh || s.fin, now, timeout_ns,
-			    &nb, &nev, &age, &lat)) {
-	case FQ_MATCHED:
-		count_request(&s.key, st, lat, now);
-		break;
-	case FQ_UNSOLICITED:
-		if (keep_flow(&s.key, st))
-			st->unsolicited++;
-		break;
-	default:
-		break;
+	if (st && !st->closed) {
+		q = &st->q;
+		row = st;
+		w = who_of(st);
+	} else {
+		/* Not a tracked flow: a spilled connection's response goes
+		 * out through its socket too. */
+		if (!spill_on || spilled_n <= 0 || st)
+			return;
+		sk = skb->sk;
+		sp = sk ? bpf_sk_storage_get(&spill, sk, 0, 0) : NULL;
+		row = overflow_row();
+		if (!sp || !row)
+			return;
+		q = &sp->q;
+		w = who_spilled(sk, &none);
 	}
-	if (nb && keep_flow(&s.key, st))
-		st->bytes_out += nb;
-	if (nev && keep_flow(&s.key, st)) {
-		st->evicted += nev;
-		health_add(FH_EVICTED, nev);
-		if (keep(&s.key, st, age))
-			emit(&s.key, st, FE_EVICTED, age, nev, now);
-	}
+	/* One call for both, so the verifier walks it once. */
+	respond(&s.key, q, row, &w, &s, bpf_ktime_get_ns());
 }
 
 SEC("tp_btf/netif_receive_skb")
@@ -490,13 +700,98 @@ int BPF_PROG(tx_dev, struct sk_buff *skb)
 	return 0;
 }
 
+SEC("fentry/tcp_filter")
+int BPF_PROG(rx_spill, struct sock *sk, struct sk_buff *skb)
+{
+	on_ingress_spill(sk, skb);
+	return 0;
+}
+
+/* Where fentry cannot load: every segment an established socket takes. */
+SEC("tp_btf/tcp_probe")
+int BPF_PROG(rx_spill_tp, struct sock *sk, struct sk_buff *skb)
+{
+	on_ingress_spill(sk, skb);
+	return 0;
+}
+
+/*
+ * Queue the first request of new flow k in q when it waits in an early
+ * slot: this CPU's when its segment made the connection, another's when it
+ * arrived there while this CPU completed the handshake (kernels before 5.19
+ * cannot look there).
+ */
+static __always_inline void take_early_any(const struct fl_key *k, struct flowq *q,
+					   __u64 *bytes_in)
+{
+	struct early_seg *e;
+	__u32 zero = 0, cpu;
+
+	if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_map_lookup_percpu_elem)) {
+		for (cpu = 0; cpu < nr_cpus && cpu < FLOW_MAX_CPUS; cpu++) {
+			e = bpf_map_lookup_percpu_elem(&early, &zero, cpu);
+			if (e)
+				take_early(k, q, bytes_in, e);
+		}
+	} else {
+		e = bpf_map_lookup_elem(&early, &zero);
+		if (e)
+			take_early(k, q, bytes_in, e);
+	}
+}
+
+/*
+ * Follow accepted connection sk (key k) that the flows map has no room
+ * for on its socket, its requests counted in the overflow row; without the
+ * spill hook, or memory for its state, it is untracked.
+ */
+static __always_inline void spill_new(struct sock *sk, const struct fl_key *k)
+{
+	struct spill_state *sp = NULL;
+	struct fl_stats *ovf = overflow_row();
+
+	if (spill_on && ovf)
+		sp = bpf_sk_storage_get(&spill, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+	if (!sp) {
+		health_inc(FH_UNTRACKED);
+		return;
+	}
+	__builtin_memset(&sp->q, 0, sizeof(sp->q));
+	__sync_fetch_and_add(&spilled_n, 1);
+	health_inc(FH_SPILLED);
+	take_early_any(k, &sp->q, &ovf->bytes_in);
+}
+
+/* The close of sk (key k), when it is a spilled connection: what it left
+ * pending is evicted, in the overflow row, and its state freed. */
+static __always_inline void spill_close(struct sock *sk, const struct fl_key *k)
+{
+	struct reader_id none = {};
+	struct spill_state *sp;
+	struct fl_stats *ovf;
+	struct who w;
+
+	if (!spill_on || spilled_n <= 0)
+		return;
+	sp = bpf_sk_storage_get(&spill, sk, 0, 0);
+	if (!sp)
+		return;
+	ovf = overflow_row();
+	if (ovf) {
+		w = who_spilled(sk, &none);
+		close_pending(k, &sp->q, ovf, &w);
+	}
+	if (!bpf_sk_storage_delete(&spill, sk))
+		__sync_fetch_and_add(&spilled_n, -1);
+}
+
 /* Track accepted connections from establishment to close. */
 SEC("tp_btf/inet_sock_set_state")
-int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int newstate)
+int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 {
 	struct fl_stats *st;
 	struct fl_key k;
-	__u32 n;
+	struct who w;
 
 	if (!sock_key(sk, &k))
 		return 0;
@@ -511,7 +806,8 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 		if (bpf_map_update_elem(&flows, &k, init, BPF_NOEXIST)) {
 			st = bpf_map_lookup_elem(&flows, &k);
 			if (!st) {
-				health_inc(FH_UNTRACKED);
+				/* The map is full. */
+				spill_new(sk, &k);
 				return 0;
 			}
 			/* The same 4-tuple again before user space removed the
@@ -520,26 +816,8 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 		}
 		st = bpf_map_lookup_elem(&flows, &k);
 		if (st) {
-			__u32 cpu;
-			struct early_seg *e;
-
 			__sync_fetch_and_add(&flows_born, 1);
-			/* The first request may be waiting in an early slot: this
-			 * CPU's when its segment made the connection, another's
-			 * when it arrived there while this CPU completed the
-			 * handshake (kernels before 5.19 cannot look there). */
-			if (bpf_core_enum_value_exists(enum bpf_func_id,
-						       BPF_FUNC_map_lookup_percpu_elem)) {
-				for (cpu = 0; cpu < nr_cpus && cpu < FLOW_MAX_CPUS; cpu++) {
-					e = bpf_map_lookup_percpu_elem(&early, &zero, cpu);
-					if (e)
-						take_early(&k, st, e);
-				}
-			} else {
-				e = bpf_map_lookup_elem(&early, &zero);
-				if (e)
-					take_early(&k, st, e);
-			}
+			take_early_any(&k, &st->q, &st->bytes_in);
 		}
 		return 0;
 	}
@@ -555,18 +833,14 @@ int BPF_PROG(set_state, const struct sock *sk, const int oldstate, const int new
 	 * flow's own socket never closes from SYN_RECV, which covers the
 	 * flows seeded from /proc too (no socket known).
 	 */
-	if (!st || st->closed || oldstate == TCP_SYN_RECV || (st->sk && st->sk != (__u64)sk))
+	if (oldstate == TCP_SYN_RECV)
 		return 0;
-	n = fq_pending(&st->q);
-	if (n && keep_flow(&k, st)) {
-		__u64 now = bpf_ktime_get_ns();
-		__u64 t0 = st->q.e[st->q.head & (FQ_LEN - 1)].t_ns;
-
-		st->evicted += n;
-		health_add(FH_EVICTED, n);
-		if (keep(&k, st, now - t0))
-			emit(&k, st, FE_EVICTED, now - t0, n, now);
+	if (!st || st->closed || (st->sk && st->sk != (__u64)sk)) {
+		spill_close(sk, &k);
+		return 0;
 	}
+	w = who_of(st);
+	close_pending(&k, &st->q, st, &w);
 	st->closed = 1;
 	return 0;
 }

@@ -44,7 +44,11 @@ static const struct hook_spec hook_specs[] = {
 	{"accepted connections", true, NULL, {HOOK_TP_BTF("inet_sock_set_state", "set_state")}},
 	{"serving process (pid, comm)", false, NULL,
 	 {HOOK_TP_BTF("sock_recv_length", "recv_len")}},
+	{"connections beyond flow_max (request in)", false,
+	 "none: such connections are untracked (evicted)",
+	 {HOOK_FENTRY("tcp_filter", "rx_spill"), HOOK_TP_BTF("tcp_probe", "rx_spill_tp")}},
 };
+#define SPEC_SPILL 4	/* hook_specs' index of the spill hook */
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
 
 /* Where each health counter goes in the frames' stats: single events over
@@ -52,6 +56,8 @@ static const struct hook_spec hook_specs[] = {
 static const enum probe_stat health_to[FH_N] = {
 	[FH_DROPPED] = PSTAT_DROPPED, [FH_BUDGET] = PSTAT_DROPPED, [FH_LOST] = PSTAT_LOST,
 	[FH_EVICTED] = PSTAT_EVICTED, [FH_UNTRACKED] = PSTAT_EVICTED, [FH_FULL] = PSTAT_EVICTED,
+	/* Their requests are the overflow row's: flows_collect counts those. */
+	[FH_SPILLED] = PSTAT_NONE,
 };
 
 /*
@@ -82,6 +88,8 @@ struct flows_priv {
 	uint64_t boot_offset_ns;
 	struct frame *ev_frame;	/* the events frame being filled by the ring callback */
 	struct fl_stats cur;	/* one flow's totals, copied out */
+	struct fl_stats *ovf_cpu;	/* the overflow row's copies, one a CPU */
+	struct prev_ent ovf_prev;	/* the overflow row's totals at its last row */
 	uint32_t prevh[LH_NBUCKETS];	/* a prev_ent's histogram, dense; zero between uses */
 	/* A batch of flows read in one call (bpf_map_lookup_batch). */
 	struct fl_key *bkeys;
@@ -149,6 +157,23 @@ static void key_cells(union cell *r, const struct fl_key *k, int flow, int laddr
 	r[rport].u = k->rport;
 	cell_set_ip(&r[rnet], &net);
 	r[netns].u = k->netns;
+}
+
+/* Fill the key columns of the overflow row: text ones "(other)", numeric
+ * ones 0, addresses :: (no address). */
+static void other_cells(union cell *r)
+{
+	static const struct ipaddr none = {.prefix = 128};
+
+	cell_set_str(&r[FC_FLOW], "(other)");
+	cell_set_ip(&r[FC_LADDR], &none);
+	cell_set_ip(&r[FC_RADDR], &none);
+	cell_set_ip(&r[FC_RNET], &none);
+	r[FC_LPORT].u = r[FC_RPORT].u = r[FC_NETNS].u = r[FC_PID].u = 0;
+	cell_set_str(&r[FC_COMM], "(other)");
+	cell_set_str(&r[FC_CGROUP], "(other)");
+	cell_set_str(&r[FC_UNIT], "(other)");
+	cell_set_str(&r[FC_CONTAINER], "(other)");
 }
 
 /* Copy a kernel comm into a terminated string. */
@@ -288,8 +313,8 @@ static void lat_delta(struct flows_priv *fp, union cell *c, const struct fl_stat
 	p->lat_max = cur->lat_max;
 }
 
-/* Append a row for a flow's activity since p's last row, and keep cur in p;
- * return requests counted. */
+/* Append a row for a flow's activity since p's last row (k NULL: the
+ * overflow row's), and keep cur in p; return requests counted. */
 static uint64_t add_row(struct flows_priv *fp, struct frame *f, const struct fl_key *k,
 			const struct fl_stats *cur, struct prev_ent *p)
 {
@@ -298,11 +323,16 @@ static uint64_t add_row(struct flows_priv *fp, struct frame *f, const struct fl_
 	char comm[FLOW_COMM_LEN + 1];
 	union cell *r = frame_add_row(f);
 
-	key_cells(r, k, FC_FLOW, FC_LADDR, FC_LPORT, FC_RADDR, FC_RPORT, FC_RNET, FC_NETNS);
-	r[FC_PID].u = cur->pid;
-	comm_str(cur->comm, comm);
-	cell_set_str(&r[FC_COMM], comm);
-	probe_cgroup_cells(r + FC_CGROUP, cur->cgroup);
+	if (k) {
+		key_cells(r, k, FC_FLOW, FC_LADDR, FC_LPORT, FC_RADDR, FC_RPORT, FC_RNET,
+			  FC_NETNS);
+		r[FC_PID].u = cur->pid;
+		comm_str(cur->comm, comm);
+		cell_set_str(&r[FC_COMM], comm);
+		probe_cgroup_cells(r + FC_CGROUP, cur->cgroup);
+	} else {
+		other_cells(r);
+	}
 	r[FC_COUNT].u = delta(cur->count, p->count);
 	lat_delta(fp, &r[FC_LAT], cur, p);
 	r[FC_BYTES].u = in + out;
@@ -408,6 +438,41 @@ static int read_flows(struct flows_priv *fp, struct frame *f, uint64_t *events)
 	return 0;
 }
 
+/*
+ * Sum the overflow row's copies, one a CPU, into fp->cur and append its row
+ * when it moved; return the requests counted.  -1 with errno when the map
+ * cannot be read.
+ */
+static int64_t read_overflow(struct flows_priv *fp, struct frame *f)
+{
+	struct fl_stats *c = &fp->cur;
+	uint32_t zero = 0, i;
+	int cpu;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(fp->skel->maps.overflow), &zero, fp->ovf_cpu))
+		return -1;
+	memset(c, 0, sizeof(*c));
+	for (cpu = 0; cpu < fp->ncpus; cpu++) {
+		const struct fl_stats *s = &fp->ovf_cpu[cpu];
+
+		if (s->count && (!c->count || s->lat_min < c->lat_min))
+			c->lat_min = s->lat_min;
+		if (s->lat_max > c->lat_max)
+			c->lat_max = s->lat_max;
+		c->count += s->count;
+		c->lat_sum += s->lat_sum;
+		c->bytes_in += s->bytes_in;
+		c->bytes_out += s->bytes_out;
+		c->evicted += s->evicted;
+		c->unsolicited += s->unsolicited;
+		for (i = 0; i < LH_NBUCKETS; i++)
+			c->hist[i] += s->hist[i];
+	}
+	if (!moved(c, &fp->ovf_prev))
+		return 0;
+	return (int64_t)add_row(fp, f, NULL, c, &fp->ovf_prev);
+}
+
 /* Read and fold this tick's totals and events into two frames of t. */
 static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
 			 char **cause)
@@ -415,6 +480,7 @@ static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	struct flows_priv *fp = p->priv;
 	struct frame *f = frame_new(&flows_schema, t_ns, dt_ns);
 	struct frame *ev = frame_new(&flow_events_schema, t_ns, dt_ns);
+	int64_t ovf;
 	int err;
 
 	fp->ev_frame = ev;
@@ -433,6 +499,15 @@ static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 		frame_free(ev);
 		return -1;
 	}
+	ovf = read_overflow(fp, f);
+	if (ovf < 0) {
+		*cause = xasprintf("flows: reading the overflow row: %s", strerror(errno));
+		frame_free(f);
+		frame_free(ev);
+		return -1;
+	}
+	f->stats.events += (uint64_t)ovf;
+	f->stats.overflow += (uint64_t)ovf;
 	probe_health_tick(&fp->health, &f->stats);
 	ev->stats = f->stats;
 	ev->stats.events = ev->nrows;
@@ -544,7 +619,7 @@ static void capacity_choice(struct hook_choice *c, uint32_t max_keys)
 	 * allocator's share, about 64 bytes on 6.1. */
 	probe_capacity(c, "connections tracked at once (latoprc flow_max)", max_keys,
 		       "connections", sizeof(struct fl_key) + sizeof(struct fl_stats) + 64, false,
-		       "more are counted as untracked (evicted)");
+		       "more are followed on their sockets, counted in the overflow row");
 }
 
 /* Parse one /proc/net/tcp{,6} address "HEX:PORT" into the key form. */
@@ -653,6 +728,8 @@ static void flows_close(struct probe *p)
 	ring_buffer__free(fp->rb);
 	flows_bpf__destroy(fp->skel);
 	prev_sweep(fp, true);
+	free(fp->ovf_prev.hist);
+	free(fp->ovf_cpu);
 	free(fp->bkeys);
 	free(fp->bvals);
 	free(fp->dead);
@@ -664,6 +741,7 @@ static void flows_close(struct probe *p)
 static int flows_open(struct probe *p, char **cause)
 {
 	struct flows_priv *fp = xcalloc(1, sizeof(*fp));
+	int used[NSPECS];
 	char why[160];
 	int err;
 
@@ -679,8 +757,9 @@ static int flows_open(struct probe *p, char **cause)
 		*cause = xasprintf("flows: opening the BPF object: %s", strerror(errno));
 		goto fail;
 	}
-	if (hook_choose_all("flows", fp->skel->obj, hook_specs, NSPECS, p->hooks, NULL, 0, cause))
+	if (hook_choose_all("flows", fp->skel->obj, hook_specs, NSPECS, p->hooks, used, 0, cause))
 		goto fail;
+	fp->skel->rodata->spill_on = used[SPEC_SPILL] >= 0;
 	capacity_choice(&p->hooks[NSPECS], fp->max_keys);
 	p->nhooks = NSPECS + 1;
 	if (bpf_map__set_max_entries(fp->skel->maps.flows, fp->max_keys)) {
@@ -705,6 +784,7 @@ static int flows_open(struct probe *p, char **cause)
 	fp->bcap = FLOW_BATCH;
 	fp->bkeys = xcalloc(fp->bcap, sizeof(*fp->bkeys));
 	fp->bvals = xcalloc(fp->bcap, sizeof(*fp->bvals));
+	fp->ovf_cpu = xcalloc(fp->ncpus, sizeof(*fp->ovf_cpu));
 	probe_health_init(&fp->health, bpf_map__fd(fp->skel->maps.health), fp->ncpus, health_to,
 			  FH_N);
 	return 0;

@@ -10,8 +10,10 @@
 #include "flowq.h"
 
 #define FLOW_COMM_LEN 16
-/* Connections tracked at once: latoprc flow_max, from FLOW_KEYS_MIN to
- * FLOW_KEYS_MAX; the map's entries are allocated as connections come. */
+/* Connections tracked at once, each a row: latoprc flow_max, from
+ * FLOW_KEYS_MIN to FLOW_KEYS_MAX; the map's entries are allocated as
+ * connections come.  Connections beyond are followed on their sockets and
+ * counted in the overflow row. */
 #define FLOW_DEFAULT_KEYS 65536
 #define FLOW_KEYS_MIN 64
 #define FLOW_KEYS_MAX 4194304
@@ -26,8 +28,11 @@ enum flow_health {
 	FH_LOST,	/* ring buffer full */
 	FH_EVICTED,	/* requests never answered within Φ, or pending at close */
 	FH_BUDGET,	/* single events over the per-tick budget (BUFFER) */
-	FH_UNTRACKED,	/* connections not tracked: the flows map was full */
+	FH_UNTRACKED,	/* connections not followed: the flows map was full, and
+			 * their sockets could not hold their state */
 	FH_FULL,	/* requests not queued: FQ_LEN already pending */
+	FH_SPILLED,	/* connections the flows map was full for, followed on
+			 * their sockets: their requests go to the overflow row */
 	FH_N,
 };
 

@@ -3,7 +3,8 @@
 # open at once on loopback (more than the 4,096 flows a fixed map held),
 # four 8-byte requests each: every connection a row, every request counted,
 # exactly.  latoprc's flow_max sizes the map: `latop probes` says it, a
-# small one holds that many connections and no more, a bad one is named.
+# small one holds that many connections as rows and counts the requests of
+# the others in the overflow row, exactly, and says so; a bad one is named.
 . "$(dirname "$0")/../lib.sh"
 need_root
 L=${LATOP_BIN:?}
@@ -44,10 +45,31 @@ ok $? "5,000 connections at once: 5,000 rows of 4 requests, 20,000 counted ($(ca
 echo "flow_max = 100" > "$tmp/cfg/latop/latoprc"
 "$L" probes | grep -q "connections tracked at once (latoprc flow_max) *100 connections"
 ok $? "flow_max = 100: latop probes states it"
+"$L" probes | grep -q "connections beyond flow_max (request in) *\(tp_btf/tcp_probe\|fentry/tcp_filter\)"
+ok $? "latop probes names the hook that follows connections beyond flow_max"
 record_many 300 2 small
-n=$("$L" report "$tmp/small.snap" --csv -q "from flows group by rport show count" | tail -n +2 | wc -l)
-[ "$n" -ge 50 ] && [ "$n" -le 100 ]
-ok $? "flow_max = 100: 300 connections at once, at most 100 tracked ($n)"
+"$L" report "$tmp/small.snap" --json -q "from flows group by flow show count, sum(evicted), count(lat)" \
+	> "$tmp/small.json" 2> "$tmp/small.rep"
+python3 - "$tmp/small.json" "$tmp/small.err" "$tmp/small.rep" <<'EOF2'
+import json, re, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+other = [r for r in rows if r["flow"] == "(other)"]
+flows = [r for r in rows if r["flow"] != "(other)"]
+total = sum(r["count"] for r in rows)
+ocount = other[0]["count"] if other else 0
+said = [int(m.group(1)) for f in sys.argv[2:] for m in
+        re.finditer(r"flows: (\d+) counted in overflow rows", open(f).read())]
+health = [json.loads(l)["health"] for l in open(sys.argv[3]) if l.startswith('{"health"')]
+said += [h["overflow"] for h in health if h["table"] == "flows"]
+print("%d requests: %d in %d tracked rows, %d in (other); evicted %d; record, report "
+      "and report's health say %s" % (total, total - ocount, len(flows), ocount,
+                                      sum(r["sum(evicted)"] for r in rows), said))
+ok = (total == 600 and len(flows) <= 100 and len(other) == 1 and ocount >= 400 and
+      all(r["sum(evicted)"] == 0 and r["count(lat)"] == r["count"] for r in rows) and
+      len(said) == 3 and all(n == ocount for n in said))
+sys.exit(0 if ok else 1)
+EOF2
+ok $? "flow_max = 100: 300 connections, every request counted, those beyond in (other), and said"
 
 echo "flow_max = 12x" > "$tmp/cfg/latop/latoprc"
 err=$("$L" probes 2>&1 >/dev/null)

@@ -6,6 +6,8 @@
 # __dev_queue_xmit) were chosen and counted every request, pipelined ones
 # and an unanswered one included.  6.1 has no sock_recv_length tracepoint:
 # the serving-process stage is refused there and pid/comm stay empty.
+# Then, with flow_max 64, 100 connections at once: those beyond it are
+# followed through fentry on tcp_filter and counted in the overflow row.
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
@@ -39,6 +41,15 @@ sleep 2.5
 kill -TERM $rec
 wait $rec
 echo $? >record.rc
+mkdir -p cfg2/latop && echo "flow_max = 64" >cfg2/latop/latoprc
+XDG_CONFIG_HOME=$PWD/cfg2 latop record -o m.snap --quiet -q "from flows where lport == 7103" \
+	2>many.err & rec=$!
+vm_wait_file m.snap.tmp $rec || { echo "the recorder did not start"; kill $rec; exit 1; }
+reqsrv many 7103 100 3 >many.out
+sleep 2.5
+kill -TERM $rec
+wait $rec
+echo $? >many.rc
 EOF
 vm_ok_run "$VM_DIR/guest.sh" 300
 
@@ -77,4 +88,22 @@ print("; ".join(msg))
 EOF
 )
 ok $? "fentry hooks: exact counts, latency >= server truth, pipelined and the unanswered one evicted ($out)"
+
+grep -q "connections beyond flow_max (request in) *fentry/tcp_filter" "$S/probes.txt" 2>/dev/null
+ok $? "probes: connections beyond flow_max use fentry on tcp_filter"
+"$L" report "$S/m.snap" --json -q "from flows group by flow show count, sum(evicted)" \
+	>"$S/many.json" 2>"$S/many.rep"
+sed 's/^/# many: /' "$S/many.out" "$S/many.err" "$S/many.rep"
+out=$(python3 - "$S/many.json" 2>&1 <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+other = sum(r["count"] for r in rows if r["flow"] == "(other)")
+total = sum(r["count"] for r in rows)
+tracked = len([r for r in rows if r["flow"] != "(other)"])
+print("%d requests, %d in (other), %d tracked rows" % (total, other, tracked))
+assert total == 300 and other >= 36 * 3 and tracked <= 64
+assert all(r["sum(evicted)"] == 0 for r in rows)
+EOF
+)
+ok $? "flow_max 64, 100 connections at once: all 300 requests counted, those beyond in (other) ($out)"
 done_testing
