@@ -95,6 +95,8 @@ struct flows_priv {
 	struct fl_key *bkeys;
 	struct fl_stats *bvals;
 	uint32_t bcap;		/* flows the batch buffers hold */
+	uint64_t unseeded;	/* connections open at start the map had no room for:
+				 * said once, in the first tick's evicted */
 	struct fl_key *dead;	/* closed flows seen this round: ndead of dcap */
 	size_t ndead, dcap;
 };
@@ -508,6 +510,8 @@ static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	}
 	f->stats.events += (uint64_t)ovf;
 	f->stats.overflow += (uint64_t)ovf;
+	f->stats.evicted += fp->unseeded;
+	fp->unseeded = 0;
 	probe_health_tick(&fp->health, &f->stats);
 	ev->stats = f->stats;
 	ev->stats.events = ev->nrows;
@@ -665,6 +669,8 @@ struct listener {
 /*
  * Add the connections accepted before latop started: established sockets
  * of this network namespace whose local port is one a socket listens on.
+ * Those the map has no room for are not followed (user space cannot reach
+ * their sockets' storage): they are counted once, in evicted.
  */
 static void seed_flows(struct flows_priv *fp)
 {
@@ -710,7 +716,9 @@ static void seed_flows(struct flows_priv *fp)
 					k.netns = netns;
 					fp->cur = (struct fl_stats){0};
 					fp->cur.born_ns = mono_ns();
-					bpf_map_update_elem(fd, &k, &fp->cur, BPF_NOEXIST);
+					if (bpf_map_update_elem(fd, &k, &fp->cur, BPF_NOEXIST) &&
+					    errno != EEXIST)
+						fp->unseeded++;
 				}
 			}
 			fclose(fh);
