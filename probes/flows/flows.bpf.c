@@ -51,6 +51,7 @@
 #define TCP_ESTABLISHED 1
 #define TCP_SYN_RECV 3
 #define TCP_CLOSE 7
+#define TCP_LISTEN 10
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -60,6 +61,15 @@ volatile __u64 flows_born = 0;		/* flows set_state made: ingress rechecks on a c
 const volatile bool spill_on = false;	/* the spill hook is attached: follow connections
 					 * beyond the flows map on their sockets */
 volatile __s64 spilled_n = 0;		/* connections followed in spill now */
+/*
+ * Local ports a socket has listened on, in any network namespace, since
+ * latop started (user space marks the ones listening before): a segment
+ * whose local end is on no such port belongs to no accepted connection, so
+ * the hooks pass it without a lookup (on loopback, half of them: the
+ * connecting end's).  A mark is never cleared: a server may close its
+ * listener and go on serving what it accepted.
+ */
+__u8 served[65536] = {};
 
 #define PROBE_HEALTH_N FH_N
 #define PROBE_HEALTH_BUDGET FH_BUDGET
@@ -556,7 +566,7 @@ static __always_inline void on_ingress(struct sk_buff *skb, bool at_data)
 	struct who w;
 	__u64 born;
 
-	if (!parse(skb, true, at_data, &s) || s.syn || s.len == 0)
+	if (!parse(skb, true, at_data, &s) || s.syn || s.len == 0 || !served[s.key.lport & 0xffff])
 		return;
 	born = flows_born;
 	st = bpf_map_lookup_elem(&flows, &s.key);
@@ -641,7 +651,7 @@ static __always_inline void on_egress(struct sk_buff *skb)
 	struct seg s;
 	struct who w;
 
-	if (!parse(skb, false, false, &s) || s.syn || s.len == 0)
+	if (!parse(skb, false, false, &s) || s.syn || s.len == 0 || !served[s.key.lport & 0xffff])
 		return;
 	st = bpf_map_lookup_elem(&flows, &s.key);
 	if (st && !st->closed) {
@@ -795,7 +805,14 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 
 	if (!sock_key(sk, &k))
 		return 0;
+	if (newstate == TCP_LISTEN) {
+		served[k.lport & 0xffff] = 1;
+		return 0;
+	}
 	if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
+		/* A listener from before latop, in a namespace it did not
+		 * look in. */
+		served[k.lport & 0xffff] = 1;
 		__u32 zero = 0;
 		struct fl_stats *init = bpf_map_lookup_elem(&newborn, &zero);
 

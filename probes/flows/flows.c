@@ -5,6 +5,7 @@
  * map's monotonic per-flow totals into one frame of flows and one of
  * flow_events per tick.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -726,6 +727,72 @@ static void seed_flows(struct flows_priv *fp)
 	free(ls);
 }
 
+/* Mark in served the local port of every socket listening in tcp file path
+ * (IPv6 when v6). */
+static void mark_listeners(struct flows_priv *fp, const char *path, bool v6)
+{
+	FILE *fh = fopen(path, "r");
+	char line[512];
+
+	if (!fh)
+		return;
+	while (fgets(line, sizeof(line), fh)) {
+		char la[64];
+		unsigned st;
+		uint32_t port;
+		__u64 a[2];
+
+		if (sscanf(line, " %*s %63s %*s %x", la, &st) == 2 && st == 0x0A &&
+		    proc_addr(la, v6, a, &port))
+			fp->skel->bss->served[port & 0xffff] = 1;
+	}
+	fclose(fh);
+}
+
+/*
+ * Mark the ports sockets listen on now, in every network namespace a
+ * process is in (a container's server from before latop too); the kernel
+ * marks those that start listening later.
+ */
+static void seed_served(struct flows_priv *fp)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	ino_t *seen = NULL;
+	size_t nseen = 0, cap = 0, i;
+	char path[64];
+	struct stat st;
+
+	mark_listeners(fp, "/proc/self/net/tcp", false);
+	mark_listeners(fp, "/proc/self/net/tcp6", true);
+	if (!d)
+		return;
+	if (!stat("/proc/self/ns/net", &st)) {
+		seen = xreallocarray(seen, cap = 16, sizeof(*seen));
+		seen[nseen++] = st.st_ino;
+	}
+	while ((de = readdir(d))) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9' || strlen(de->d_name) > 10)
+			continue;
+		snprintf(path, sizeof(path), "/proc/%s/ns/net", de->d_name);
+		if (stat(path, &st))
+			continue;
+		for (i = 0; i < nseen && seen[i] != st.st_ino; i++)
+			;
+		if (i < nseen)
+			continue;
+		if (nseen == cap)
+			seen = xreallocarray(seen, cap = cap ? 2 * cap : 16, sizeof(*seen));
+		seen[nseen++] = st.st_ino;
+		snprintf(path, sizeof(path), "/proc/%s/net/tcp", de->d_name);
+		mark_listeners(fp, path, false);
+		snprintf(path, sizeof(path), "/proc/%s/net/tcp6", de->d_name);
+		mark_listeners(fp, path, true);
+	}
+	closedir(d);
+	free(seen);
+}
+
 /* Free everything flows_open made. */
 static void flows_close(struct probe *p)
 {
@@ -808,6 +875,9 @@ static int flows_attach(struct probe *p, char **cause)
 
 	if (probe_attach_skel("flows", fp->skel->skeleton, cause))
 		return -1;
+	/* After the attach: a listener from before is in /proc by now, one
+	 * from after is seen by the kernel. */
+	seed_served(fp);
 	seed_flows(fp);
 	return 0;
 }

@@ -2,7 +2,8 @@
 # The flows view over a veth pair between two network namespaces (a real
 # NIC driver path, not loopback), IPv4 and IPv6: exact counts and latency
 # against the server's truth, and an address-prefix filter pushed into the
-# kernel keeping one client's flow out while another's is counted.
+# kernel keeping one client's flow out while another's is counted.  The
+# server listens before latop starts.
 . "$(dirname "$0")/../lib.sh"
 need_root
 L=${LATOP_BIN:?}
@@ -31,11 +32,13 @@ ok $? "veth pair between two namespaces, IPv4 and IPv6"
 
 P=$((20000 + RANDOM % 20000))
 # Only clients in 10.231.N.64/26 (C4B) and the IPv6 subnet pass the filter.
+# The server listens before latop starts, in a namespace latop is not in:
+# its connections still count from their first request.
+ip netns exec $tag-s "$R" server :: $P 4 2 > "$tmp/srv" & srv=$!
+wait_ready "$tmp/srv"; ok $? "the server listens in its namespace"
 "$L" record -o "$tmp/veth.snap" -i 250ms --quiet \
 	-q "from flows where lport == $P and raddr in (10.231.$n.64/26, fd00:231:$n::/64)" & rec_pid=$!
 wait_recording "$tmp/veth.snap"; ok $? "the recorder attaches"
-ip netns exec $tag-s "$R" server :: $P 4 2 > "$tmp/srv" & srv=$!
-wait_ready "$tmp/srv"; ok $? "the server listens in its namespace"
 {
 	ip netns exec $tag-c "$R" client $S4 $P 200 -d 300 -b $C4B | sed 's/^/in4 /'
 	ip netns exec $tag-c "$R" client $S4 $P 200 -d 300 -b $C4 | sed 's/^/out4 /'
