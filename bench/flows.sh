@@ -14,7 +14,8 @@
 #   BENCH_SECONDS [1]      length of one timed ping-pong run
 #   BENCH_CPU [1]          CPU both ping-pong ends are pinned to
 #   BENCH_TRACER_CPU [0]   CPU the tracers are pinned to
-#   BENCH_CONFIGS ["none floor latop pcap"]
+#   BENCH_CONFIGS ["none floor latop pcap"]; latop_b runs $BENCH_LATOP_B, another
+#                          latop binary (an older build), as latop runs ./latop
 #   BENCH_RETRIES [2]      times a dirty run is tried again
 #   BENCH_STAT [cpu_median_batch]  pingpong's figure: cpu_median_batch (the
 #                          process's CPU time per round trip, median batch:
@@ -51,6 +52,11 @@ wait_file() {
 	return 1
 }
 
+# Print the latop binary configuration $1 runs.
+latop_bin() {
+	if [ "$1" = latop_b ]; then echo "${BENCH_LATOP_B:?latop_b needs BENCH_LATOP_B}"; else echo ./latop; fi
+}
+
 # Start configuration $1's tracer for a ping-pong on port $2; 1 if it failed.
 start_tracer() {
 	case $1 in
@@ -59,8 +65,8 @@ start_tracer() {
 		taskset -c "$TCPU" $OUT/netfloor -o $OUT/netfloor.bpf -r "$WORK/ready" -t 120 \
 			2>"$WORK/floor.log" & TRACER=$!
 		wait_file "$WORK/ready" ;;
-	latop)
-		taskset -c "$TCPU" ./latop record -o "$WORK/run.snap" --quiet \
+	latop | latop_b)
+		taskset -c "$TCPU" "$(latop_bin "$1")" record -o "$WORK/run.snap" --quiet \
 			-q "from flows where lport == $2" 2>"$WORK/latop.log" & TRACER=$!
 		wait_file "$WORK/run.snap.tmp" && sleep 1 ;;
 	pcap)
@@ -104,7 +110,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 		fi
 		tc0=$(proc_cpu_ns "$TRACER")
 		line=$(taskset -c "$CPU" $OUT/pingpong "$CPU" "$SECS" $port)
-		[ "$c" = latop ] && sleep 1.5	# one more tick, so the last requests are recorded
+		case $c in latop*) sleep 1.5 ;; esac	# one more tick, so the last requests are recorded
 		tc1=$(proc_cpu_ns "$TRACER")
 		stop_tracer
 		after=$(foreign_links)
@@ -118,7 +124,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 		tns=$(awk -v a="$tc0" -v b="$tc1" -v n="$rts" 'BEGIN {printf "%.0f", n ? (b - a) / n : 0}')
 		seen=
 		case $c in
-		latop) seen=$(./latop report "$WORK/run.snap" -q "from flows show count" --json |
+		latop*) seen=$(./latop report "$WORK/run.snap" -q "from flows show count" --json |
 			      python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["count"])') ;;
 		pcap) seen=$(awk '/^packets/ {print $4}' "$WORK/pcap.out") ;;
 		esac
