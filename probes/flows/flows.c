@@ -96,6 +96,14 @@ struct flows_priv {
 	struct fl_key *bkeys;
 	struct fl_stats *bvals;
 	uint32_t bcap;		/* flows the batch buffers hold */
+	/* The spill hook (connections beyond the map): its program, loaded,
+	 * attached while the map is at least half full (flow_spill auto) or
+	 * always; NULL prog when this kernel has none. */
+	struct bpf_program *spill_prog;
+	struct bpf_link *spill_link;
+	bool spill_always;
+	uint64_t nflows;	/* flows in the map at the last read */
+	uint64_t seeded;	/* connections open at start added to the map */
 	uint64_t unseeded;	/* connections open at start the map had no room for:
 				 * said once, in the first tick's evicted */
 	struct fl_key *dead;	/* closed flows seen this round: ndead of dcap */
@@ -408,6 +416,7 @@ static int read_flows(struct flows_priv *fp, struct frame *f, uint64_t *events)
 
 	fp->round++;
 	fp->ndead = 0;
+	fp->nflows = 0;
 	*events = 0;
 	while (!last) {
 		n = fp->bcap;
@@ -426,6 +435,7 @@ static int read_flows(struct flows_priv *fp, struct frame *f, uint64_t *events)
 		}
 		last = err != 0;
 		err = 0;
+		fp->nflows += n;
 		for (i = 0; i < n; i++)
 			*events += fold_flow(fp, f, &fp->bkeys[i], &fp->bvals[i]);
 		in = out;
@@ -476,6 +486,38 @@ static int64_t read_overflow(struct flows_priv *fp, struct frame *f)
 	return (int64_t)add_row(fp, f, NULL, c, &fp->ovf_prev);
 }
 
+/*
+ * Attach the spill hook when the flows map is at least half full, so that
+ * it is there before a connection finds no room (a connection spilled
+ * before it was attached is followed from then on, its earlier responses
+ * counted as unsolicited); detach it when the map is below a quarter full
+ * and nothing is spilled.  Until then the hook costs nothing: it runs for
+ * every segment an established socket takes.  -1 with *cause when it
+ * cannot be attached.
+ */
+static int spill_tick(struct flows_priv *fp, char **cause)
+{
+	bool want;
+
+	if (!fp->spill_prog)
+		return 0;
+	want = fp->spill_always || fp->nflows * 2 >= fp->max_keys ||
+	       (fp->spill_link && (fp->nflows * 4 >= fp->max_keys ||
+				   __atomic_load_n(&fp->skel->bss->spilled_n, __ATOMIC_RELAXED) > 0));
+	if (want && !fp->spill_link) {
+		fp->spill_link = bpf_program__attach(fp->spill_prog);
+		if (!fp->spill_link) {
+			*cause = xasprintf("flows: attaching %s for the connections beyond flow_max: %s",
+					   bpf_program__name(fp->spill_prog), strerror(errno));
+			return -1;
+		}
+	} else if (!want && fp->spill_link) {
+		bpf_link__destroy(fp->spill_link);
+		fp->spill_link = NULL;
+	}
+	return 0;
+}
+
 /* Read and fold this tick's totals and events into two frames of t. */
 static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
 			 char **cause)
@@ -505,6 +547,11 @@ static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	ovf = read_overflow(fp, f);
 	if (ovf < 0) {
 		*cause = xasprintf("flows: reading the overflow row: %s", strerror(errno));
+		frame_free(f);
+		frame_free(ev);
+		return -1;
+	}
+	if (spill_tick(fp, cause)) {
 		frame_free(f);
 		frame_free(ev);
 		return -1;
@@ -610,6 +657,21 @@ static uint64_t read_timeout(void)
 	return ns;
 }
 
+/* Return true when latoprc's flow_spill says always (else auto, the
+ * default; a bad value is said, naming its line). */
+static bool read_spill_always(void)
+{
+	struct config *cfg = config_shared();
+	const char *v = config_get(cfg, "flow_spill");
+
+	if (!v || !strcmp(v, "auto"))
+		return false;
+	if (!strcmp(v, "always"))
+		return true;
+	config_warn(cfg, "flow_spill", "not auto or always; using auto");
+	return false;
+}
+
 /* Return latoprc's flow_max, or the default (said, when it is bad). */
 static uint32_t read_max_keys(void)
 {
@@ -624,7 +686,8 @@ static void capacity_choice(struct hook_choice *c, uint32_t max_keys)
 	 * allocator's share, about 64 bytes on 6.1. */
 	probe_capacity(c, "connections tracked at once (latoprc flow_max)", max_keys,
 		       "connections", sizeof(struct fl_key) + sizeof(struct fl_stats) + 64, false,
-		       "more are followed on their sockets, counted in the overflow row");
+		       "more are followed on their sockets (the hook below is attached while "
+		       "the map is half full, latoprc flow_spill), counted in the overflow row");
 }
 
 /* Parse one /proc/net/tcp{,6} address "HEX:PORT" into the key form. */
@@ -717,8 +780,9 @@ static void seed_flows(struct flows_priv *fp)
 					k.netns = netns;
 					fp->cur = (struct fl_stats){0};
 					fp->cur.born_ns = mono_ns();
-					if (bpf_map_update_elem(fd, &k, &fp->cur, BPF_NOEXIST) &&
-					    errno != EEXIST)
+					if (!bpf_map_update_elem(fd, &k, &fp->cur, BPF_NOEXIST))
+						fp->seeded++;
+					else if (errno != EEXIST)
 						fp->unseeded++;
 				}
 			}
@@ -801,6 +865,7 @@ static void flows_close(struct probe *p)
 	if (!fp)
 		return;
 	ring_buffer__free(fp->rb);
+	bpf_link__destroy(fp->spill_link);
 	flows_bpf__destroy(fp->skel);
 	prev_sweep(fp, true);
 	free(fp->ovf_prev.hist);
@@ -835,6 +900,13 @@ static int flows_open(struct probe *p, char **cause)
 	if (hook_choose_all("flows", fp->skel->obj, hook_specs, NSPECS, p->hooks, used, 0, cause))
 		goto fail;
 	fp->skel->rodata->spill_on = used[SPEC_SPILL] >= 0;
+	if (used[SPEC_SPILL] >= 0) {
+		fp->spill_prog = bpf_object__find_program_by_name(fp->skel->obj,
+			hook_specs[SPEC_SPILL].alt[used[SPEC_SPILL]].progs[0]);
+		if (fp->spill_prog)
+			bpf_program__set_autoattach(fp->spill_prog, false);
+	}
+	fp->spill_always = read_spill_always();
 	capacity_choice(&p->hooks[NSPECS], fp->max_keys);
 	p->nhooks = NSPECS + 1;
 	if (bpf_map__set_max_entries(fp->skel->maps.flows, fp->max_keys)) {
@@ -879,7 +951,8 @@ static int flows_attach(struct probe *p, char **cause)
 	 * from after is seen by the kernel. */
 	seed_served(fp);
 	seed_flows(fp);
-	return 0;
+	fp->nflows = fp->seeded;
+	return spill_tick(fp, cause);
 }
 
 /* What each stage would use here, every alternative tried. */

@@ -42,7 +42,9 @@ sys.exit(0 if n == 5000 and total == 20000 and not bad else 1)
 EOF
 ok $? "5,000 connections at once: 5,000 rows of 4 requests, 20,000 counted ($(cat "$tmp/big.truth"))"
 
-echo "flow_max = 100" > "$tmp/cfg/latop/latoprc"
+# flow_spill always: the 300 connections open at once, faster than a tick
+# could attach the spill hook when the map passes half full.
+printf 'flow_max = 100\nflow_spill = always\n' > "$tmp/cfg/latop/latoprc"
 "$L" probes | grep -q "connections tracked at once (latoprc flow_max) *100 connections"
 ok $? "flow_max = 100: latop probes states it"
 "$L" probes | grep -q "connections beyond flow_max (request in) *\(tp_btf/tcp_probe\|fentry/tcp_filter\)"
@@ -75,4 +77,8 @@ echo "flow_max = 12x" > "$tmp/cfg/latop/latoprc"
 err=$("$L" probes 2>&1 >/dev/null)
 echo "$err" | grep -q "latoprc:1: flow_max: not a count of connections from 64 to 4194304; using the default 65536"
 ok $? "a bad flow_max is named with its line and the default used ($err)"
+printf '# spill\nflow_spill = sometimes\n' > "$tmp/cfg/latop/latoprc"
+err=$("$L" record -o "$tmp/bad.snap" -q "from flows" -d 1s 2>&1 >/dev/null)
+echo "$err" | grep -q "latoprc:2: flow_spill: not auto or always; using auto"
+ok $? "a bad flow_spill is named with its line ($err)"
 done_testing

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Connections beyond flow_max, end to end: with the flows map (flow_max 64)
 # held full by 80 idle connections, a server's connections are all beyond it.
+# The hook that follows them is attached once the map is half full.
 # They are followed on their sockets and counted in the overflow row, against
 # the server's own account of every request: exact counts and bytes, host
 # latency at least the server's recv->send time and close to it, an
@@ -27,6 +28,19 @@ PH=$base P=$((base + 1)) PX=$((base + 2))
 	2> "$tmp/rec.err" & rec_pid=$!
 wait_recording "$tmp/s.snap"; ok $? "the recorder attaches"
 
+# True when the hook that follows connections beyond the map is attached.
+spill_attached() {
+	python3 - <<'EOF'
+import json, subprocess, sys
+progs = {p["id"]: p.get("name") for p in
+         json.loads(subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True).stdout)}
+links = json.loads(subprocess.run(["bpftool", "link", "show", "--json"], capture_output=True).stdout)
+sys.exit(0 if any(progs.get(l.get("prog_id")) in ("rx_spill", "rx_spill_tp") for l in links) else 1)
+EOF
+}
+spill_attached
+[ $? = 1 ]; ok $? "the map nearly empty, the hook for connections beyond it is not attached"
+
 # 80 accepted connections that stay open and idle: they take every row.
 python3 - $PH > "$tmp/hold" <<'EOF' & hold_pid=$!
 import socket, sys, time
@@ -39,6 +53,10 @@ print("ready", flush=True)
 time.sleep(120)
 EOF
 wait_ready "$tmp/hold"; ok $? "80 idle connections hold the flows map full"
+
+# It is attached at the tick that sees the map half full: wait for it.
+for _ in $(seq 100); do spill_attached && break; sleep 0.1; done
+spill_attached; ok $? "the map half full, the hook for connections beyond it is attached"
 
 "$R" server 127.0.0.1 $P 3 2 > "$tmp/srv" & s=$!
 "$R" server 127.0.0.1 $PX 1 1 > "$tmp/srvx" & sx=$!

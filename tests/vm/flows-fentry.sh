@@ -41,7 +41,7 @@ sleep 2.5
 kill -TERM $rec
 wait $rec
 echo $? >record.rc
-mkdir -p cfg2/latop && echo "flow_max = 64" >cfg2/latop/latoprc
+mkdir -p cfg2/latop && printf 'flow_max = 64\nflow_spill = always\n' >cfg2/latop/latoprc
 XDG_CONFIG_HOME=$PWD/cfg2 latop record -o m.snap --quiet -q "from flows where lport == 7103" \
 	2>many.err & rec=$!
 vm_wait_file m.snap.tmp $rec || { echo "the recorder did not start"; kill $rec; exit 1; }
