@@ -426,13 +426,13 @@ static __always_inline void emit(const struct fl_key *k, const struct who *w,
 }
 
 /* An answered request: count it in st (the flow's totals, or the overflow
- * row's), send it if slow or sampled. */
+ * row's), send it if slow or sampled.  kept: the filter keeps it. */
 static __always_inline void count_request(const struct fl_key *k, struct fl_stats *st,
-					  const struct who *w, __u64 lat, __u64 now)
+					  const struct who *w, __u64 lat, __u64 now, bool kept)
 {
 	const struct filter_prog *f = &filters[filter_idx & 1];
 
-	if (!keep(k, w, lat)) {
+	if (!kept) {
 		health_inc(FH_DROPPED);
 		return;
 	}
@@ -452,31 +452,34 @@ static __always_inline void count_request(const struct fl_key *k, struct fl_stat
 /*
  * A response segment of flow k at now: match it in q and count what it
  * answered or evicted in st (the flow's totals, or the overflow row's).
+ * The filter runs once, unless it tests lat: then once for each latency.
  */
 static __always_inline void respond(const struct fl_key *k, struct flowq *q, struct fl_stats *st,
 				    const struct who *w, const struct seg *s, __u64 now)
 {
+	const struct filter_prog *f = &filters[filter_idx & 1];
+	bool kf = keep_flow(k, w);
 	__u64 lat, age;
 	__u32 nb, nev;
 
 	switch (fq_response(q, s->seq, s->len, s->ack, s->psh || s->fin, now, timeout_ns,
 			    &nb, &nev, &age, &lat)) {
 	case FQ_MATCHED:
-		count_request(k, st, w, lat, now);
+		count_request(k, st, w, lat, now, f->needs_lat ? keep(k, w, lat) : kf);
 		break;
 	case FQ_UNSOLICITED:
-		if (keep_flow(k, w))
+		if (kf)
 			st->unsolicited++;
 		break;
 	default:
 		break;
 	}
-	if (nb && keep_flow(k, w))
+	if (nb && kf)
 		st->bytes_out += nb;
-	if (nev && keep_flow(k, w)) {
+	if (nev && kf) {
 		st->evicted += nev;
 		health_add(FH_EVICTED, nev);
-		if (keep(k, w, age))
+		if (f->needs_lat ? keep(k, w, age) : kf)
 			emit(k, w, FE_EVICTED, age, nev, now);
 	}
 }
@@ -651,6 +654,10 @@ static __always_inline void on_egress(struct sk_buff *skb)
 	struct seg s;
 	struct who w;
 
+	/* The sending socket's port says it before the headers are read. */
+	sk = skb->sk;
+	if (sk && !served[sk->__sk_common.skc_num & 0xffff])
+		return;
 	if (!parse(skb, false, false, &s) || s.syn || s.len == 0 || !served[s.key.lport & 0xffff])
 		return;
 	st = bpf_map_lookup_elem(&flows, &s.key);
@@ -663,7 +670,6 @@ static __always_inline void on_egress(struct sk_buff *skb)
 		 * out through its socket too. */
 		if (!spill_on || spilled_n <= 0 || st)
 			return;
-		sk = skb->sk;
 		sp = sk ? bpf_sk_storage_get(&spill, sk, 0, 0) : NULL;
 		row = overflow_row();
 		if (!sp || !row)
