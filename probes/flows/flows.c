@@ -171,20 +171,15 @@ static void key_cells(union cell *r, const struct fl_key *k, int flow, int laddr
 }
 
 /* Fill the key columns of the overflow row: text ones "(other)", numeric
- * ones 0, addresses :: (no address). */
+ * ones 0, addresses empty (left unset). */
 static void other_cells(union cell *r)
 {
-	static const struct ipaddr none = {.prefix = 128};
-
-	cell_set_str(&r[FC_FLOW], "(other)");
-	cell_set_ip(&r[FC_LADDR], &none);
-	cell_set_ip(&r[FC_RADDR], &none);
-	cell_set_ip(&r[FC_RNET], &none);
+	cell_set_str(&r[FC_FLOW], TABLE_OTHER);
 	r[FC_LPORT].u = r[FC_RPORT].u = r[FC_NETNS].u = r[FC_PID].u = 0;
-	cell_set_str(&r[FC_COMM], "(other)");
-	cell_set_str(&r[FC_CGROUP], "(other)");
-	cell_set_str(&r[FC_UNIT], "(other)");
-	cell_set_str(&r[FC_CONTAINER], "(other)");
+	cell_set_str(&r[FC_COMM], TABLE_OTHER);
+	cell_set_str(&r[FC_CGROUP], TABLE_OTHER);
+	cell_set_str(&r[FC_UNIT], TABLE_OTHER);
+	cell_set_str(&r[FC_CONTAINER], TABLE_OTHER);
 }
 
 /* Copy a kernel comm into a terminated string. */

@@ -1,13 +1,13 @@
 #!/bin/bash
 # Connections beyond flow_max, end to end: with the flows map (flow_max 64)
-# held full by 80 idle connections, a server's connections are all beyond it.
-# The hook that follows them is attached once the map is half full.
-# They are followed on their sockets and counted in the overflow row, against
-# the server's own account of every request: exact counts and bytes, host
-# latency at least the server's recv->send time and close to it, an
-# unanswered request evicted (with its own event, under its real ports), a
-# slow request crossed as an event, and the kernel filter still keeping
-# other ports out.
+# held full by 80 idle connections, two servers' connections (IPv4 and
+# IPv6) are all beyond it.  The hook that follows them is attached once the
+# map is half full.  They are followed on their sockets and counted in the
+# overflow row, against the servers' own account of every request: exact
+# counts and bytes, host latency at least the server's recv->send time and
+# close to it, an unanswered request evicted (with its own event, under its
+# real ports), a slow request crossed as an event, and the kernel filter
+# still keeping other ports out.
 . "$(dirname "$0")/../lib.sh"
 need_root
 L=${LATOP_BIN:?}
@@ -21,10 +21,10 @@ rm -rf "$tmp"' EXIT
 export XDG_CONFIG_HOME=$tmp/cfg
 mkdir -p "$tmp/cfg/latop"
 printf 'flow_max = 64\nflow_timeout = 300ms\n' > "$tmp/cfg/latop/latoprc"
-base=$(free_ports 3)
-PH=$base P=$((base + 1)) PX=$((base + 2))
+base=$(free_ports 4)
+PH=$base P=$((base + 1)) PX=$((base + 2)) P6=$((base + 3))
 
-"$L" record -o "$tmp/s.snap" -i 250ms --quiet -q "from flows where lport in ($P) threshold 20ms" \
+"$L" record -o "$tmp/s.snap" -i 250ms --quiet -q "from flows where lport in ($P, $P6) threshold 20ms" \
 	2> "$tmp/rec.err" & rec_pid=$!
 wait_recording "$tmp/s.snap"; ok $? "the recorder attaches"
 
@@ -60,14 +60,16 @@ spill_attached; ok $? "the map half full, the hook for connections beyond it is 
 
 "$R" server 127.0.0.1 $P 3 2 > "$tmp/srv" & s=$!
 "$R" server 127.0.0.1 $PX 1 1 > "$tmp/srvx" & sx=$!
-wait_ready "$tmp/srv" && wait_ready "$tmp/srvx"
+"$R" server ::1 $P6 1 1 > "$tmp/srv6" & s6=$!
+wait_ready "$tmp/srv" && wait_ready "$tmp/srvx" && wait_ready "$tmp/srv6"
 {
 	"$R" client 127.0.0.1 $P 300 -d 300 | sed 's/^/plain /'
 	"$R" client 127.0.0.1 $P 40 -s 20000 -r 200000 -d 25000 | sed 's/^/big /'
 	"$R" client 127.0.0.1 $P 5 -x 2 -w 700 | sed 's/^/evict /'
 	"$R" client 127.0.0.1 $PX 200 | sed 's/^/other /'
+	"$R" client ::1 $P6 100 -d 300 | sed 's/^/plain6 /'
 } > "$tmp/clients"
-wait $s $sx
+wait $s $sx $s6
 sleep 1
 kill -TERM $rec_pid; wait $rec_pid; ok $? "the recording finishes on SIGTERM"; rec_pid=
 
@@ -81,8 +83,8 @@ tmp = sys.argv[1]
 rows = [json.loads(l) for l in open(tmp + "/flows.json")]
 events = [json.loads(l) for l in open(tmp + "/events.json")]
 clients = dict((t, int(p)) for t, _, p in (l.split() for l in open(tmp + "/clients")))
-truth = [(int(rp), int(ns), int(a)) for l in open(tmp + "/srv") if l.startswith("req ")
-         for _, lp, rp, seq, ns, a in [l.split()]]
+truth = [(int(rp), int(ns), int(a)) for f in ("/srv", "/srv6") for l in open(tmp + f)
+         if l.startswith("req ") for _, lp, rp, seq, ns, a in [l.split()]]
 ans = [ns for rp, ns, a in truth if a]
 big = [ns for rp, ns, a in truth if a and rp == clients["big"]]
 msg, bad = [], []
@@ -94,12 +96,13 @@ tracked = [r for r in rows if r["flow"] != "(other)"]
 check("tracked rows %s" % [r["flow"] for r in tracked], not tracked)
 o = next(r for r in rows if r["flow"] == "(other)")
 check("(other) %d requests of %d answered, %d in its histogram" % (o["count"], len(ans), o["count(lat)"]),
-      o["count"] == len(ans) == 300 + 40 + 4 and o["count(lat)"] == o["count"])
+      o["count"] == len(ans) == 300 + 40 + 4 + 100 and o["count(lat)"] == o["count"])
 over = (o["sum(lat)"] - sum(ans)) / len(ans)
 check("host latency +%.0fus/req over the server's own, min %.0fus >= %.0fus"
       % (over / 1e3, o["min(lat)"] / 1e3, min(ans) / 1e3),
       o["sum(lat)"] >= sum(ans) and o["min(lat)"] >= min(ans) and over <= 2e6)
-want_in, want_out = 305 * 64 + 40 * 20000, 304 * 64 + 40 * 200000  # 64-byte requests and responses by default
+# 64-byte requests and responses by default
+want_in, want_out = 405 * 64 + 40 * 20000, 404 * 64 + 40 * 200000
 check("bytes in %d/%d out %d/%d" % (o["sum(bytes_in)"], want_in, o["sum(bytes_out)"], want_out),
       o["sum(bytes_in)"] == want_in and o["sum(bytes_out)"] == want_out)
 ev = [e for e in events if e["kind"] == "evicted"]
