@@ -636,6 +636,9 @@ static __always_inline void on_ingress_spill(struct sock *sk, struct sk_buff *sk
 	sp = bpf_sk_storage_get(&spill, sk, 0, 0);
 	if (!sp || !parse(skb, true, false, &s) || s.syn || s.len == 0)
 		return;
+	/* TCP has let go of skb->dev by now (tcp_probe sees it NULL): the
+	 * namespace is the socket's. */
+	s.key.netns = sk->__sk_common.skc_net.net->ns.inum;
 	ovf = overflow_row();
 	if (!ovf)
 		return;
