@@ -71,6 +71,21 @@ volatile __s64 spilled_n = 0;		/* connections followed in spill now */
  */
 __u8 served[65536] = {};
 
+/*
+ * Return port's mark in served (set it first when mark).  The bound is
+ * tested on the register that indexes: an older verifier (6.1) loses the
+ * bound a mask gives when the compiler keeps the masked value elsewhere.
+ */
+static __always_inline bool port_served(__u32 port, bool mark)
+{
+	barrier_var(port);
+	if (port >= sizeof(served))
+		return false;
+	if (mark)
+		served[port] = 1;
+	return served[port];
+}
+
 #define PROBE_HEALTH_N FH_N
 #define PROBE_HEALTH_BUDGET FH_BUDGET
 #define PROBE_MAX_EVENTS FLOW_DEFAULT_MAX_EVENTS
@@ -569,7 +584,7 @@ static __always_inline void on_ingress(struct sk_buff *skb, bool at_data)
 	struct who w;
 	__u64 born;
 
-	if (!parse(skb, true, at_data, &s) || s.syn || s.len == 0 || !served[s.key.lport & 0xffff])
+	if (!parse(skb, true, at_data, &s) || s.syn || s.len == 0 || !port_served(s.key.lport, false))
 		return;
 	born = flows_born;
 	st = bpf_map_lookup_elem(&flows, &s.key);
@@ -659,9 +674,9 @@ static __always_inline void on_egress(struct sk_buff *skb)
 
 	/* The sending socket's port says it before the headers are read. */
 	sk = skb->sk;
-	if (sk && !served[sk->__sk_common.skc_num & 0xffff])
+	if (sk && !port_served(sk->__sk_common.skc_num, false))
 		return;
-	if (!parse(skb, false, false, &s) || s.syn || s.len == 0 || !served[s.key.lport & 0xffff])
+	if (!parse(skb, false, false, &s) || s.syn || s.len == 0 || !port_served(s.key.lport, false))
 		return;
 	st = bpf_map_lookup_elem(&flows, &s.key);
 	if (st && !st->closed) {
@@ -815,13 +830,13 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 	if (!sock_key(sk, &k))
 		return 0;
 	if (newstate == TCP_LISTEN) {
-		served[k.lport & 0xffff] = 1;
+		port_served(k.lport, true);
 		return 0;
 	}
 	if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
 		/* A listener from before latop, in a namespace it did not
 		 * look in. */
-		served[k.lport & 0xffff] = 1;
+		port_served(k.lport, true);
 		__u32 zero = 0;
 		struct fl_stats *init = bpf_map_lookup_elem(&newborn, &zero);
 
