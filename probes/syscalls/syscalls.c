@@ -105,8 +105,14 @@ struct syscalls_priv {
 	uint32_t nslots;		/* slots of the stats array (a power of 2) */
 	uint32_t novf;			/* the first novf are the overflow row's, one a CPU */
 	struct prev_ent **prev;		/* by stats slot */
-	struct sys_stats *slots;	/* the mmapped stats array */
-	size_t slots_len;
+	/* The stats array, mapped from its start up to the slots ever taken
+	 * (slot_hiwater), rounded up: a BPF array's mapping is resident from
+	 * the start, and the array is used from its start, so latop's RSS
+	 * follows the keys there have been, not the array's size.  slots_len
+	 * is the address range reserved for the whole array, mapped_len the
+	 * part mapped. */
+	struct sys_stats *slots;
+	size_t slots_len, mapped_len;
 	struct row_ref *refs;		/* process rows of this tick, open addressing */
 	size_t nrefs;			/* a power of 2 */
 	size_t refs_for;		/* slots this tick reads, while refs still holds the
@@ -505,6 +511,31 @@ static void overflow_sum(struct syscalls_priv *sp, struct sys_stats *cur)
 	}
 }
 
+/*
+ * Map the stats array's first n slots at least (within the range reserved
+ * at sp->slots): a quarter more than asked, in whole pages, so a growing
+ * key count maps again seldom.  0, or -1 (with errno) leaving the mapping
+ * as it was.
+ */
+static int map_to(struct syscalls_priv *sp, uint64_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), len;
+	void *m;
+
+	if (n * sizeof(struct sys_stats) <= sp->mapped_len)
+		return 0;
+	len = (size_t)(n + n / 4) * sizeof(struct sys_stats);
+	len = (len + page - 1) / page * page;
+	if (len > sp->slots_len)
+		len = sp->slots_len;
+	m = mmap(sp->slots, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
+		 bpf_map__fd(sp->skel->maps.stats_arr), 0);
+	if (m == MAP_FAILED)
+		return -1;
+	sp->mapped_len = len;
+	return 0;
+}
+
 /* Fold every used slot of the stats array into f, and the overflow slots
  * into one "(other)" row; return the calls counted. */
 static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
@@ -517,6 +548,8 @@ static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
 
 	if (hiwater > sp->nslots)
 		hiwater = sp->nslots;
+	if (map_to(sp, hiwater) < 0)
+		hiwater = sp->mapped_len / sizeof(struct sys_stats);	/* read what is mapped */
 	overflow_sum(sp, cur);
 	if (cur->count != sp->ovf_prev.count) {
 		union cell *r = frame_add_row(f);
@@ -654,11 +687,13 @@ static void syscalls_close(struct probe *p)
 	p->priv = NULL;
 }
 
-/* Map the stats array and give BPF every slot but the overflow row's
- * through the free stack, lowest on top. */
+#define PAGE_ROUND(n) (((n) + (size_t)sysconf(_SC_PAGESIZE) - 1) / (size_t)sysconf(_SC_PAGESIZE) * \
+			(size_t)sysconf(_SC_PAGESIZE))
+
+/* Map the stats array's start and give BPF every slot but the overflow
+ * row's through the free stack, lowest on top. */
 static int map_slots(struct syscalls_priv *sp, char **cause)
 {
-	int fd = bpf_map__fd(sp->skel->maps.stats_arr);
 	size_t len = (size_t)bpf_map__value_size(sp->skel->maps.stats_arr) * sp->nslots;
 	int free_fd = bpf_map__fd(sp->skel->maps.stats_free);
 	void *m;
@@ -668,13 +703,20 @@ static int map_slots(struct syscalls_priv *sp, char **cause)
 		*cause = xasprintf("syscalls: the stats array's values are not struct sys_stats");
 		return -1;
 	}
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	/* The whole array's range, reserved; map_to maps the used part. */
+	m = mmap(NULL, PAGE_ROUND(len), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+		 -1, 0);
 	if (m == MAP_FAILED) {
-		*cause = xasprintf("syscalls: mapping the stats array: %s", strerror(errno));
+		*cause = xasprintf("syscalls: reserving room to map the stats array: %s",
+				   strerror(errno));
 		return -1;
 	}
 	sp->slots = m;
-	sp->slots_len = len;
+	sp->slots_len = PAGE_ROUND(len);
+	if (map_to(sp, sp->novf + 1) < 0) {
+		*cause = xasprintf("syscalls: mapping the stats array: %s", strerror(errno));
+		return -1;
+	}
 	sp->prev = xcalloc(sp->nslots, sizeof(*sp->prev));
 	sp->rel = xcalloc(sp->nslots, sizeof(*sp->rel));
 	for (i = sp->nslots; i-- > sp->novf;) {
