@@ -241,6 +241,9 @@ for n in $TUI_FORKS; do
 	tui_start || { echo "tui forks $n: $why"; continue; }
 	forks "$n"
 	measure
+	# The TUI saves the ticks it has: let one more tick (1 s) read the
+	# loops' last calls first, as record's last tick does at SIGTERM.
+	sleep 1.5
 	tui_stop
 	snap=("$tmp"/latop-*.snap)
 	if [ ! -e "${snap[0]}" ]; then
