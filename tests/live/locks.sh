@@ -51,9 +51,13 @@ assert len(rows) == 1 and rows[0]["sym"] == "state_lock", rows
 r = rows[0]
 assert r["count"] >= 100, r
 assert r["p9999(wait)"] >= 0.5 * demo["hold_p50_ns"], (r, demo)
-assert r["p9999(wait)"] <= 5 * demo["hold_max_ns"] + 20e6, (r, demo)
+# Every wait is inside one of the lock() calls lockdemo timed (one clock):
+# none is longer than the longest call, but for the max of a tick or a
+# percentile read from its histogram bucket (at most 1/16 over).
+assert r["max(wait)"] <= demo["lock_max_ns"] * 17 / 16, (r, demo)
+assert r["p9999(wait)"] <= demo["lock_max_ns"] * 17 / 16, (r, demo)
 assert r["p50(wait)"] <= 0.25 * demo["hold_p50_ns"], (r, demo)
-' "$demo"; ok $? "one contended mutex, named state_lock; p99.99 wait near the hold time, median small ($out)"
+' "$demo"; ok $? "one contended mutex, named state_lock; p99.99 wait near the hold time, none longer than the longest lock() call, median small ($out)"
 
 # A request thread preempted while holding (2 busy vCPUs) can hold long
 # once; bgsnap holds long every time: compare the median holds.
