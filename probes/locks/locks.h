@@ -84,13 +84,6 @@ enum lk_health {
 #define LK_NEED_COMM 1
 #define LK_NEED_CGROUP 2	/* it tests the waiter's cgroup */
 
-/*
- * The stats key: one lock of one process, as released by one holder, waited
- * on from one cgroup.  The holder is part of it only when the query reads
- * one of the holder's fields (filter_noholder: holder 0 otherwise, one key
- * per lock), the cgroup only when it reads one of the cgroup fields
- * (filter_nocgroup), as in syscalls.
- */
 /* A new user lock key, sent on the notices ring as its first wait ends. */
 struct lk_notice {
 	__u32 tgid;		/* its process */
@@ -98,6 +91,13 @@ struct lk_notice {
 	__u64 addr;		/* its lock word */
 };
 
+/*
+ * The stats key: one lock of one process, as released by one holder, waited
+ * on from one cgroup.  The holder is part of it only when the query reads
+ * one of the holder's fields (filter_noholder: holder 0 otherwise, one key
+ * per lock), the cgroup only when it reads one of the cgroup fields
+ * (filter_nocgroup), as in syscalls.
+ */
 struct lk_key {
 	__u64 addr;		/* user address of the futex word, or kernel lock address */
 	__u32 tgid;		/* the waiters' process */

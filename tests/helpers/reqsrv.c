@@ -26,8 +26,7 @@
  *       Opens CONNS keep-alive connections to itself on 127.0.0.1:PORT, all
  *       open at once, then ROUNDS times sends one 8-byte request on every
  *       one and answers each with 8 bytes; prints "requests N" (CONNS *
- *       ROUNDS) at the end.  Raises its open-file limit to fit.  Past
- *       20,000 connections the clients come from 127.0.1.1, 127.0.1.2, ...
+ *       ROUNDS) at the end.  Raises its open-file limit to fit.
  *
  * A request is a 16-byte header {u32 req_bytes, resp_bytes, delay_us,
  * flags} and padding up to req_bytes; a response is resp_bytes bytes.
@@ -359,8 +358,6 @@ static void full_io(int fd, char *buf, size_t n, bool wr, const char *what)
 	}
 }
 
-#define MANY_PER_ADDR 20000	/* client connections from one loopback address */
-
 /* reqsrv many PORT CONNS ROUNDS: CONNS connections at once, ROUNDS requests each. */
 static int run_many(int argc, char **argv)
 {
@@ -391,21 +388,7 @@ static int run_many(int argc, char **argv)
 		die("calloc");
 	for (i = 0; i < conns; i++) {
 		cli[i] = socket(sa.ss_family, SOCK_STREAM, 0);
-		if (cli[i] < 0)
-			die("socket");
-		if (i >= MANY_PER_ADDR) {
-			/* One address has ports for about 28,000 connections to
-			 * the port: the next ones come from 127.0.1.1, 127.0.1.2,
-			 * ... (all of 127/8 is loopback). */
-			struct sockaddr_in src = {.sin_family = AF_INET};
-
-			src.sin_addr.s_addr = htonl(0x7f000100u + (uint32_t)(i / MANY_PER_ADDR));
-			if (setsockopt(cli[i], IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one,
-				       sizeof(one)) ||
-			    bind(cli[i], (struct sockaddr *)&src, sizeof(src)))
-				die("binding a client to its address");
-		}
-		if (connect(cli[i], (struct sockaddr *)&sa, len))
+		if (cli[i] < 0 || connect(cli[i], (struct sockaddr *)&sa, len))
 			die("connect");
 		srv[i] = accept(lfd, NULL, NULL);
 		if (srv[i] < 0)
