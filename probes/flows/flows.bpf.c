@@ -28,11 +28,12 @@
  *
  * A connection accepted when the flows map is full (latoprc flow_max) is
  * still followed: its matching state is kept on its socket (the spill
- * socket storage, which grows with the sockets), its requests enter at
- * tcp_filter, where TCP has found the socket, and leave at the egress hook
- * above through the socket the segment carries; they are counted in the
- * overflow row (flow "(other)"), so every total stays exact.  The hook
- * costs one load and a test per segment while no connection is spilled.
+ * socket storage, which grows with the sockets), its requests are taken
+ * where TCP has found the socket (fentry on tcp_filter, or tp_btf/tcp_probe)
+ * with the time the ingress hook gave them, and its responses at the egress
+ * hook above through the socket the segment carries; they are counted in
+ * the overflow row (flow "(other)"), so every total stays exact.  User space
+ * attaches that hook only while the flows map is at least half full.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -81,8 +82,8 @@ static __always_inline bool port_served(__u32 port, bool mark)
 	barrier_var(port);
 	if (port >= sizeof(served))
 		return false;
-	if (mark)
-		served[port] = 1;
+	if (mark && !served[port])
+		served[port] = 1;	/* written once: CPUs share the line */
 	return served[port];
 }
 
@@ -139,16 +140,12 @@ struct {
 	__uint(max_entries, FLOW_RINGBUF_BYTES);
 } events SEC(".maps");
 
-/* The matching state of a connection the flows map had no room for. */
-struct spill_state {
-	struct flowq q;
-};
-
+/* The matching state of each connection the flows map had no room for. */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct spill_state);
+	__type(value, struct flowq);
 } spill SEC(".maps");
 
 /*
@@ -641,7 +638,7 @@ static __always_inline __u64 arrival(const struct seg *s)
 static __always_inline void on_ingress_spill(struct sock *sk, struct sk_buff *skb)
 {
 	struct reader_id none = {};
-	struct spill_state *sp;
+	struct flowq *sp;
 	struct fl_stats *ovf;
 	struct seg s;
 	struct who w;
@@ -658,14 +655,14 @@ static __always_inline void on_ingress_spill(struct sock *sk, struct sk_buff *sk
 	if (!ovf)
 		return;
 	w = who_spilled(sk, &none);
-	request(&s.key, &sp->q, ovf, &w, &s, arrival(&s));
+	request(&s.key, sp, ovf, &w, &s, arrival(&s));
 }
 
 /* A segment leaving the host. */
 static __always_inline void on_egress(struct sk_buff *skb)
 {
 	struct reader_id none = {};
-	struct spill_state *sp;
+	struct flowq *sp;
 	struct fl_stats *st, *row;
 	struct flowq *q;
 	struct sock *sk;
@@ -692,7 +689,7 @@ static __always_inline void on_egress(struct sk_buff *skb)
 		row = overflow_row();
 		if (!sp || !row)
 			return;
-		q = &sp->q;
+		q = sp;
 		w = who_spilled(sk, &none);
 	}
 	/* One call for both, so the verifier walks it once. */
@@ -781,7 +778,7 @@ static __always_inline void take_early_any(const struct fl_key *k, struct flowq 
  */
 static __always_inline void spill_new(struct sock *sk, const struct fl_key *k)
 {
-	struct spill_state *sp = NULL;
+	struct flowq *sp = NULL;
 	struct fl_stats *ovf = overflow_row();
 
 	if (spill_on && ovf)
@@ -790,10 +787,10 @@ static __always_inline void spill_new(struct sock *sk, const struct fl_key *k)
 		health_inc(FH_UNTRACKED);
 		return;
 	}
-	__builtin_memset(&sp->q, 0, sizeof(sp->q));
+	__builtin_memset(sp, 0, sizeof(*sp));
 	__sync_fetch_and_add(&spilled_n, 1);
 	health_inc(FH_SPILLED);
-	take_early_any(k, &sp->q, &ovf->bytes_in);
+	take_early_any(k, sp, &ovf->bytes_in);
 }
 
 /* The close of sk (key k), when it is a spilled connection: what it left
@@ -801,7 +798,7 @@ static __always_inline void spill_new(struct sock *sk, const struct fl_key *k)
 static __always_inline void spill_close(struct sock *sk, const struct fl_key *k)
 {
 	struct reader_id none = {};
-	struct spill_state *sp;
+	struct flowq *sp;
 	struct fl_stats *ovf;
 	struct who w;
 
@@ -813,7 +810,7 @@ static __always_inline void spill_close(struct sock *sk, const struct fl_key *k)
 	ovf = overflow_row();
 	if (ovf) {
 		w = who_spilled(sk, &none);
-		close_pending(k, &sp->q, ovf, &w);
+		close_pending(k, sp, ovf, &w);
 	}
 	if (!bpf_sk_storage_delete(&spill, sk))
 		__sync_fetch_and_add(&spilled_n, -1);
@@ -834,12 +831,12 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 		return 0;
 	}
 	if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
-		/* A listener from before latop, in a namespace it did not
-		 * look in. */
-		port_served(k.lport, true);
 		__u32 zero = 0;
 		struct fl_stats *init = bpf_map_lookup_elem(&newborn, &zero);
 
+		/* A listener from before latop, in a namespace it did not
+		 * look in. */
+		port_served(k.lport, true);
 		if (!init)
 			return 0;
 		init->born_ns = bpf_ktime_get_ns();
