@@ -457,6 +457,8 @@ static int64_t read_overflow(struct flows_priv *fp, struct frame *f)
 	uint32_t zero = 0, i;
 	int cpu;
 
+	if (!fp->spill_prog)
+		return 0;	/* nothing spills without the hook */
 	if (bpf_map_lookup_elem(bpf_map__fd(fp->skel->maps.overflow), &zero, fp->ovf_cpu))
 		return -1;
 	memset(c, 0, sizeof(*c));
@@ -757,6 +759,7 @@ static void seed_flows(struct flows_priv *fp)
 				    !proc_addr(ra, i, k.raddr, &k.rport))
 					continue;
 				if (pass == 0 && st == 0x0A) {
+					fp->skel->bss->served[k.lport & 0xffff] = 1;
 					if (nls == cap)
 						ls = xrealloc(ls, (cap = cap * 2 + 16) * sizeof(*ls));
 					memcpy(ls[nls].a, k.laddr, 16);
@@ -810,8 +813,9 @@ static void mark_listeners(struct flows_priv *fp, const char *path, bool v6)
 
 /*
  * Mark the ports sockets listen on now, in every network namespace a
- * process is in (a container's server from before latop too); the kernel
- * marks those that start listening later.
+ * process is in but latop's own, whose listeners seed_flows marks (a
+ * container's server from before latop too); the kernel marks those that
+ * start listening later.
  */
 static void seed_served(struct flows_priv *fp)
 {
@@ -822,8 +826,6 @@ static void seed_served(struct flows_priv *fp)
 	char path[64];
 	struct stat st;
 
-	mark_listeners(fp, "/proc/self/net/tcp", false);
-	mark_listeners(fp, "/proc/self/net/tcp6", true);
 	if (!d)
 		return;
 	if (!stat("/proc/self/ns/net", &st)) {
