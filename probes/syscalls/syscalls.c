@@ -511,6 +511,14 @@ static void overflow_sum(struct syscalls_priv *sp, struct sys_stats *cur)
 	}
 }
 
+/* Return n rounded up to whole pages. */
+static size_t page_round(size_t n)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+
+	return (n + page - 1) / page * page;
+}
+
 /*
  * Map the stats array's first n slots at least (within the range reserved
  * at sp->slots): a quarter more than asked, in whole pages, so a growing
@@ -519,13 +527,12 @@ static void overflow_sum(struct syscalls_priv *sp, struct sys_stats *cur)
  */
 static int map_to(struct syscalls_priv *sp, uint64_t n)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), len;
+	size_t len;
 	void *m;
 
 	if (n * sizeof(struct sys_stats) <= sp->mapped_len)
 		return 0;
-	len = (size_t)(n + n / 4) * sizeof(struct sys_stats);
-	len = (len + page - 1) / page * page;
+	len = page_round((size_t)(n + n / 4) * sizeof(struct sys_stats));
 	if (len > sp->slots_len)
 		len = sp->slots_len;
 	m = mmap(sp->slots, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED,
@@ -687,9 +694,6 @@ static void syscalls_close(struct probe *p)
 	p->priv = NULL;
 }
 
-#define PAGE_ROUND(n) (((n) + (size_t)sysconf(_SC_PAGESIZE) - 1) / (size_t)sysconf(_SC_PAGESIZE) * \
-			(size_t)sysconf(_SC_PAGESIZE))
-
 /* Map the stats array's start and give BPF every slot but the overflow
  * row's through the free stack, lowest on top. */
 static int map_slots(struct syscalls_priv *sp, char **cause)
@@ -704,7 +708,7 @@ static int map_slots(struct syscalls_priv *sp, char **cause)
 		return -1;
 	}
 	/* The whole array's range, reserved; map_to maps the used part. */
-	m = mmap(NULL, PAGE_ROUND(len), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+	m = mmap(NULL, page_round(len), PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
 		 -1, 0);
 	if (m == MAP_FAILED) {
 		*cause = xasprintf("syscalls: reserving room to map the stats array: %s",
@@ -712,7 +716,7 @@ static int map_slots(struct syscalls_priv *sp, char **cause)
 		return -1;
 	}
 	sp->slots = m;
-	sp->slots_len = PAGE_ROUND(len);
+	sp->slots_len = page_round(len);
 	if (map_to(sp, sp->novf + 1) < 0) {
 		*cause = xasprintf("syscalls: mapping the stats array: %s", strerror(errno));
 		return -1;
