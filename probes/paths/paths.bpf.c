@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The paths probe: every send and receive a thread makes on a TCP socket,
- * one compact record each on a ring buffer (submitted without wakeup; user
- * space drains it every tick).  Nothing is kept per thread in the kernel:
+ * one compact record each on a ring buffer (user space drains it every
+ * tick, and between ticks when woken at a quarter full).  Nothing is kept per thread in the kernel:
  * merging calls into messages and messages into requests needs the order of
  * events across threads (a request received by one thread may be answered
  * by another), which user space has from the ring buffer.
@@ -33,6 +33,12 @@
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
 const volatile __u32 self_tgid = 0;
+/* Bytes of records that wake user space to drain the ring before the tick:
+ * a quarter of the ring, set at load. */
+const volatile __u64 wake_bytes = PATH_RINGBUF_BYTES / 4;
+/* Set by the record that wakes user space, cleared by user space once it
+ * has drained: one wakeup per quarter, not one per record after it. */
+__u64 wake_pending;
 
 #define PROBE_HEALTH_N PH_N
 #include "../probe.bpf.h"
@@ -63,6 +69,16 @@ static __always_inline void read_addrs(struct sock *sk, __u16 family, struct pat
 		BPF_CORE_READ_INTO(&r->raddr, sk, __sk_common.skc_v6_daddr.in6_u.u6_addr8);
 		r->family = 6;
 	}
+}
+
+/* Return the flag to submit a record with: wake user space when the ring
+ * holds wake_bytes and no wakeup is owed yet. */
+static __always_inline __u64 ring_wake(void)
+{
+	if (wake_pending || bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) < wake_bytes ||
+	    __sync_val_compare_and_swap(&wake_pending, 0, 1) != 0)
+		return BPF_RB_NO_WAKEUP;
+	return BPF_RB_FORCE_WAKEUP;
 }
 
 /*
@@ -123,7 +139,7 @@ static __always_inline int on_io(struct sock *sk, int ret, int flags, __u8 dir, 
 	read_addrs(sk, family, r);
 	bpf_get_current_comm(r->comm, sizeof(r->comm));
 	r->cgroup = bpf_get_current_cgroup_id();
-	bpf_ringbuf_submit(r, BPF_RB_NO_WAKEUP);
+	bpf_ringbuf_submit(r, ring_wake());
 	return 0;
 }
 

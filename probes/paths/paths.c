@@ -13,6 +13,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/epoll.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "../../core/clock.h"
@@ -42,6 +43,7 @@ static const struct hook_spec hook_specs[] = {
 	  {"fexit", NULL, {"sock_recvmsg"}, {"fexit_recv"}, "fexit/sock_recvmsg"}}},
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
+#define NCHOICES (NSPECS + 1)	/* and the ring's size */
 
 /* Where each health counter goes in the frames' stats. */
 static const enum probe_stat health_to[PH_N] = {
@@ -62,19 +64,21 @@ struct agg {
 struct paths_priv {
 	struct paths_bpf *skel;
 	struct ring_buffer *rb;
+	int epfd;			/* readable when the kernel woke us to drain rb */
+	uint32_t ring_mb;
 	struct recon *rc;
 	int ncpus;
 	uint64_t boot_offset_ns;
 	struct probe_health health;
-	uint64_t records;		/* records read this tick */
+	uint64_t records;		/* records read since the last tick */
 	/* What the query asked of single events. */
 	uint64_t threshold_ns;
 	uint32_t sample_n, max_events;
-	uint64_t over_budget;		/* events over BUFFER this tick */
+	uint64_t over_budget;		/* events over BUFFER since the last tick */
 	bool nocgroup;			/* paths rows leave out the cgroup (the query
 					 * reads no cgroup field) */
 	uint64_t stray_prev, unanswered_prev;
-	/* The frames being built this tick. */
+	/* The frames being built for the next tick (NULL until a drain needs them). */
 	struct agg *agg[NAGG];
 	struct frame *ev, *sp;
 };
@@ -274,7 +278,19 @@ static void agg_flush(struct paths_priv *sp, struct frame *f)
 	}
 }
 
-/* Drain this tick's records and build the three frames. */
+/* Feed every record in the ring to the reconstruction; its requests go to
+ * the aggregates and to the next tick's frames.  Return ring_buffer__consume's
+ * result. */
+static int drain(struct paths_priv *sp)
+{
+	if (!sp->ev)
+		sp->ev = frame_new(&path_events_schema, 0, 0);
+	if (!sp->sp)
+		sp->sp = frame_new(&path_spans_schema, 0, 0);
+	return ring_buffer__consume(sp->rb);
+}
+
+/* Drain the ring and build the tick's three frames. */
 static int paths_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
 			 char **cause)
 {
@@ -284,11 +300,9 @@ static int paths_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	uint64_t stray, unanswered;
 	int err;
 
-	sp->ev = frame_new(&path_events_schema, t_ns, dt_ns);
-	sp->sp = frame_new(&path_spans_schema, t_ns, dt_ns);
-	sp->records = 0;
-	sp->over_budget = 0;
-	err = ring_buffer__consume(sp->rb);
+	err = drain(sp);
+	sp->ev->t_ns = sp->sp->t_ns = t_ns;
+	sp->ev->dt_ns = sp->sp->dt_ns = dt_ns;
 	if (err < 0) {
 		*cause = xasprintf("paths: reading the records ring buffer: %s", strerror(-err));
 		frame_free(f);
@@ -316,7 +330,32 @@ static int paths_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	tick_add(t, sp->ev);
 	tick_add(t, sp->sp);
 	sp->ev = sp->sp = NULL;
+	sp->records = 0;
+	sp->over_budget = 0;
 	return 0;
+}
+
+/* The fd the kernel wakes when the ring is a quarter full. */
+static int paths_wake_fd(struct probe *p)
+{
+	struct paths_priv *sp = p->priv;
+
+	return sp ? sp->epfd : -1;
+}
+
+/* Drain the ring before the tick, so it never has to hold a whole tick. */
+static void paths_wake(struct probe *p)
+{
+	struct paths_priv *sp = p->priv;
+	struct epoll_event ev;
+
+	/* Take the edge, so the fd is quiet until the next wakeup. */
+	while (epoll_wait(sp->epfd, &ev, 1, 0) > 0)
+		;
+	drain(sp);	/* an error is the tick's to report */
+	/* Only now may a record wake us again: clearing it before the drain
+	 * would let every record of it wake us. */
+	__atomic_store_n(&sp->skel->bss->wake_pending, 0, __ATOMIC_RELEASE);
 }
 
 /* Check that test e is on what the kernel side knows (pid, tid, comm, cgroup). */
@@ -365,6 +404,8 @@ static void paths_close(struct probe *p)
 	if (!sp)
 		return;
 	ring_buffer__free(sp->rb);
+	if (sp->epfd >= 0)
+		close(sp->epfd);
 	paths_bpf__destroy(sp->skel);
 	recon_free(sp->rc);
 	for (b = 0; b < NAGG; b++) {
@@ -383,6 +424,21 @@ static void paths_close(struct probe *p)
 	p->priv = NULL;
 }
 
+/* Return latoprc's paths_ring_mb, or the default. */
+static uint32_t read_ring_mb(void)
+{
+	return probe_size_option("paths_ring_mb", PATH_RING_MB_MIN, PATH_RING_MB_MAX,
+				 PATH_RINGBUF_BYTES >> 20, true, "MiB");
+}
+
+/* Fill c with the ring's size and what happens when it is full. */
+static void ring_choice(struct hook_choice *c, uint32_t mb)
+{
+	probe_capacity(c, "records ring (latoprc paths_ring_mb)", mb, "MiB", 1 << 20, true,
+		       "drained at a quarter full and every tick; a record that finds it "
+		       "full is lost");
+}
+
 /* Choose hooks and load; paths_attach starts recording. */
 static int paths_open(struct probe *p, char **cause)
 {
@@ -392,6 +448,7 @@ static int paths_open(struct probe *p, char **cause)
 
 	p->priv = sp;
 	sp->sample_n = 1;
+	sp->epfd = -1;
 	if (!feature_btf(why, sizeof(why))) {
 		*cause = xasprintf("paths: %s", why);
 		goto fail;
@@ -403,7 +460,15 @@ static int paths_open(struct probe *p, char **cause)
 	}
 	if (hook_choose_all("paths", sp->skel->obj, hook_specs, NSPECS, p->hooks, NULL, 0, cause))
 		goto fail;
-	p->nhooks = NSPECS;
+	sp->ring_mb = read_ring_mb();
+	ring_choice(&p->hooks[NSPECS], sp->ring_mb);
+	p->nhooks = NCHOICES;
+	if (bpf_map__set_max_entries(sp->skel->maps.records, sp->ring_mb << 20)) {
+		*cause = xasprintf("paths: sizing the records ring to %u MiB: %s", sp->ring_mb,
+				   strerror(errno));
+		goto fail;
+	}
+	sp->skel->rodata->wake_bytes = ((uint64_t)sp->ring_mb << 20) / 4;
 	sp->skel->rodata->self_tgid = getpid();
 	err = paths_bpf__load(sp->skel);
 	if (err) {
@@ -413,6 +478,15 @@ static int paths_open(struct probe *p, char **cause)
 	sp->rb = ring_buffer__new(bpf_map__fd(sp->skel->maps.records), on_record, sp, NULL);
 	if (!sp->rb) {
 		*cause = xasprintf("paths: opening the records ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	/* Edge-triggered: a wakeup makes the fd readable once, and data left
+	 * in the ring after a drain does not keep it so. */
+	sp->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (sp->epfd < 0 ||
+	    epoll_ctl(sp->epfd, EPOLL_CTL_ADD, bpf_map__fd(sp->skel->maps.records),
+		      &(struct epoll_event){.events = EPOLLIN | EPOLLET})) {
+		*cause = xasprintf("paths: watching the records ring: %s", strerror(errno));
 		goto fail;
 	}
 	sp->rc = recon_new(on_request, sp);
@@ -437,10 +511,11 @@ static int paths_attach(struct probe *p, char **cause)
 /* What each stage would use here, every alternative tried. */
 static size_t paths_hooks(struct hook_choice *out, size_t max)
 {
-	if (max < NSPECS)
+	if (max < NCHOICES)
 		return 0;
 	hook_choose_all("paths", NULL, hook_specs, NSPECS, out, NULL, HOOK_CHECK_ALL, NULL);
-	return NSPECS;
+	ring_choice(&out[NSPECS], read_ring_mb());
+	return NCHOICES;
 }
 
 /* List the fds of the loaded programs. */
@@ -468,4 +543,6 @@ const struct probe_ops paths_probe_ops = {
 	.hooks = paths_hooks,
 	.close = paths_close,
 	.prog_fds = paths_prog_fds,
+	.wake_fd = paths_wake_fd,
+	.wake = paths_wake,
 };

@@ -12,7 +12,12 @@
 #define LATOP_PATHS_H
 
 #define PATH_COMM_LEN 16
-#define PATH_RINGBUF_BYTES (64 << 20)	/* ~700k records: a tick of a busy host */
+/* The records ring: latoprc paths_ring_mb, in MiB (a power of two).  User
+ * space is woken to drain it at a quarter full, so it holds what comes
+ * while user space wakes, not a whole tick. */
+#define PATH_RINGBUF_BYTES (16 << 20)	/* ~160k records */
+#define PATH_RING_MB_MIN 1
+#define PATH_RING_MB_MAX 1024
 
 enum path_dir {
 	PD_RECV = 0,
