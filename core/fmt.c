@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* Human formatting of durations, sizes, counts and times. */
 #include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
 #include <time.h>
 #include "fmt.h"
 
@@ -95,4 +97,60 @@ char *fmt_time(uint64_t t_ns, char *buf, size_t n)
 	snprintf(buf, n, "%02d:%02d:%02d.%03u", tm.tm_hour, tm.tm_min, tm.tm_sec,
 		 (unsigned)(t_ns / 1000000ULL % 1000));
 	return buf;
+}
+
+/* Return the edit distance (insert, delete, substitute, transpose) of a and b. */
+static size_t text_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), i, j;
+	size_t *d, r;
+
+	if (la > 64 || lb > 64)
+		return 64;
+	d = calloc((la + 1) * (lb + 1), sizeof(*d));
+	if (!d)
+		return 64;
+#define D(x, y) d[(x) * (lb + 1) + (y)]
+	for (i = 0; i <= la; i++)
+		D(i, 0) = i;
+	for (j = 0; j <= lb; j++)
+		D(0, j) = j;
+	for (i = 1; i <= la; i++) {
+		for (j = 1; j <= lb; j++) {
+			size_t c = D(i - 1, j - 1) + (a[i - 1] != b[j - 1]);
+
+			if (D(i - 1, j) + 1 < c)
+				c = D(i - 1, j) + 1;
+			if (D(i, j - 1) + 1 < c)
+				c = D(i, j - 1) + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    D(i - 2, j - 2) + 1 < c)
+				c = D(i - 2, j - 2) + 1;
+			D(i, j) = c;
+		}
+	}
+	r = D(la, lb);
+#undef D
+	free(d);
+	return r;
+}
+
+const char *text_suggest(const char *word, const char *const *cands, size_t n)
+{
+	size_t i, best = SIZE_MAX, len = strlen(word);
+	size_t limit = len <= 4 ? 1 : 2;
+	const char *pick = NULL;
+
+	for (i = 0; i < n && cands[i]; i++) {
+		size_t dist;
+
+		if (!strcmp(cands[i], word))
+			continue;
+		dist = text_distance(word, cands[i]);
+		if (dist <= limit && dist < len && dist < best) {
+			best = dist;
+			pick = cands[i];
+		}
+	}
+	return pick;
 }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Human formatting of durations, sizes, counts and times (TUI and reports). */
+/* Human formatting of durations, sizes, counts and times (TUI and reports),
+ * and the closest word to a misspelt one. */
 #ifndef LATOP_FMT_H
 #define LATOP_FMT_H
 
@@ -17,5 +18,13 @@ char *fmt_size(uint64_t bytes, char *buf, size_t n);
 char *fmt_count(uint64_t v, char *buf, size_t n);
 /* CLOCK_REALTIME ns as local time "HH:MM:SS.mmm". */
 char *fmt_time(uint64_t t_ns, char *buf, size_t n);
+
+/*
+ * The closest candidate to word by edit distance, or NULL if none is close:
+ * at most one edit for words of up to four letters, two for longer ones, and
+ * never as many edits as the word has letters.  The first of equally close
+ * wins.  cands ends at n entries or at a NULL, whichever comes first.
+ */
+const char *text_suggest(const char *word, const char *const *cands, size_t n);
 
 #endif

@@ -7,6 +7,7 @@
 #define LATOP_QUERY_AST_H
 
 #include <regex.h>
+#include "../core/fmt.h"
 #include "qtime.h"
 #include "query.h"
 
@@ -206,12 +207,5 @@ void regex_measure(const char *re, uint64_t *pieces, int *depth, size_t nullrep[
 /* Fill err with a position, a length and a message. */
 void error_set(struct query_error *err, int pos, int len, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
-/*
- * The closest candidate to word by edit distance, or NULL if none is close:
- * at most one edit for words of up to four letters, two for longer ones, and
- * never as many edits as the word has letters.  The first of equally close
- * wins.  cands ends at n entries or at a NULL, whichever comes first.
- */
-const char *error_suggest(const char *word, const char *const *cands, size_t n);
 
 #endif

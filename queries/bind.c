@@ -99,7 +99,7 @@ static int bind_field(const struct schema *s, struct fref *f, struct query_error
 	names = xcalloc(s->nfields + 1, sizeof(*names));
 	for (i = 0; i < s->nfields; i++)
 		names[i] = s->fields[i].name;
-	sug = error_suggest(f->name, names, s->nfields);
+	sug = text_suggest(f->name, names, s->nfields);
 	error_set(err, f->pos, f->len, "unknown field '%.60s'%s%s%s", f->name,
 		  sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
 	free(names);
@@ -119,7 +119,7 @@ static int bind_domain(const struct field *f, const struct value *v, struct quer
 		names = xreallocarray(names, i + 1, sizeof(*names));
 		names[i] = n;
 	}
-	sug = i ? error_suggest(v->s, names, i) : NULL;
+	sug = i ? text_suggest(v->s, names, i) : NULL;
 	error_set(err, v->pos, v->len, "unknown %s '%.60s'%s%s%s", f->name, v->s,
 		  sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
 	free(names);
@@ -141,7 +141,7 @@ static int bind_part(const struct query *q, const struct schema *s, const struct
 	names = xcalloc(pl->nparts + 1, sizeof(*names));
 	for (i = 0; i < pl->nparts; i++)
 		names[i] = s->fields[pl->parts[i]].name;
-	sug = error_suggest(v->s, names, pl->nparts);
+	sug = text_suggest(v->s, names, pl->nparts);
 	error_set(err, v->pos, v->len, "unknown %s '%.60s'%s%s%s", s->fields[pl->part_key].name,
 		  v->s, sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
 	free(names);
@@ -635,7 +635,7 @@ static int bind_table(const struct query *q, const struct schema *s, struct quer
 			if (n < sizeof(cands) / sizeof(cands[0]))
 				cands[n++] = t->table;
 		}
-	sug = error_suggest(q->table, cands, n);
+	sug = text_suggest(q->table, cands, n);
 	if (known)
 		error_set(err, q->tpos, q->tlen, "this source has no table '%s' (it has '%s')",
 			  q->table, s->table);

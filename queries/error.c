@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
-/* Error messages with positions: setting them, suggesting fixes, showing a caret. */
+/* Error messages with positions: setting them and showing a caret. */
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,62 +14,6 @@ void error_set(struct query_error *err, int pos, int len, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(err->msg, sizeof(err->msg), fmt, ap);
 	va_end(ap);
-}
-
-/* Return the edit distance (insert, delete, substitute, transpose) of a and b. */
-static size_t error_distance(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b), i, j;
-	size_t *d, r;
-
-	if (la > 64 || lb > 64)
-		return 64;
-	d = calloc((la + 1) * (lb + 1), sizeof(*d));
-	if (!d)
-		return 64;
-#define D(x, y) d[(x) * (lb + 1) + (y)]
-	for (i = 0; i <= la; i++)
-		D(i, 0) = i;
-	for (j = 0; j <= lb; j++)
-		D(0, j) = j;
-	for (i = 1; i <= la; i++) {
-		for (j = 1; j <= lb; j++) {
-			size_t c = D(i - 1, j - 1) + (a[i - 1] != b[j - 1]);
-
-			if (D(i - 1, j) + 1 < c)
-				c = D(i - 1, j) + 1;
-			if (D(i, j - 1) + 1 < c)
-				c = D(i, j - 1) + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    D(i - 2, j - 2) + 1 < c)
-				c = D(i - 2, j - 2) + 1;
-			D(i, j) = c;
-		}
-	}
-	r = D(la, lb);
-#undef D
-	free(d);
-	return r;
-}
-
-const char *error_suggest(const char *word, const char *const *cands, size_t n)
-{
-	size_t i, best = SIZE_MAX, len = strlen(word);
-	size_t limit = len <= 4 ? 1 : 2;
-	const char *pick = NULL;
-
-	for (i = 0; i < n && cands[i]; i++) {
-		size_t dist;
-
-		if (!strcmp(cands[i], word))
-			continue;
-		dist = error_distance(word, cands[i]);
-		if (dist <= limit && dist < len && dist < best) {
-			best = dist;
-			pick = cands[i];
-		}
-	}
-	return pick;
 }
 
 /* Return the number of characters (not UTF-8 continuation bytes) in s[0..n). */

@@ -537,7 +537,7 @@ static int parse_item(struct parser *p, struct item *it, const char *what, bool 
 		it->agg = ast_func(lc, &pct);
 		it->pct = pct;
 		if (it->agg == AGG_NONE) {
-			sug = error_suggest(lc, ast_funcs, SIZE_MAX);
+			sug = text_suggest(lc, ast_funcs, SIZE_MAX);
 			error_set(p->err, t->pos, t->len, "unknown function '%.40s'%s%s%s", t->text,
 				  sug ? " (did you mean '" : "", sug ? sug : "", sug ? "'?)" : "");
 			return -1;
