@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "core/cgroup.h"
+#include "core/config.h"
 #include "core/clock.h"
 #include "core/fmt.h"
 #include "core/json.h"
@@ -1557,6 +1558,31 @@ static int cmd_complete(int argc, char **argv)
 	return fflush(stdout) != 0;
 }
 
+/* Add the NULL-terminated keys to the growing list *v of *n. */
+static void add_keys(const char ***v, size_t *n, const char *const *keys)
+{
+	for (; keys && *keys; keys++) {
+		*v = xreallocarray(*v, *n + 1, sizeof(**v));
+		(*v)[(*n)++] = *keys;
+	}
+}
+
+/* Warn of latoprc keys no part of latop reads (a misspelt flow_max would
+ * otherwise leave the default in place without a word). */
+static void check_rc_keys(void)
+{
+	const char **keys = NULL;
+	size_t n = 0, i;
+
+	for (i = 0; i < probe_registry_len; i++)
+		add_keys(&keys, &n, probe_registry[i]->config_keys);
+	add_keys(&keys, &n, live_config_keys);
+	add_keys(&keys, &n, tui_config_keys);
+	add_keys(&keys, &n, serve_config_keys);
+	config_check_keys(config_shared(), keys, n);
+	free(keys);
+}
+
 int main(int argc, char **argv)
 {
 	const struct cmd_entry *cmd;
@@ -1571,7 +1597,10 @@ int main(int argc, char **argv)
 			return bad_usage(NULL, "ambiguous command '%s'", argv[1]);
 		if (!cmd)
 			return bad_usage(NULL, "unknown command '%s'", argv[1]);
+		if (cmd->exec != cmd_report)	/* reads no latoprc */
+			check_rc_keys();
 		return cmd->exec(argc - 1, argv + 1);
 	}
+	check_rc_keys();
 	return cmd_live(argc, argv);
 }

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include "serve.h"
 
+const char *const serve_config_keys[] = {"serve_metrics", NULL};
+
 int serve_run(const struct serve_opts *o)
 {
 	(void)o;
@@ -566,6 +568,8 @@ static size_t metric_tables(const struct serve *s, const char **tables, size_t m
 	}
 	return n;
 }
+
+const char *const serve_config_keys[] = {"serve_metrics", NULL};
 
 int serve_run(const struct serve_opts *o)
 {

@@ -50,5 +50,7 @@ struct serve_opts {
  * option or metric.
  */
 int serve_run(const struct serve_opts *o);
+/* The latoprc keys serve reads, NULL-terminated. */
+extern const char *const serve_config_keys[];
 
 #endif

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include "config.h"
+#include "fmt.h"
 #include "rfile.h"
 #include "xalloc.h"
 
@@ -284,6 +285,30 @@ void config_warn(struct config *cfg, const char *key, const char *what)
 		if (!strcmp(cfg->ents[i].key, key))
 			line = cfg->ents[i].line;
 	config_add_warning(cfg, xasprintf("%s:%u: %s: %s", cfg->path, line, key, what));
+}
+
+void config_check_keys(struct config *cfg, const char *const *known, size_t n)
+{
+	size_t i, j;
+
+	for (i = 0; i < cfg->n; i++) {
+		const char *key = cfg->ents[i].key, *pick;
+		char *what;
+
+		for (j = 0; j < n && strcmp(known[j], key); j++)
+			;
+		if (j < n)
+			continue;
+		for (j = 0; j < i && strcmp(cfg->ents[j].key, key); j++)
+			;
+		if (j < i)
+			continue;	/* said once, at its last line */
+		pick = text_suggest(key, known, n);
+		what = xasprintf("not a latoprc key; ignored%s%s%s", pick ? " (did you mean '" : "",
+				 pick ? pick : "", pick ? "'?)" : "");
+		config_warn(cfg, key, what);
+		free(what);
+	}
 }
 
 size_t config_nwarnings(const struct config *cfg)

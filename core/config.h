@@ -2,8 +2,9 @@
 /*
  * The rc file: $XDG_CONFIG_HOME/latop/latoprc (else ~/.config/latop/latoprc),
  * lines of `key = value`, `#` starts a comment line.  A later line for the
- * same key wins.  Keys: theme=, history=, flow_timeout= (read by whoever
- * uses them).
+ * same key wins.  Keys are read by whoever uses them (theme by the TUI,
+ * flow_max by the flows probe, ...); latop.c checks the file's keys against
+ * all of them.
  *
  * latop runs as root with a user's rc file, so the file is treated as
  * someone else's: only a regular file of at most 1 MiB is read, and no
@@ -36,6 +37,10 @@ const char *config_get(const struct config *cfg, const char *key);
 /* Warn that key's setting is not usable: "FILE:LINE: KEY: what"; with key
  * NULL, warn "what" as is (a problem the rc file did not name). */
 void config_warn(struct config *cfg, const char *key, const char *what);
+/* Warn of every key set that is not one of known[0..n): "FILE:LINE: KEY:
+ * not a latoprc key; ignored (did you mean 'K'?)".  The keys belong to the
+ * layers that read them, so the caller that knows them all gathers them. */
+void config_check_keys(struct config *cfg, const char *const *known, size_t n);
 /* The number of warnings so far. */
 size_t config_nwarnings(const struct config *cfg);
 /* The i-th warning, or NULL past the last. */

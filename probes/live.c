@@ -146,6 +146,8 @@ static int collect_tick(struct live *l, struct tick *out, char **cause)
 
 static int realtime_opt = -1;	/* -1: latoprc's realtime, else on */
 
+const char *const live_config_keys[] = {"realtime", NULL};
+
 void probe_set_realtime(bool on)
 {
 	realtime_opt = on;

@@ -22,6 +22,8 @@ struct probe;
 struct probe_ops {
 	const char *name;		/* "syscalls" */
 	const char *help;
+	/* The latoprc keys it reads, NULL-terminated (NULL: none). */
+	const char *const *config_keys;
 	size_t ntables;
 	const struct schema *const *tables;	/* the tables it fills */
 	/* Open and load, not yet attached: filters can be set before the
@@ -132,6 +134,8 @@ bool probe_run_stats(void);
  * no), read when the live source opens, else yes.
  */
 void probe_set_realtime(bool on);
+/* The latoprc keys the live source reads (besides each probe's), NULL-terminated. */
+extern const char *const live_config_keys[];
 
 /*
  * Around slow work in a probe's collect (symbolizing and unwinding stacks with

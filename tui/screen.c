@@ -498,6 +498,8 @@ static void screen_done(struct screen *s)
 	window_done(&s->history);
 }
 
+const char *const tui_config_keys[] = {"theme", "history", "history_mb", NULL};
+
 int tui_run(struct source *src, const struct tui_opts *o, char **cause)
 {
 	struct screen s;

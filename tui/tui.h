@@ -14,6 +14,9 @@ struct tui_opts {
 	bool no_color;
 };
 
+/* The latoprc keys the TUI reads, NULL-terminated. */
+extern const char *const tui_config_keys[];
+
 /* Run until the user quits.  0 on a clean quit, -1 with *cause. */
 int tui_run(struct source *src, const struct tui_opts *o, char **cause);
 

@@ -632,8 +632,12 @@ static const struct schema *const block_tables[] = {
 	&block_schema, &block_events_schema, &block_spans_schema,
 };
 
+/* The latoprc keys this probe reads. */
+static const char *const rc_keys[] = {"block_max", "block_inflight_max", NULL};
+
 const struct probe_ops block_probe_ops = {
 	.name = "block",
+	.config_keys = rc_keys,
 	.help = "block I/O requests by device, operation, size and process, split into "
 		"alloc, plug, sched and device stages",
 	.ntables = 3,

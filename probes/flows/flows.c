@@ -974,8 +974,12 @@ static const struct schema *const flows_tables[] = {
 	&flows_schema, &flow_events_schema,
 };
 
+/* The latoprc keys this probe reads. */
+static const char *const rc_keys[] = {"flow_max", "flow_timeout", "flow_spill", NULL};
+
 const struct probe_ops flows_probe_ops = {
 	.name = "flows",
+	.config_keys = rc_keys,
 	.help = "per TCP flow host latency: request in to response out, matched by "
 		"sequence and ack numbers on the serving socket",
 	.ntables = 2,

@@ -1013,8 +1013,12 @@ static const struct schema *const locks_tables[] = {
 	&locks_schema, &lock_events_schema, &lock_spans_schema,
 };
 
+/* The latoprc keys this probe reads. */
+static const char *const rc_keys[] = {"lock_max", "lock_wait_max", NULL};
+
 const struct probe_ops locks_probe_ops = {
 	.name = "locks",
+	.config_keys = rc_keys,
 	.help = "contended user (futex) and kernel locks: waits, holders, and what holders ran",
 	.ntables = 3,
 	.tables = locks_tables,

@@ -685,8 +685,12 @@ static const struct schema *const nvme_tables[] = {
 	&nvme_schema, &nvme_events_schema, &nvme_spans_schema,
 };
 
+/* The latoprc keys this probe reads. */
+static const char *const rc_keys[] = {"nvme_max", "nvme_inflight_max", NULL};
+
 const struct probe_ops nvme_probe_ops = {
 	.name = "nvme",
+	.config_keys = rc_keys,
 	.help = "NVMe/TCP I/O latency by stage, initiator (nvme_tcp) and target (nvmet_tcp)",
 	.ntables = 3,
 	.tables = nvme_tables,

@@ -530,8 +530,12 @@ static const struct schema *const paths_tables[] = {
 	&paths_schema, &path_events_schema, &path_spans_schema,
 };
 
+/* The latoprc keys this probe reads. */
+static const char *const rc_keys[] = {"paths_ring_mb", NULL};
+
 const struct probe_ops paths_probe_ops = {
 	.name = "paths",
+	.config_keys = rc_keys,
 	.help = "request paths after vPath: per request, its entry port, downstream calls "
 		"(to where, how many, how long), time in this tier and downstream",
 	.ntables = 3,

@@ -849,8 +849,12 @@ static const struct schema *const syscalls_tables[] = {
 	&syscalls_schema, &syscall_events_schema,
 };
 
+/* The latoprc keys this probe reads. */
+static const char *const rc_keys[] = {"syscall_max", NULL};
+
 const struct probe_ops syscalls_probe_ops = {
 	.name = "syscalls",
+	.config_keys = rc_keys,
 	.help = "per-syscall cost by thread, split into runq, block, net, mm, lock, "
 		"softirq, sleep and other time",
 	.ntables = 2,

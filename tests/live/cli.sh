@@ -104,4 +104,30 @@ out=$(TZ=UTC "$L" report "$LATOP_TOP/tests/data/sweep/syscalls.snap" --json \
 	-q "from syscalls show count since '2026-11-25 18:11:18'" 2>&1)
 echo "$out" | grep -q '^{"health": {"table": "syscalls", "events": 1080, .*"ticks": 1, "ticks_late": 0,'
 ok $? "report --json: the health line counts the stretch's ticks (1 of 2) and events ($out)"
+# latoprc: every key latop reads passes; a misspelt one is named, once.
+mkdir -p "$tmp/cfg/latop"
+cat > "$tmp/cfg/latop/latoprc" <<'RC'
+theme = default
+history = /dev/null
+history_mb = 64
+realtime = yes
+serve_metrics = calls=from syscalls show count
+flow_timeout = 2s
+flow_max = 65536
+flow_spill = auto
+syscall_max = 65536
+block_max = 8192
+block_inflight_max = 16384
+lock_max = 65536
+lock_wait_max = 16384
+nvme_max = 65536
+nvme_inflight_max = 16384
+paths_ring_mb = 16
+flow_maxx = 100
+RC
+out=$(XDG_CONFIG_HOME=$tmp/cfg "$L" probes 2>&1 >/dev/null)
+[ "$out" = "latop: warning: $tmp/cfg/latop/latoprc:17: flow_maxx: not a latoprc key; ignored (did you mean 'flow_max'?)" ]
+ok $? "latoprc: each key latop reads is known; a misspelt one is named with its line and the key meant ($out)"
+out=$(XDG_CONFIG_HOME=$tmp/cfg "$L" report "$LATOP_TOP/tests/data/sweep/syscalls.snap" -q "from syscalls show count" 2>&1 >/dev/null)
+[ -z "$out" ]; ok $? "report, which reads no latoprc, does not check it ($out)"
 done_testing

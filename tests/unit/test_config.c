@@ -349,6 +349,36 @@ static void shared(void)
 	unlink(err);
 }
 
+/* Keys no part of latop reads are named, once each, with the closest known key. */
+static void unknown_keys(void)
+{
+	static const char *const known[] = {"flow_max", "history_mb", "theme"};
+	struct config *cfg;
+	char *w;
+
+	write_file(in_dir("rc"), "flow_maxx = 100\ntheme = dark\nhistroy_mb = 3\n"
+				 "zzz = 1\nflow_maxx = 5\nflow_max = 64\n");
+	cfg = config_load(in_dir("rc"));
+	config_check_keys(cfg, known, 3);
+	w = warnings_of(cfg);
+	ok(config_nwarnings(cfg) == 3, "three unknown keys, three warnings (%s)", w);
+	ok(strstr(w, "rc:5: flow_maxx: not a latoprc key; ignored (did you mean 'flow_max'?)") &&
+	   strstr(w, "rc:3: histroy_mb: not a latoprc key; ignored (did you mean 'history_mb'?)"),
+	   "a misspelt key is named at its last line, with the key it is close to (%s)", w);
+	ok(strstr(w, "rc:4: zzz: not a latoprc key; ignored") &&
+	   !strstr(w, "zzz: not a latoprc key; ignored ("),
+	   "a key close to none is named without a guess (%s)", w);
+	ok(!strcmp(config_get(cfg, "flow_max"), "64") && !strcmp(config_get(cfg, "theme"), "dark"),
+	   "the known keys still apply");
+	free(w);
+	config_free(cfg);
+	write_file(in_dir("rc"), "theme = dark\n");
+	cfg = config_load(in_dir("rc"));
+	config_check_keys(cfg, known, 3);
+	ok(config_nwarnings(cfg) == 0, "a file of known keys gets no warning");
+	config_free(cfg);
+}
+
 int main(void)
 {
 	alarm(20);
@@ -363,6 +393,7 @@ int main(void)
 	unreadable();
 	default_file();
 	shared();
+	unknown_keys();
 	unlink(in_dir("rc"));
 	unlink(in_dir("shadow"));
 	rmdir(dir);

@@ -2,7 +2,8 @@
 /*
  * The man pages cannot drift from the code: every table every probe and
  * joiner gives has its section in latop-query(7) naming each of its fields,
- * and every probe (view) is named in latop(1).  Run from the top of the tree.
+ * every probe (view) is named in latop(1), and so is every latoprc key the
+ * probes, the live source and the TUI read.  Run from the top of the tree.
  */
 #include <ctype.h>
 #include <stdbool.h>
@@ -13,6 +14,7 @@
 #include "core/merge.h"
 #include "probes/probe.h"
 #include "probes/views.h"
+#include "tui/tui.h"
 #include "tap.h"
 
 /* The whole of file path, with troff's font escapes and \- made plain; NULL if unreadable. */
@@ -127,6 +129,21 @@ int main(void)
 		}
 	ok(probe_registry_len >= 6 && views_missing == 0, "latop(1) names each of the %zu views",
 	   probe_registry_len);
+	const char *const *lists[16];
+	size_t nlists = 0, nkeys = 0;
+	int keys_missing = 0;
+
+	for (size_t i = 0; i < probe_registry_len && nlists < 14; i++)
+		lists[nlists++] = probe_registry[i]->config_keys;
+	lists[nlists++] = live_config_keys;
+	lists[nlists++] = tui_config_keys;
+	for (size_t l = 0; l < nlists; l++)
+		for (const char *const *k = lists[l]; k && *k; k++, nkeys++)
+			if (!has_word(latop, latop + strlen(latop), *k)) {
+				printf("# latop(1) never names the latoprc key %s\n", *k);
+				keys_missing++;
+			}
+	ok(nkeys >= 15 && keys_missing == 0, "latop(1) names each of the %zu latoprc keys", nkeys);
 	free(query);
 	free(latop);
 	tap_done();
