@@ -32,8 +32,12 @@ echo g | "$B" fsync "$loop" 0 10 1 >/dev/null
 echo g | "$B" read "$loop" 4096 2000 8 >/dev/null
 end_recording; ok $? "record exits 0"; rec_pid=
 
-out=$(json "$tmp/run.snap" "from block where comm == 'blkio' group by dev, op, size show count, bytes, errors order by op")
-echo "$out" | D=$D python3 -c '
+# A failure here prints what the recording says it missed (health: lost
+# counts runs the kernel skipped, evicted requests untracked or given up)
+# and the merges, so a miscount says which it was.
+out=$(json "$tmp/run.snap" "from block where comm == 'blkio' group by dev, op, size show count, bytes, errors, merges order by op" 2>"$tmp/health")
+out="$out"$'\n'"$(grep -h '"health"' "$tmp/health")"
+echo "$out" | grep -v '"health"' | D=$D python3 -c '
 import json, os, sys
 rows = {(r["dev"], r["op"], r["size"]): r for r in map(json.loads, sys.stdin)}
 d = os.environ["D"]
