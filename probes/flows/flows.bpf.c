@@ -886,23 +886,28 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 /*
  * Learn the process serving a flow: the one reading its requests, named as
  * its reading thread is now.  The kernel pads a name with zeros, so two
- * loads read it whole.
+ * loads read it whole.  A socket whose local port no one serves (the
+ * client end of a connection) is no flow's, and passes before any helper
+ * call.
  */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(recv_len, struct sock *sk, int ret, int flags)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
-	const __u64 *comm = (const __u64 *)task->comm;
-	struct reader_id id = {
-		.tgid = bpf_get_current_pid_tgid() >> 32, .comm = {comm[0], comm[1]},
-		.cgroup = bpf_get_current_cgroup_id(),
-	};
+	struct task_struct *task;
+	const __u64 *comm;
+	struct reader_id id;
 	struct reader_id *seen;
 	struct fl_stats *st;
 	struct fl_key k;
 
-	if (ret <= 0)
+	if (ret <= 0 || !port_served(sk->__sk_common.skc_num, false))
 		return 0;
+	task = bpf_get_current_task_btf();
+	comm = (const __u64 *)task->comm;
+	id = (struct reader_id){
+		.tgid = task->tgid, .comm = {comm[0], comm[1]},
+		.cgroup = task_cgroup_id(task),
+	};
 	seen = bpf_sk_storage_get(&reader, sk, 0, 0);
 	if (seen && seen->tgid == id.tgid && seen->comm[0] == id.comm[0] &&
 	    seen->comm[1] == id.comm[1] && seen->cgroup == id.cgroup)
