@@ -526,7 +526,7 @@ static __always_inline struct sys_stats *call_slot(struct sys_task *t)
 	key.comm[0] = comm[0];
 	key.comm[1] = comm[1];
 	if (!filter_nocgroup[filter_idx & 1])
-		key.cgroup = bpf_get_current_cgroup_id();
+		key.cgroup = task_cgroup_id(task);
 	return slot_get(t, &key);
 }
 
