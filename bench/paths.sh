@@ -15,7 +15,8 @@
 #   BENCH_MODE [pingpong]   pingpong, or tiers
 #   BENCH_CPU [1]           CPU the workload is pinned to
 #   BENCH_TRACER_CPU [0]    CPU the tracer is pinned to
-#   BENCH_CONFIGS ["none floor latop"]
+#   BENCH_CONFIGS ["none floor latop"]  (latop_b: the latop binary BENCH_LATOP_B,
+#                           e.g. the build before a change, timed in the same rounds)
 set -u
 cd "$(dirname "$0")/.." || exit 1
 OUT=${OUTPUT:-.output}
@@ -45,13 +46,18 @@ make --no-print-directory -s latop "$T" "$FLOOR" || exit 1
 # The links on the probe's two tracepoints (ours or anyone's).
 links() { bpftool link list 2>/dev/null | grep -c -E "tp '(sock_send_length|sock_recv_length)'"; }
 
+# Print the latop binary configuration $1 runs.
+latop_bin() {
+	if [ "$1" = latop_b ]; then echo "${BENCH_LATOP_B:?latop_b needs BENCH_LATOP_B}"; else echo ./latop; fi
+}
+
 # Start configuration $1 and wait until its programs are attached.
 start() {
 	rm -f "$WORK/ready" "$WORK/x.lat" "$WORK/x.lat.tmp"
 	case $1 in
 	none) return 0 ;;
 	floor) taskset -c "$TCPU" "$FLOOR" -r "$WORK/ready" >"$WORK/tracer.log" 2>&1 & TRACER=$! ;;
-	latop) taskset -c "$TCPU" ./latop record -o "$WORK/x.lat" --quiet -q 'from paths' \
+	latop | latop_b) taskset -c "$TCPU" "$(latop_bin "$1")" record -o "$WORK/x.lat" --quiet -q 'from paths' \
 		>"$WORK/tracer.log" 2>&1 & TRACER=$! ;;
 	esac
 	for _ in $(seq 200); do
@@ -134,9 +140,12 @@ for cfg in "${CONFIGS[@]}"; do
 	d=""; [ "$f" = "$WORK/$cfg.dirty" ] && d=" (dirty: another program was on the hooks)"
 	printf '%-7s %4s %10s %10s %8s %9s %14s%s\n' "$cfg" "$(wc -l <"$f")" "$med" "$add" "$ratio" "$vf" "$spread" "$d"
 done
-if [ "$MODE" = pingpong ] && [ -n "$bmed" ] && f=$(samples latop); then
-	awk -v m="$(median "$f")" -v b="$bmed" 'BEGIN {printf "latop per record (4 per round trip): %.0f ns\n", (m - b) / 4}'
-fi
+for cfg in latop latop_b; do
+	if [ "$MODE" = pingpong ] && [ -n "$bmed" ] && f=$(samples $cfg); then
+		awk -v m="$(median "$f")" -v b="$bmed" -v c=$cfg \
+			'BEGIN {printf "%s per record (4 per round trip): %.0f ns\n", c, (m - b) / 4}'
+	fi
+done
 echo "added = median - none's median; x floor+ = added / the floor's added (1.00: no cost beyond enabling the hooks)"
 # Paired: each round's run divided by the same round's none, then the median
 # over rounds (drifts of a shared machine cancel within a round).

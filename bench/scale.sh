@@ -18,6 +18,8 @@
 #               empty XDG_CONFIG_HOME (no latoprc), attached once its header
 #               says LIVE; counted over the history the TUI saves (key s)
 #               after the measurement, the ticks that fit in its history_mb
+#   tui h1G N   the same with latoprc history_mb = 1024: the history holds
+#               the whole run, so its coverage is the TUI's
 # Columns: truth, counted (under the workload's own keys), coverage (counted /
 # truth), overflow (events of the whole table counted in its overflow rows
 # because a table was full: in every total, in no key), latop's CPU from its
@@ -149,7 +151,8 @@ forks() {
 # start.
 tui_start() {
 	local i cmd
-	mkdir -p "$tmp/config"; rm -f "$tmp"/latop-*.snap "$tmp/tui.err"
+	mkdir -p "$tmp/config/latop"; rm -f "$tmp"/latop-*.snap "$tmp/tui.err"
+	printf '%s' "${1:-}" >"$tmp/config/latop/latoprc"
 	cmd="exec env LANG=C.UTF-8 LC_ALL=C.UTF-8 TERM=xterm-256color"
 	cmd+=" XDG_CONFIG_HOME=$(printf %q "$tmp/config") $(printf %q "$L") 2>$(printf %q "$tmp/tui.err")"
 	tm new-session -d -s "$tui" -x 160 -y 50 -c "$tmp" "$cmd"
@@ -236,9 +239,15 @@ for n in $FORKS; do
 	row forks "$n" "$truth" "from syscalls where comm == 'true' and syscall == exit_group show count"
 done
 
-for n in $TUI_FORKS; do
-	command -v tmux >/dev/null || { echo "tui forks $n: not run: no tmux"; continue; }
-	tui_start || { echo "tui forks $n: $why"; continue; }
+# Each N twice: `tui forks`, with no latoprc (its CPU and memory as a user
+# gets them; its 64 MB history may keep only the last seconds of the run,
+# and counted is over those), then `tui h1G`, with history_mb = 1024, which
+# keeps the whole run, for coverage.
+for run in $(for n in $TUI_FORKS; do echo "d:$n h:$n"; done); do
+	n=${run#*:} what="tui forks" rc=
+	[ "${run%%:*}" = h ] && what="tui h1G" rc=$'history_mb = 1024\n'
+	command -v tmux >/dev/null || { echo "$what $n: not run: no tmux"; continue; }
+	tui_start "$rc" || { echo "$what $n: $why"; continue; }
 	forks "$n"
 	measure
 	# The TUI saves the ticks it has: let one more tick (1 s) read the
@@ -247,9 +256,9 @@ for n in $TUI_FORKS; do
 	tui_stop
 	snap=("$tmp"/latop-*.snap)
 	if [ ! -e "${snap[0]}" ]; then
-		line "tui forks" "$n" "$truth" - - - "$cpu" "$rss" "$own" "$bpf" - -
+		line "$what" "$n" "$truth" - - - "$cpu" "$rss" "$own" "$bpf" - -
 		continue
 	fi
-	row "tui forks" "$n" "$truth" "from syscalls where comm == 'true' and syscall == exit_group show count" "${snap[0]}"
+	row "$what" "$n" "$truth" "from syscalls where comm == 'true' and syscall == exit_group show count" "${snap[0]}"
 	rm -f "${snap[@]}"
 done
