@@ -530,6 +530,10 @@ int tui_run(struct source *src, const struct tui_opts *o, char **cause)
 	}
 	signals_install();
 	theme_choose(&s);
+	/* A live source attaches its probes at its first read: read before
+	 * the first draw, so that LIVE is never on screen before they count. */
+	if (!s.opts->replay)
+		flags |= poll_source(&s, 0);
 	while (!s.quit && !stop_requested) {
 		if (flags & R_REQUERY)
 			requery(&s);
