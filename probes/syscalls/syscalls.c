@@ -10,6 +10,7 @@
 #include <string.h>
 #include <time.h>
 #include <sys/mman.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -26,6 +27,7 @@
 #include "syscalls.skel.h"
 
 #define IDLE_TICKS 10		/* a key idle this many ticks leaves the map */
+#define SWEEP_NS 250000000ULL	/* how often exited threads' slots are freed between ticks */
 
 /* The stages and the hooks that serve them, in order of preference. */
 static const struct hook_spec hook_specs[] = {
@@ -128,8 +130,15 @@ struct syscalls_priv {
 	} *rel;				/* slots evicted this tick, for slots_release */
 	size_t nrel;
 	bool release_prog;		/* release_slots runs here */
-	uint32_t dead[SYS_DEAD_MAX];	/* tids that exited before this tick's read, sorted */
+	uint32_t dead[SYS_DEAD_MAX];	/* tids that exited before this read, sorted */
 	size_t ndead;
+	/* Between ticks, every SWEEP_NS (sweep_fd), the slots of threads that
+	 * exited are read into pend, the next tick's frame, and freed: under
+	 * a fork storm the table then holds a quarter of a tick's short-lived
+	 * keys, not all of them. */
+	int sweep_fd;
+	struct frame *pend;
+	uint64_t pend_events;		/* calls counted into pend so far */
 	struct sys_stats cur;	/* one slot's totals, copied out */
 	struct sys_stats ovf_prev;	/* the overflow slots' totals last tick, summed */
 };
@@ -544,8 +553,9 @@ static int map_to(struct syscalls_priv *sp, uint64_t n)
 }
 
 /* Fold every used slot of the stats array into f, and the overflow slots
- * into one "(other)" row; return the calls counted. */
-static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
+ * into one "(other)" row (with all false: only the slots of threads that
+ * exited, freeing them); return the calls counted. */
+static uint64_t fold_slots(struct syscalls_priv *sp, struct frame *f, bool all)
 {
 	struct sys_stats *cur = &sp->cur;
 	uint64_t events = 0;
@@ -557,8 +567,9 @@ static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
 		hiwater = sp->nslots;
 	if (map_to(sp, hiwater) < 0)
 		hiwater = sp->mapped_len / sizeof(struct sys_stats);	/* read what is mapped */
-	overflow_sum(sp, cur);
-	if (cur->count != sp->ovf_prev.count) {
+	if (all)
+		overflow_sum(sp, cur);
+	if (all && cur->count != sp->ovf_prev.count) {
 		union cell *r = frame_add_row(f);
 
 		key_cells(r, NULL);
@@ -576,7 +587,7 @@ static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
 			free(p);
 			sp->prev[i] = p = NULL;
 		}
-		if (!k.owner)
+		if (!k.owner || (!all && !key_over(sp, &k)))
 			continue;
 		memcpy(cur, s, sizeof(*cur));
 		__atomic_thread_fence(__ATOMIC_ACQUIRE);
@@ -603,14 +614,45 @@ static uint64_t read_stats(struct syscalls_priv *sp, struct frame *f)
 	return events;
 }
 
+/* Between ticks: fold the slots of threads that exited into the next
+ * tick's frame, and free them. */
+static void syscalls_sweep(struct probe *p)
+{
+	struct syscalls_priv *sp = p->priv;
+	uint64_t expirations;
+
+	if (read(sp->sweep_fd, &expirations, sizeof(expirations)) < 0)
+		return;
+	take_dead(sp);
+	if (!sp->ndead)
+		return;
+	if (!sp->pend)
+		sp->pend = frame_new(&syscalls_schema, 0, 0);
+	sp->pend_events += fold_slots(sp, sp->pend, false);
+}
+
+/* The timer that wakes syscalls_sweep. */
+static int syscalls_sweep_fd(struct probe *p)
+{
+	struct syscalls_priv *sp = p->priv;
+
+	return sp ? sp->sweep_fd : -1;
+}
+
 /* Read and fold this tick's totals and events into two frames of t. */
 static int syscalls_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct tick *t,
 			    char **cause)
 {
 	struct syscalls_priv *sp = p->priv;
-	struct frame *f = frame_new(&syscalls_schema, t_ns, dt_ns);
+	struct frame *f = sp->pend ? sp->pend : frame_new(&syscalls_schema, t_ns, dt_ns);
 	struct frame *ev = frame_new(&syscall_events_schema, t_ns, dt_ns);
+	uint64_t events = sp->pend_events;
 	int err;
+
+	sp->pend = NULL;
+	sp->pend_events = 0;
+	f->t_ns = t_ns;
+	f->dt_ns = dt_ns;
 
 	sp->ev_frame = ev;
 	err = ring_buffer__consume(sp->rb);
@@ -621,7 +663,7 @@ static int syscalls_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, stru
 		goto fail;
 	}
 	take_dead(sp);
-	f->stats.events = read_stats(sp, f);
+	f->stats.events = events + fold_slots(sp, f, true);
 	probe_health_tick(&sp->health, &f->stats);
 	ev->stats = f->stats;
 	ev->stats.events = ev->nrows;
@@ -680,6 +722,9 @@ static void syscalls_close(struct probe *p)
 	if (!sp)
 		return;
 	ring_buffer__free(sp->rb);
+	if (sp->sweep_fd >= 0)
+		close(sp->sweep_fd);
+	frame_free(sp->pend);
 	if (sp->slots)
 		munmap(sp->slots, sp->slots_len);
 	syscalls_bpf__destroy(sp->skel);
@@ -758,6 +803,7 @@ static int syscalls_open(struct probe *p, char **cause)
 	int k, err;
 
 	p->priv = sp;
+	sp->sweep_fd = -1;
 	if (!feature_btf(why, sizeof(why))) {
 		*cause = xasprintf("syscalls: %s", why);
 		goto fail;
@@ -810,6 +856,14 @@ static int syscalls_open(struct probe *p, char **cause)
 	sp->boot_offset_ns = boot_offset_ns();
 	if (map_slots(sp, cause))
 		goto fail;
+	sp->sweep_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+	if (sp->sweep_fd < 0 ||
+	    timerfd_settime(sp->sweep_fd, 0, &(struct itimerspec){
+		    .it_interval = {0, SWEEP_NS}, .it_value = {0, SWEEP_NS}}, NULL)) {
+		*cause = xasprintf("syscalls: the timer that frees exited threads' keys: %s",
+				   strerror(errno));
+		goto fail;
+	}
 	probe_health_init(&sp->health, bpf_map__fd(sp->skel->maps.health), sp->ncpus, health_to,
 			  H_N);
 	return 0;
@@ -866,4 +920,6 @@ const struct probe_ops syscalls_probe_ops = {
 	.hooks = syscalls_hooks,
 	.close = syscalls_close,
 	.prog_fds = syscalls_prog_fds,
+	.wake_fd = syscalls_sweep_fd,
+	.wake = syscalls_sweep,
 };
