@@ -16,6 +16,21 @@ wait_recording() {
 	for _ in $(seq "${2:-150}"); do [ -e "$1.tmp" ] && { sleep 0.5; return 0; }; sleep 0.1; done
 	return 1
 }
+# fork_loop RATE: run /bin/true at most RATE times a second, in the
+# background, until killed ($! is its pid).  A shell loop of /bin/true runs
+# as fast as the machine forks, from about 70 to 1,000 times a second on
+# machines of one type; a rate makes the load, and what a test can expect
+# of it, the same everywhere.
+fork_loop() {
+	python3 -c '
+import subprocess, sys, time
+gap = 1 / float(sys.argv[1])
+nxt = time.monotonic()
+while True:
+    subprocess.run(["/bin/true"])
+    nxt += gap
+    time.sleep(max(0, nxt - time.monotonic()))' "$1" &
+}
 # wait_ready FILE: wait until a test server's first output line says "ready".
 wait_ready() {
 	for _ in $(seq 50); do grep -q '^ready' "$1" 2>/dev/null && return 0; sleep 0.1; done

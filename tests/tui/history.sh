@@ -1,8 +1,9 @@
 #!/bin/bash
 # The TUI's history is bounded by memory, not by ticks: under two fork loops
-# (a row per short-lived process each tick), latoprc's history_mb = 1 keeps
-# the history to the newest ticks, and the header says how far back it
-# reaches; with the default bound it spans every tick since the start.
+# of 150 /bin/true a second each (a row per short-lived process each tick),
+# latoprc's history_mb = 1 keeps the history to the newest ticks, and the
+# header says how far back it reaches; with the default bound it spans
+# every tick since the start.
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
@@ -30,7 +31,7 @@ span() {
 }
 
 for _ in 1 2; do
-	(while :; do /bin/true; done) &
+	fork_loop 150
 	loops+=($!)
 done
 
