@@ -9,13 +9,14 @@
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
-vm_latop_setup latop-static
+vm_latop_setup latop-static helpers-static
 
 vm_init nvme-tcp
 vm_modules configfs nvme-core nvme-fabrics nvme-tcp nvmet nvmet-tcp ||
 	skip_all "the guest kernel lacks the NVMe/TCP modules"
 vm_modules --noload null_blk || skip_all "the guest kernel lacks null_blk"
 vm_file "$top/.output/static/latop" /bin/latop
+vm_file "$top/.output/static/blkio" /bin/blkio
 cat >"$VM_DIR/guest.sh" <<'EOF'
 # Runs in the guest, cwd /share.  Known I/O: N4 4K and N128 128K reads and
 # writes at queue depth 1 (phase 1), then three streams at once (phase 2).
@@ -136,13 +137,14 @@ echo $? >small.rc
 
 # Phase 7: I/O tables of 2 (latoprc nvme_inflight_max) under 16 streams at
 # once: the I/Os that find no room are not followed, counted as evicted.
+# One process of 16 threads, started together (blkio waits for "g"), keeps
+# 16 reads in flight; 16 dd processes started one after another under TCG
+# could each be done before the next began, never 3 at once.
 echo "nvme_inflight_max = 2" >cfg/latop/latoprc
 latop probes >probes-inflight.txt 2>&1
 rec inflight.snap "from nvme"
 sleep 1
-dds=
-for i in $(seq 16); do dd4r 50 $((8000 + i * 50)) & dds="$dds $!"; done
-wait $dds
+echo g | blkio read /dev/nvme0n1 4096 800 16 >/dev/null || echo "blkio read (inflight 2) failed"
 sleep 2.5
 stop $pid_inflight
 echo $? >inflight.rc
@@ -422,11 +424,11 @@ import json, sys
 rows = [json.loads(l) for l in sys.stdin]
 health = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["health"]
 done = sum(r["count"] + r["misfit"] for r in rows)
-# 16 streams of 50 4K reads, on both sides: each followed, or evicted
+# 16 threads of 50 4K reads, on both sides: each followed, or evicted
 assert done + health["evicted"] == 2 * 16 * 50, (rows, health)
 assert health["evicted"] > 0 and done > 0, (rows, health)
 ' "$S/inflight.rerr"
-ok $? "nvme_inflight_max = 2: every I/O of 16 streams counted or evicted ($(echo $out | tr -d '\n') $(tail -1 "$S/inflight.rerr"))"
+ok $? "nvme_inflight_max = 2: every I/O of 16 threads counted or evicted ($(echo $out | tr -d '\n') $(tail -1 "$S/inflight.rerr"))"
 grep -q "nvme: [0-9]* evicted in the kernel" "$S/inflight.snap.err" &&
 	grep -q "nvme: [0-9]* evicted in the kernel" "$S/inflight.rerr"
 ok $? "nvme_inflight_max = 2: record and report warn of the evicted I/Os ($(head -c 300 "$S/inflight.snap.err"))"
