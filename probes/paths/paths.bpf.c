@@ -2,10 +2,11 @@
 /*
  * The paths probe: every send and receive a thread makes on a TCP socket,
  * one compact record each on a ring buffer (user space drains it every
- * tick, and between ticks when woken at a quarter full).  Nothing is kept per thread in the kernel:
- * merging calls into messages and messages into requests needs the order of
- * events across threads (a request received by one thread may be answered
- * by another), which user space has from the ring buffer.
+ * tick, and between ticks when woken at a quarter full).  Nothing is kept
+ * per thread in the kernel: merging calls into messages and messages into
+ * requests needs the order of events across threads (a request received by
+ * one thread may be answered by another), which user space has from the
+ * ring buffer.
  *
  * Hooks: the sock:sock_send_length / sock:sock_recv_length tracepoints
  * (6.3+), which fire in process context as sendmsg/recvmsg (and write/read

@@ -567,15 +567,16 @@ static uint64_t fold_slots(struct syscalls_priv *sp, struct frame *f, bool all)
 		hiwater = sp->nslots;
 	if (map_to(sp, hiwater) < 0)
 		hiwater = sp->mapped_len / sizeof(struct sys_stats);	/* read what is mapped */
-	if (all)
+	if (all) {
 		overflow_sum(sp, cur);
-	if (all && cur->count != sp->ovf_prev.count) {
-		union cell *r = frame_add_row(f);
+		if (cur->count != sp->ovf_prev.count) {
+			union cell *r = frame_add_row(f);
 
-		key_cells(r, NULL);
-		fill_row(sp, r, cur, &sp->ovf_prev);
-		events += delta(cur->count, sp->ovf_prev.count);
-		sp->ovf_prev = *cur;
+			key_cells(r, NULL);
+			fill_row(sp, r, cur, &sp->ovf_prev);
+			events += delta(cur->count, sp->ovf_prev.count);
+			sp->ovf_prev = *cur;
+		}
 	}
 	sp->refs_for = (size_t)hiwater;	/* refs are cleared at the first process key */
 	for (i = sp->novf; i < hiwater; i++) {
