@@ -137,14 +137,26 @@ echo $? >small.rc
 
 # Phase 7: I/O tables of 2 (latoprc nvme_inflight_max) under 16 streams at
 # once: the I/Os that find no room are not followed, counted as evicted.
-# One process of 16 threads, started together (blkio waits for "g"), keeps
-# 16 reads in flight; 16 dd processes started one after another under TCG
-# could each be done before the next began, never 3 at once.
+# One process of 16 threads, started together (blkio waits for "g"), on a
+# second namespace whose null_blk completes each I/O 50 ms after it starts
+# (irqmode 2, the timer).  On nullb0, which completes at once, the threads
+# could take turns under TCG and never have 3 I/Os in flight: that happened.
+# Here a thread's read stays in flight 50 ms, far longer than the others
+# take to submit theirs, so both sides' tables are full from the start.
+NB=/sys/kernel/config/nullb/nullb1 NS=/sys/kernel/config/nvmet/subsystems/$NQN/namespaces/2
+mkdir $NB && echo 64 >$NB/size && echo 4096 >$NB/blocksize && echo 2 >$NB/queue_mode &&
+	echo 2 >$NB/irqmode && echo 50000000 >$NB/completion_nsec && echo 1 >$NB/power ||
+	echo "nullb1 (slow) not created"
+mkdir $NS && echo /dev/nullb1 >$NS/device_path && echo 1 >$NS/enable || echo "namespace 2 not enabled"
+echo 1 >/sys/class/nvme/nvme0/rescan_controller 2>/dev/null
+i=0
+while [ ! -b /dev/nvme0n2 ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+[ -b /dev/nvme0n2 ] || echo "no /dev/nvme0n2 (the slow namespace)"
 echo "nvme_inflight_max = 2" >cfg/latop/latoprc
 latop probes >probes-inflight.txt 2>&1
 rec inflight.snap "from nvme"
 sleep 1
-echo g | blkio read /dev/nvme0n1 4096 800 16 >/dev/null || echo "blkio read (inflight 2) failed"
+echo g | blkio read /dev/nvme0n2 4096 800 16 >/dev/null || echo "blkio read (inflight 2) failed"
 sleep 2.5
 stop $pid_inflight
 echo $? >inflight.rc
@@ -424,8 +436,12 @@ import json, sys
 rows = [json.loads(l) for l in sys.stdin]
 health = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["health"]
 done = sum(r["count"] + r["misfit"] for r in rows)
-# 16 threads of 50 4K reads, on both sides: each followed, or evicted
-assert done + health["evicted"] == 2 * 16 * 50, (rows, health)
+# 16 threads of 50 4K reads, on both sides: each followed, or evicted, or
+# said lost: a run the kernel skipped (a hook fired on a CPU where its program
+# was running: the slow namespace completes in hard interrupts) can leave an
+# I/O neither, and is counted in lost
+want = 2 * 16 * 50
+assert want - health["lost"] <= done + health["evicted"] <= want, (rows, health)
 assert health["evicted"] > 0 and done > 0, (rows, health)
 ' "$S/inflight.rerr"
 ok $? "nvme_inflight_max = 2: every I/O of 16 threads counted or evicted ($(echo $out | tr -d '\n') $(tail -1 "$S/inflight.rerr"))"
