@@ -143,6 +143,7 @@ struct tick {
 	uint64_t t_ns;
 	size_t nframes;
 	struct frame **frames;
+	uint64_t bytes;		/* tick_bytes when a bounded window took it */
 };
 
 void tick_init(struct tick *t, uint64_t t_ns);
