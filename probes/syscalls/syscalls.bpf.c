@@ -192,6 +192,18 @@ struct {
 	__type(value, __u32);
 } stats_free SEC(".maps");
 
+/* Each slot's thread (the process's first for a process key), written as
+ * the slot is taken: the sweep between ticks looks for exited threads'
+ * slots in these 8 bytes a slot (an array's values are 8-byte aligned, so a
+ * __u64), not in each slot's 2.5 KB. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, SYS_DEFAULT_KEYS);	/* set at load: latoprc syscall_max */
+	__type(key, __u32);
+	__type(value, __u64);
+} slot_tid SEC(".maps");
+
 /* Threads that exited since user space last looked (their tids). */
 struct {
 	__uint(type, BPF_MAP_TYPE_QUEUE);
@@ -437,6 +449,7 @@ static __always_inline struct sys_stats *slot_new(const struct sys_key *key, __u
 {
 	struct sys_stats *v;
 	__u32 idx, i;
+	__u64 *owner;
 
 	if (bpf_map_pop_elem(&stats_free, &idx))
 		return NULL;
@@ -451,6 +464,9 @@ static __always_inline struct sys_stats *slot_new(const struct sys_key *key, __u
 	v = bpf_map_lookup_elem(&stats_arr, &idx);
 	if (!v)
 		return NULL;
+	owner = bpf_map_lookup_elem(&slot_tid, &idx);
+	if (owner)
+		*owner = key->tid ? key->tid : key->tgid;
 	for (i = 0; i < 8; i++) {	/* raise slot_hiwater to idx + 1 */
 		__u64 hw = slot_hiwater;
 

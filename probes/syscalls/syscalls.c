@@ -115,6 +115,11 @@ struct syscalls_priv {
 	 * part mapped. */
 	struct sys_stats *slots;
 	size_t slots_len, mapped_len;
+	/* Each slot's thread (slot_tid), mapped whole, read-only: what the
+	 * sweep scans.  A slot's own key stays the truth; this only says
+	 * which slots to read. */
+	const uint64_t *owners;
+	size_t owners_len;
 	struct row_ref *refs;		/* process rows of this tick, open addressing */
 	size_t nrefs;			/* a power of 2 */
 	size_t refs_for;		/* slots this tick reads, while refs still holds the
@@ -581,8 +586,15 @@ static uint64_t fold_slots(struct syscalls_priv *sp, struct frame *f, bool all)
 	sp->refs_for = (size_t)hiwater;	/* refs are cleared at the first process key */
 	for (i = sp->novf; i < hiwater; i++) {
 		const struct sys_stats *s = &sp->slots[i];
-		struct prev_ent *p = sp->prev[i];
+		struct prev_ent *p;
 
+		if (!all && sp->owners) {
+			uint32_t tid = (uint32_t)__atomic_load_n(&sp->owners[i], __ATOMIC_ACQUIRE);
+
+			if (!tid || !exited(sp, tid))
+				continue;	/* not an exited thread's: the tick reads it */
+		}
+		p = sp->prev[i];
 		slot_key(s, &k);
 		if (p && (!k.owner || !key_eq(&k, &p->st.key))) {
 			free(p);
@@ -728,6 +740,8 @@ static void syscalls_close(struct probe *p)
 	frame_free(sp->pend);
 	if (sp->slots)
 		munmap(sp->slots, sp->slots_len);
+	if (sp->owners)
+		munmap((void *)sp->owners, sp->owners_len);
 	syscalls_bpf__destroy(sp->skel);
 	for (k = 0; k < CTR_N; k++)
 		perf_counters_free(sp->ctr[k]);
@@ -766,6 +780,13 @@ static int map_slots(struct syscalls_priv *sp, char **cause)
 	if (map_to(sp, sp->novf + 1) < 0) {
 		*cause = xasprintf("syscalls: mapping the stats array: %s", strerror(errno));
 		return -1;
+	}
+	/* Without it (it cannot be mapped), the sweep reads every slot's key. */
+	m = mmap(NULL, page_round((size_t)sp->nslots * sizeof(uint64_t)), PROT_READ, MAP_SHARED,
+		 bpf_map__fd(sp->skel->maps.slot_tid), 0);
+	if (m != MAP_FAILED) {
+		sp->owners = m;
+		sp->owners_len = page_round((size_t)sp->nslots * sizeof(uint64_t));
 	}
 	sp->prev = xcalloc(sp->nslots, sizeof(*sp->prev));
 	sp->rel = xcalloc(sp->nslots, sizeof(*sp->rel));
@@ -831,6 +852,7 @@ static int syscalls_open(struct probe *p, char **cause)
 	sp->skel->rodata->slot_mask = sp->nslots - 1;
 	sp->skel->rodata->ovf_slots = sp->novf;
 	if (bpf_map__set_max_entries(sp->skel->maps.stats_arr, sp->nslots) ||
+	    bpf_map__set_max_entries(sp->skel->maps.slot_tid, sp->nslots) ||
 	    bpf_map__set_max_entries(sp->skel->maps.stats_idx, sp->nslots) ||
 	    bpf_map__set_max_entries(sp->skel->maps.stats_free, sp->nslots)) {
 		*cause = xasprintf("syscalls: sizing the stats maps: %s", strerror(errno));
