@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /* User stacks unwound from a copy with libdw's unwinder (see unwind.h). */
+#include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +35,7 @@ struct unwinder {
 	struct uw_proc procs[MAX_PROCS];
 	size_t n;
 	uint64_t unwinds;
+	uint64_t forgot_at;	/* unwinds at the last unwind_forget_exited */
 };
 
 /* What the frame callback fills. */
@@ -42,9 +45,28 @@ struct uw_walk {
 	size_t n, max;
 };
 
+/*
+ * No separate debug info: the objects' own call frame information
+ * (.eh_frame, which x86-64 code carries) is what unwinds.  Where a frame
+ * has none, libdw falls back to .debug_frame, and with the standard lookup
+ * it would open the object's separate debug file (libc6-dbg's, say) and
+ * decompress all its debug sections, per process: 10 MB and more a session,
+ * a recorder's heap doubling under a fork storm for frames .eh_frame does
+ * not cover anyway.
+ */
+static int uw_no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			   Dwarf_Addr base, const char *file_name, const char *debuglink_file,
+			   GElf_Word debuglink_crc, char **debuginfo_file_name)
+{
+	(void)mod, (void)userdata, (void)modname, (void)base, (void)file_name;
+	(void)debuglink_file, (void)debuglink_crc;
+	*debuginfo_file_name = NULL;
+	return -1;
+}
+
 static const Dwfl_Callbacks proc_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = uw_no_debuginfo,
 };
 
 /* The one thread unwound: the sample's. */
@@ -168,12 +190,14 @@ static struct uw_proc *proc_get(struct unwinder *u, uint32_t pid)
 	size_t i, lru = 0;
 
 	for (i = 0; i < u->n; i++) {
-		if (u->procs[i].pid == pid)
+		if (u->procs[i].pid == pid && pid)
 			return &u->procs[i];
 		if (u->procs[i].used < u->procs[lru].used)
 			lru = i;
 	}
-	if (u->n < MAX_PROCS) {
+	if (u->n && !u->procs[lru].pid) {
+		p = &u->procs[lru];	/* one unwind_forget_exited emptied */
+	} else if (u->n < MAX_PROCS) {
 		p = &u->procs[u->n++];
 	} else {
 		p = &u->procs[lru];
@@ -251,6 +275,25 @@ void unwind_note(struct unwinder *u, uint32_t pid)
 	proc_get(u, pid)->used = ++u->unwinds;
 }
 
+void unwind_forget_exited(struct unwinder *u)
+{
+	size_t i;
+
+	/* An entry stays where it is (its session's callbacks point at it):
+	 * emptied, it is the least recently used, the next one proc_get takes. */
+	for (i = 0; i < u->n; i++) {
+		struct uw_proc *p = &u->procs[i];
+
+		if (p->pid && p->used <= u->forgot_at && kill((pid_t)p->pid, 0) < 0 &&
+		    errno == ESRCH) {
+			proc_drop(p);
+			p->pid = 0;
+			p->used = 0;
+		}
+	}
+	u->forgot_at = u->unwinds;
+}
+
 bool unwind_available(void)
 {
 	return true;
@@ -283,6 +326,11 @@ size_t unwind_user(struct unwinder *u, uint32_t pid, uint32_t tid, const uint64_
 void unwind_note(struct unwinder *u, uint32_t pid)
 {
 	(void)u, (void)pid;
+}
+
+void unwind_forget_exited(struct unwinder *u)
+{
+	(void)u;
 }
 
 bool unwind_available(void)

@@ -37,6 +37,14 @@ size_t unwind_user(struct unwinder *u, uint32_t pid, uint32_t tid, const uint64_
  * when it exits before they are (a sample is unwound later than it is taken).
  */
 void unwind_note(struct unwinder *u, uint32_t pid);
+/*
+ * Drop the sessions of processes that have exited and that no unwind or
+ * note used since the last call (once a tick: their samples are unwound).
+ * A session holds the call frame information of every object its process
+ * maps, a few hundred KB: under a fork storm, sessions of processes long
+ * gone were most of the locks probe's memory.
+ */
+void unwind_forget_exited(struct unwinder *u);
 /* Whether this build unwinds (x86-64 with libdw). */
 bool unwind_available(void);
 

@@ -674,6 +674,7 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 		sampler_fast(sp, f->stats.events > 0);
 	for (i = sp->tl.waits_old; i < sp->tl.waits.n; i++)
 		wait_name(sp, &sp->tl.waits.v[i]);
+	unwind_forget_exited(sp->unw);
 	lkt_rows(&sp->tl, ev, spans);
 	probe_health_tick(&sp->health, &f->stats);
 	if (++sp->ticks % IDLE_TICKS == 0)
