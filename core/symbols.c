@@ -19,7 +19,6 @@
 
 #define LINE_CACHE 1024		/* direct-mapped (vaddr -> line) entries per object */
 #define MAX_PIDS 512		/* processes cached; the oldest is dropped beyond */
-#define LINE_CUS 2		/* units whose line tables an object keeps parsed */
 
 struct sym {
 	uint64_t addr;
@@ -51,8 +50,6 @@ struct elfobj {
 #ifdef HAVE_LIBDW
 	void *dw;		/* Dwarf *, opened at the first line lookup */
 	bool dw_tried;
-	uint64_t cus[LINE_CUS];	/* the units whose line tables dw has parsed */
-	size_t ncus;		/* (their DIE offsets) */
 #endif
 	struct line_ent *lines;
 	char **files;		/* interned source file names */
@@ -426,19 +423,6 @@ static const char *elfobj_file(struct elfobj *o, const char *file)
 	return o->files[o->nfiles++] = xstrdup(base);
 }
 
-#ifdef HAVE_LIBDW
-/* Whether o's DWARF has parsed the line table of the unit at DIE offset off. */
-static bool dw_has_cu(const struct elfobj *o, uint64_t off)
-{
-	size_t i;
-
-	for (i = 0; i < o->ncus; i++)
-		if (o->cus[i] == off)
-			return true;
-	return false;
-}
-#endif
-
 /* Fill loc's file and line for vaddr in o from DWARF, when there is any. */
 static void elfobj_line(struct elfobj *o, uint64_t vaddr, struct sym_loc *loc)
 {
@@ -457,26 +441,12 @@ static void elfobj_line(struct elfobj *o, uint64_t vaddr, struct sym_loc *loc)
 			o->dw = o->elf ? dwarf_begin_elf(o->elf, DWARF_C_READ, NULL) : NULL;
 		}
 		if (o->dw) {
-			Dwarf_Die cu, *c;
+			Dwarf_Die cu;
 			Dwarf_Line *l;
 			const char *src;
 			int line;
 
-			c = dwarf_addrdie(o->dw, vaddr, &cu);
-			if (c && !dw_has_cu(o, dwarf_dieoffset(c)) && o->ncus == LINE_CUS) {
-				/* libdw keeps every unit's line table it parses
-				 * (about 1 MB each in a large library built with
-				 * its debug info: 16 MB for pyenv's libpython
-				 * after one tick of a python process's samples):
-				 * beyond LINE_CUS, start again with none. */
-				dwarf_end(o->dw);
-				o->ncus = 0;
-				o->dw = dwarf_begin_elf(o->elf, DWARF_C_READ, NULL);
-				c = o->dw ? dwarf_addrdie(o->dw, vaddr, &cu) : NULL;
-			}
-			if (c && !dw_has_cu(o, dwarf_dieoffset(c)))
-				o->cus[o->ncus++] = dwarf_dieoffset(c);
-			if (c && (l = dwarf_getsrc_die(c, vaddr)) &&
+			if (dwarf_addrdie(o->dw, vaddr, &cu) && (l = dwarf_getsrc_die(&cu, vaddr)) &&
 			    !dwarf_lineno(l, &line) && (src = dwarf_linesrc(l, NULL, NULL))) {
 				e->file = elfobj_file(o, src);
 				e->line = line;
