@@ -20,16 +20,18 @@ wait_recording() {
 # background, until killed ($! is its pid).  A shell loop of /bin/true runs
 # as fast as the machine forks, from about 70 to 1,000 times a second on
 # machines of one type; a rate makes the load, and what a test can expect
-# of it, the same everywhere.
+# of it, the same everywhere.  The loop is perl's (perl-base, core only: the
+# sleep is select's), not python's: where python3's library carries its
+# debug info (pyenv's: 9 MB of .debug_info), the locks probe parses its line
+# tables whenever a loop holds a kernel lock others wait on, megabytes a
+# unit, and what a test of fork storms measured would depend on that.
 fork_loop() {
-	python3 -c '
-import subprocess, sys, time
-gap = 1 / float(sys.argv[1])
-nxt = time.monotonic()
-while True:
-    subprocess.run(["/bin/true"])
-    nxt += gap
-    time.sleep(max(0, nxt - time.monotonic()))' "$1" &
+	perl -e '
+my $gap = 1 / $ARGV[0];
+while (1) {
+	system("/bin/true");
+	select(undef, undef, undef, $gap);
+}' "$1" &
 }
 # wait_ready FILE: wait until a test server's first output line says "ready".
 wait_ready() {
