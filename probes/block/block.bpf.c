@@ -84,28 +84,20 @@ struct {
 	__uint(max_entries, BLK_RINGBUF_BYTES);
 } events SEC(".maps");
 
-/* A per-CPU word to turn a typed kernel pointer into a plain number. */
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u64);
-} addr_scratch SEC(".maps");
-
 /*
- * Return the address p holds as a number the request table can hash: the
- * verifier forbids arithmetic on typed pointers, and a value read back from
- * a map is a number.
+ * Return the address p holds as a number the request table can hash.  The
+ * verifier forbids arithmetic on typed pointers and tracks a pointer stored
+ * to the stack as a pointer, but the bytes an atomic writes to the stack are
+ * a number when read back.  The word is this run's own: a program that an
+ * interrupt runs on this CPU between the write and the read (a completion
+ * arriving during a queueing) cannot change it, as it could a per-CPU map's.
  */
 static __always_inline __u64 addr_of(const void *p)
 {
-	__u32 zero = 0;
-	__u64 *w = bpf_map_lookup_elem(&addr_scratch, &zero);
+	__u64 w = 0;
 
-	if (!w)
-		return 0;
-	*w = (__u64)p;
-	return *(volatile __u64 *)w;
+	__sync_fetch_and_add(&w, (__u64)p);
+	return *(volatile __u64 *)&w;
 }
 
 /* Return the slot bio address id owns, or NULL. */
