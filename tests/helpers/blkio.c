@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
  * Known block I/O for the live block tests: COUNT direct I/Os of SIZE bytes
- * on a block device, from DEPTH threads at once, each at its own aligned
- * offset.  Like workload, it writes one byte ("ready") and waits for one
+ * on a block device (or a file on one), from DEPTH threads at once, each at
+ * its own aligned offset.  Like workload, it writes one byte ("ready") and waits for one
  * byte on stdin ("go") before the I/O, unless the mode ends in "-now".
  *
  *   blkio read DEV SIZE COUNT DEPTH     COUNT preads  (O_DIRECT)
@@ -24,6 +24,7 @@
 #include <unistd.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/stat.h>
 #include <linux/fs.h>
 #include "helper.h"
 
@@ -98,6 +99,7 @@ int main(int argc, char **argv)
 	char c = 'r';
 	long t;
 	double t0;
+	struct stat st;
 
 	if (argc != 6) {
 		fprintf(stderr, "usage: blkio read|write|fsync|randread|randwrite|read-rename[-now] "
@@ -118,7 +120,11 @@ int main(int argc, char **argv)
 	fd = open(argv[2], (mode == 1 || mode >= 3 ? O_RDWR : O_RDONLY) | O_DIRECT);
 	if (fd < 0)
 		die(argv[2]);
-	if (ioctl(fd, BLKGETSIZE64, &dev_bytes))
+	if (fstat(fd, &st))
+		die("fstat");
+	if (S_ISREG(st.st_mode))
+		dev_bytes = st.st_size;
+	else if (ioctl(fd, BLKGETSIZE64, &dev_bytes))
 		die("BLKGETSIZE64");
 	if (hs) {
 		if (write(1, &c, 1) != 1)

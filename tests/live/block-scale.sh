@@ -15,7 +15,7 @@ B=$LATOP_HELPERS/blkio
 command -v losetup >/dev/null || skip_all "no losetup (util-linux)"
 "$L" probes 2>/dev/null | grep -q 'tp_btf/block_rq_issue' || skip_all "no block tracepoints here"
 tmp=$(mktemp -d); rec_pid=; loop=
-trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; [ -n "$loop" ] && losetup -d $loop; rm -rf "$tmp" /dev/shm/latop-scale-$$.img' EXIT
+trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; unseen_end >/dev/null; [ -n "$loop" ] && losetup -d $loop; rm -rf "$tmp" /dev/shm/latop-scale-$$.img' EXIT
 export XDG_CONFIG_HOME=$tmp/cfg
 mkdir -p "$tmp/cfg/latop"; : > "$tmp/cfg/latop/latoprc"
 truncate -s 64M /dev/shm/latop-scale-$$.img
@@ -28,11 +28,13 @@ N=50
 # record_reads NAME: record the device while six processes read it, N reads
 # of one size each.
 record_reads() {
+	unseen_begin "$D"
 	"$L" record -o "$tmp/$1.snap" -d 60s --quiet \
 		-q "from block where dev == '$D' and comm == 'blkio'" 2>"$tmp/$1.err" & rec_pid=$!
 	wait_recording "$tmp/$1.snap"
 	for s in $SIZES; do echo g | "$B" read "$loop" "$s" $N 1 >/dev/null; done
 	sleep 1.5; kill -TERM $rec_pid; wait $rec_pid; rec_pid=
+	unseen_end >"$tmp/$1.unseen"
 }
 
 # check NAME WANT-OTHER: the totals are the reads made; an (other) row
@@ -41,16 +43,18 @@ check() {
 	"$L" report "$tmp/$1.snap" --json \
 		-q "from block group by dev, op, size, pid, comm show count, bytes, sum(time), p99(lat)" \
 		> "$tmp/$1.json" 2>"$tmp/$1.rerr"
-	python3 - "$tmp/$1.json" "$2" "$N" $SIZES <<'EOF'
+	python3 - "$tmp/$1.json" "$2" "$N" "$tmp/$1.unseen" $SIZES <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
-want_other, n, sizes = int(sys.argv[2]), int(sys.argv[3]), [int(s) for s in sys.argv[4:]]
+want_other, n, sizes = int(sys.argv[2]), int(sys.argv[3]), [int(s) for s in sys.argv[5:]]
+# What the kernel completed where no program runs (tests/lib.sh).
+unseen = {k: c for k, c in json.load(open(sys.argv[4])).items() if k.startswith("read ")}
 count = sum(r["count"] for r in rows)
 nbytes = sum(r["bytes"] for r in rows)
 other = [r for r in rows if r["comm"] == "(other)"]
-print("%d rows, %d reads, %d bytes, other: %s" % (len(rows), count, nbytes, other))
-assert count == n * len(sizes), count
-assert nbytes == n * sum(sizes), nbytes
+print("%d rows, %d reads, %d bytes, other: %s, unseen: %s" % (len(rows), count, nbytes, other, unseen))
+assert count == n * len(sizes) - sum(unseen.values()), count
+assert nbytes == n * sum(sizes) - sum(c * int(k.split()[1]) for k, c in unseen.items()), nbytes
 assert all(r["sum(time)"] > 0 and r["p99(lat)"] > 0 for r in rows), rows
 if want_other:
     assert len(other) == 1 and other[0]["count"] > 0, other

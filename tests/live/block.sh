@@ -11,26 +11,40 @@ B=$LATOP_HELPERS/blkio
 command -v losetup >/dev/null || skip_all "no losetup (util-linux)"
 "$L" probes 2>/dev/null | grep -q 'tp_btf/block_rq_issue' || skip_all "no block tracepoints here"
 tmp=$(mktemp -d); rec_pid=; loop=; bg_pid=
-trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; [ -n "$bg_pid" ] && kill -9 $bg_pid 2>/dev/null; [ -n "$loop" ] && losetup -d $loop; [ -n "${eloop:-}" ] && losetup -d $eloop 2>/dev/null; umount "$tmp/small" 2>/dev/null; rm -rf "$tmp" /dev/shm/latop-test-$$.img' EXIT
+trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; unseen_end >/dev/null; [ -n "$bg_pid" ] && kill -9 $bg_pid 2>/dev/null; [ -n "$loop" ] && losetup -d $loop; [ -n "${eloop:-}" ] && losetup -d $eloop 2>/dev/null; umount "$tmp/small" 2>/dev/null; rm -rf "$tmp" /dev/shm/latop-test-$$.img' EXIT
 truncate -s 128M /dev/shm/latop-test-$$.img
 loop=$(losetup -f --show /dev/shm/latop-test-$$.img) || skip_all "losetup failed"
 D=$(basename "$loop")
 udevadm settle 2>/dev/null; sleep 0.5	# udev's first reads of a new device
 
 json() { "$L" report "$1" -q "$2" --json; }
-# End the recording a second after its workload did, however long that took
-# (a busy machine may stretch it): what is recorded is all of the workload.
-end_recording() { sleep 1; kill -TERM $rec_pid; wait $rec_pid; }
+# start_recording NAME QUERY: record $tmp/NAME.snap, and count what no
+# program can see on this kernel (tests/lib.sh's unseen_begin) meanwhile.
+start_recording() {
+	unseen_begin "$D"
+	"$L" record -o "$tmp/$1.snap" -d 120s --quiet -q "$2" & rec_pid=$!
+	wait_recording "$tmp/$1.snap"
+}
+# end_recording NAME: end the recording a second after its workload did,
+# however long that took (a busy machine may stretch it), so what is
+# recorded is all of the workload; $tmp/NAME.unseen holds the completions
+# no program ran for, which the exact checks subtract.
+end_recording() {
+	local rc
+	sleep 1; kill -TERM $rec_pid; wait $rec_pid; rc=$?
+	unseen_end >"$tmp/$1.unseen"
+	return $rc
+}
 
 # 1. Known I/O, every request also a single event (THRESHOLD 1ns).
-"$L" record -o "$tmp/run.snap" -d 120s --quiet \
-	-q "from block where dev == '$D' threshold 1ns buffer 100000" & rec_pid=$!
-wait_recording "$tmp/run.snap"; ok $? "the recorder attaches"
+start_recording run "from block where dev == '$D' threshold 1ns buffer 100000"
+ok $? "the recorder attaches"
 echo g | "$B" read "$loop" 4096 1000 1 >/dev/null
 echo g | "$B" write "$loop" 131072 200 4 >/dev/null
 echo g | "$B" fsync "$loop" 0 10 1 >/dev/null
 echo g | "$B" read "$loop" 4096 2000 8 >/dev/null
-end_recording; ok $? "record exits 0"; rec_pid=
+end_recording run; ok $? "record exits 0"; rec_pid=
+export U=$(cat "$tmp/run.unseen")
 
 # A failure here prints what the recording says it missed (health: lost
 # counts runs the kernel skipped, evicted requests untracked or given up)
@@ -40,14 +54,15 @@ out="$out"$'\n'"$(grep -h '"health"' "$tmp/health")"
 echo "$out" | grep -v '"health"' | D=$D python3 -c '
 import json, os, sys
 rows = {(r["dev"], r["op"], r["size"]): r for r in map(json.loads, sys.stdin)}
-d = os.environ["D"]
-assert rows[(d, "read", 4096)]["count"] == 3000, rows
-assert rows[(d, "read", 4096)]["bytes"] == 3000 * 4096, rows
-assert rows[(d, "write", 131072)]["count"] == 200, rows
-assert rows[(d, "flush", 0)]["count"] == 10, rows
+d, u = os.environ["D"], json.loads(os.environ["U"])
+reads = 3000 - u.get("read 4096", 0)
+assert rows[(d, "read", 4096)]["count"] == reads, rows
+assert rows[(d, "read", 4096)]["bytes"] == reads * 4096, rows
+assert rows[(d, "write", 131072)]["count"] == 200 - u.get("write 131072", 0), rows
+assert rows[(d, "flush", 0)]["count"] == 10 - u.get("flush 0", 0), rows
 assert len(rows) == 3, rows
 assert all(r["errors"] == 0 for r in rows.values()), rows
-'; ok $? "exact counts per (dev, op, size): 3000 4K reads, 200 128K writes, 10 flushes ($out)"
+'; ok $? "exact counts per (dev, op, size): 3000 4K reads, 200 128K writes, 10 flushes, less unseen $U ($out)"
 
 out=$(json "$tmp/run.snap" "from block where comm == 'blkio' group by op show count, sum(time), sum(alloc), sum(plug), sum(sched), sum(device), p50(lat), p99(lat), p99(device), p99(alloc), avg(device)")
 echo "$out" | python3 -c '
@@ -72,17 +87,19 @@ assert set(rows) <= {"alloc", "plug", "sched", "device"} and "device" in rows, r
 
 out=$(json "$tmp/run.snap" "from block where comm == 'blkio' and op == 'read' group by pid show count, max(inflight), max(queued) order by count")
 echo "$out" | python3 -c '
-import json, sys
+import json, os, sys
 rows = sorted(map(json.loads, sys.stdin), key=lambda r: r["count"])
-assert [r["count"] for r in rows] == [1000, 2000], rows
+u = json.loads(os.environ["U"]).get("read 4096", 0)	# whose, tracefs cannot say
+assert sum(r["count"] for r in rows) == 3000 - u, rows
+assert all(w - u <= r["count"] <= w for r, w in zip(rows, (1000, 2000))), rows
 assert rows[1]["max(inflight)"] >= 2 and rows[1]["max(queued)"] >= 2, rows
 '; ok $? "depth 8: more than one request in flight at once ($out)"
 
 out=$(json "$tmp/run.snap" "from block_events where comm == 'blkio' show ts, id, op, size, lat, alloc, plug, sched, device")
 echo "$out" | python3 -c '
-import json, sys
+import json, os, sys
 rows = [json.loads(l) for l in sys.stdin]
-assert len(rows) == 3210, len(rows)
+assert len(rows) == 3210 - sum(json.loads(os.environ["U"]).values()), len(rows)
 for r in rows:
     assert r["alloc"] + r["plug"] + r["sched"] + r["device"] == r["lat"], r
     assert r["device"] > 0, r
@@ -92,7 +109,7 @@ assert len({r["id"] for r in rows}) > 1
 spans=$(json "$tmp/run.snap" "from block_spans group by id, start, kind show sum(dur) as dur")
 evs=$(json "$tmp/run.snap" "from block_events where comm == 'blkio' show ts, id, lat, alloc, plug, sched, device")
 printf '%s\n--\n%s\n' "$spans" "$evs" | python3 -c '
-import json, sys
+import json, os, sys
 sp, ev = sys.stdin.read().split("\n--\n")
 spans = {(r["id"], r["start"]): r for r in map(json.loads, sp.split("\n")) if True}
 n = 0
@@ -106,23 +123,24 @@ for e in (json.loads(l) for l in ev.split("\n") if l):
         t += s["dur"]
     assert t == e["ts"], e
     n += 1
-assert n == 3210, n
+assert n == 3210 - sum(json.loads(os.environ["U"]).values()), n
 '; ok $? "spans: each request's stages follow each other from queueing to completion"
 
 # An I/O scheduler: requests are inserted before they are issued, and the
 # time between is sched; requests it merges count as merges.
 if grep -qw mq-deadline /sys/block/$D/queue/scheduler && echo mq-deadline > /sys/block/$D/queue/scheduler; then
-	"$L" record -o "$tmp/sched.snap" -d 120s --quiet -q "from block where dev == '$D'" & rec_pid=$!
-	wait_recording "$tmp/sched.snap"
+	start_recording sched "from block where dev == '$D'"
 	echo g | "$B" read "$loop" 4096 1000 8 >/dev/null
-	end_recording; rec_pid=
+	end_recording sched; rec_pid=
+	export U=$(cat "$tmp/sched.unseen")
 	echo none > /sys/block/$D/queue/scheduler
 	out=$(json "$tmp/sched.snap" "from block where comm == 'blkio' group by op show count, merges, sum(time), sum(alloc), sum(plug), sum(sched), sum(device), p99(sched)")
 	echo "$out" | python3 -c '
-import json, sys
+import json, os, sys
 r = json.loads(sys.stdin.readline())
 # Adjacent reads of the 8 threads may merge in the scheduler.
-assert r["count"] + r["merges"] == 1000, r
+unseen = sum(n * int(k.split()[1]) // 4096 for k, n in json.loads(os.environ["U"]).items() if k.startswith("read"))
+assert r["count"] + r["merges"] == 1000 - unseen, r
 assert r["sum(sched)"] > 0 and r["p99(sched)"] > 0, r
 assert r["sum(alloc)"] + r["sum(plug)"] + r["sum(sched)"] + r["sum(device)"] == r["sum(time)"], r
 '; ok $? "mq-deadline: the sched stage holds the time from insertion to issue, every read a request or merged ($out)"
@@ -136,16 +154,19 @@ fi
 merge_case() {
 	local name=$1 bytes=$2 bios=$3 out
 	shift 3
-	"$L" record -o "$tmp/$name.snap" -d 120s --quiet -q "from block where dev == '$D'" & rec_pid=$!
-	wait_recording "$tmp/$name.snap"
+	start_recording "$name" "from block where dev == '$D'"
 	fio --name="$name" --filename="$loop" --bs=4k --iodepth=32 --iodepth_batch_submit=32 \
 		--iodepth_batch_complete_min=32 --ioengine=libaio --direct=1 --output-format=terse \
 		"$@" >/dev/null
-	end_recording; rec_pid=
+	end_recording "$name"; rec_pid=
 	out=$(json "$tmp/$name.snap" "from block where comm == 'fio' group by op show count, merges, bytes")
-	echo "$out" | python3 -c '
-import json, sys
+	echo "$out" | U=$(cat "$tmp/$name.unseen") python3 -c '
+import json, os, sys
 bytes, bios = int(sys.argv[1]), int(sys.argv[2])
+for k, n in json.loads(os.environ["U"]).items():
+    if k.startswith("write"):
+        bytes -= n * int(k.split()[1])
+        bios -= n * int(k.split()[1]) // 4096
 r = json.loads(sys.stdin.readline())
 assert r["op"] == "write" and r["bytes"] == bytes, r
 assert r["merges"] > 0 and r["count"] + r["merges"] == bios, r
@@ -168,20 +189,20 @@ else
 fi
 
 # 2. Pushdown: the kernel counts only what the query keeps.
-"$L" record -o "$tmp/push.snap" -d 120s --quiet \
-	-q "from block where dev == '$D' and op == 'write' and size == 128K and comm == 'blkio'" & rec_pid=$!
-wait_recording "$tmp/push.snap"
+start_recording push "from block where dev == '$D' and op == 'write' and size == 128K and comm == 'blkio'"
 echo g | "$B" read "$loop" 4096 500 1 >/dev/null
 echo g | "$B" write "$loop" 131072 50 2 >/dev/null
 echo g | "$B" write "$loop" 65536 50 1 >/dev/null
-end_recording; rec_pid=
+end_recording push; rec_pid=
+export U=$(cat "$tmp/push.unseen")
 out=$(json "$tmp/push.snap" "from block group by dev, op, size show count")
 echo "$out" | D=$D python3 -c '
 import json, os, sys
 rows = [json.loads(l) for l in sys.stdin]
 assert len(rows) == 1, rows
 r = rows[0]
-assert (r["dev"], r["op"], r["size"], r["count"]) == (os.environ["D"], "write", 131072, 50), rows
+want = 50 - json.loads(os.environ["U"]).get("write 131072", 0)
+assert (r["dev"], r["op"], r["size"], r["count"]) == (os.environ["D"], "write", 131072, want), rows
 '; ok $? "pushdown on dev, op, size and comm: the recording holds only the 50 128K writes ($out)"
 
 # Pushdown on pid: of two processes reading the device at once, the kernel
@@ -189,31 +210,35 @@ assert (r["dev"], r["op"], r["size"], r["count"]) == (os.environ["D"], "write", 
 mkfifo "$tmp/go"
 "$B" read "$loop" 4096 700 2 <"$tmp/go" >"$tmp/ready" & want_pid=$!
 exec 7>"$tmp/go"
-"$L" record -o "$tmp/pid.snap" -d 120s --quiet -q "from block where pid == $want_pid" & rec_pid=$!
-wait_recording "$tmp/pid.snap"
+start_recording pid "from block where pid == $want_pid"
 echo g >&7
 echo g | "$B" read "$loop" 4096 300 1 >/dev/null
 wait $want_pid; exec 7>&-
-end_recording; rec_pid=
+end_recording pid; rec_pid=
+export U=$(cat "$tmp/pid.unseen")
 out=$(json "$tmp/pid.snap" "from block group by pid, op, size show count")
 echo "$out" | P=$want_pid python3 -c '
 import json, os, sys
 rows = [json.loads(l) for l in sys.stdin]
-assert [(r["pid"], r["op"], r["size"], r["count"]) for r in rows] == [(int(os.environ["P"]), "read", 4096, 700)], rows
+u = json.loads(os.environ["U"]).get("read 4096", 0)	# of either process
+assert [(r["pid"], r["op"], r["size"]) for r in rows] == [(int(os.environ["P"]), "read", 4096)], rows
+assert 700 - u <= rows[0]["count"] <= 700, (rows, u)
 '; ok $? "pushdown on pid: only the 700 reads of pid $want_pid are in the recording ($out)"
 
 # A process renamed between two batches of reads (prctl(PR_SET_NAME), its
 # worker threads made anew): each read counts under the name of the thread
 # that queued it.
-"$L" record -o "$tmp/name.snap" -d 120s --quiet -q "from block where dev == '$D'" & rec_pid=$!
-wait_recording "$tmp/name.snap"
+start_recording name "from block where dev == '$D'"
 echo g | "$B" read-rename "$loop" 4096 300 2 >/dev/null
-end_recording; rec_pid=
+end_recording name; rec_pid=
+export U=$(cat "$tmp/name.unseen")
 out=$(json "$tmp/name.snap" "from block where comm ~ 'blkio*' group by comm, op show count")
 echo "$out" | python3 -c '
-import json, sys
+import json, os, sys
 rows = sorted((r["comm"], r["op"], r["count"]) for r in map(json.loads, sys.stdin))
-assert rows == [("blkio", "read", 300), ("blkio-renamed", "read", 300)], rows
+u = json.loads(os.environ["U"]).get("read 4096", 0)	# under either name
+assert [r[:2] for r in rows] == [("blkio", "read"), ("blkio-renamed", "read")], rows
+assert sum(r[2] for r in rows) == 600 - u and all(300 - u <= r[2] <= 300 for r in rows), (rows, u)
 '; ok $? "a renamed process: 300 reads under blkio, the next 300 under blkio-renamed ($out)"
 
 # Errors: a loop device over a file in a 1 MiB tmpfs; 128K writes fill it,
@@ -225,7 +250,7 @@ if mount -t tmpfs -o size=1m tmpfs "$tmp/small" && truncate -s 16M "$tmp/small/i
 		-q "from block where dev == '$(basename "$eloop")' threshold 1ns" & rec_pid=$!
 	wait_recording "$tmp/err.snap"
 	"$B" write-now "$eloop" 131072 64 1 2>/dev/null
-	end_recording; rec_pid=
+	end_recording err; rec_pid=
 	losetup -d "$eloop"; eloop=
 	out=$(json "$tmp/err.snap" "from block where comm == 'blkio' group by op, size show count, errors")
 	ev=$(json "$tmp/err.snap" "from block_events where comm == 'blkio' and error != 0 show op, error")
@@ -245,7 +270,7 @@ umount "$tmp/small" 2>/dev/null
 	-q "from block where dev == '$D' sample 1/10 buffer 100000" & rec_pid=$!
 wait_recording "$tmp/sample.snap"
 echo g | "$B" read "$loop" 4096 4000 4 >/dev/null
-end_recording; rec_pid=
+end_recording sample; rec_pid=
 out=$(json "$tmp/sample.snap" "from block where comm == 'blkio' show count")
 ev=$("$L" report "$tmp/sample.snap" -q "from block_events where comm == 'blkio' show count" --json)
 echo "$out $ev" | python3 -c '
