@@ -45,10 +45,11 @@ wait_ready() {
 # end.  tracefs sees it.  unseen_begin DEV starts counting, in a tracefs
 # instance of its own (mounted privately, so latop's view of the machine is
 # unchanged), DEV's completions; unseen_end stops and prints those that ran
-# in a thread of PID 1 as JSON, {"OP SIZE": count} (op read, write or
-# flush), {} where tracefs is missing; call it in the test's shell (not in
-# $(...)), so a second call, from a trap, prints {}.  A check of exact
-# counts subtracts them: on other kernels they are none.
+# in a thread of PID 1 (one of its threads at either end, or made by one
+# meanwhile) as JSON, {"OP SIZE": count} (op read, write or flush), {} where
+# tracefs is missing.  Call it in the test's shell (not in $(...)), so that
+# a second call, from a trap, prints {}.  A check of exact counts subtracts
+# them: on other kernels they are none.
 unseen_begin() {
 	local dev=/dev/$1 t
 	unseen_dir=$(mktemp -d) unseen_i=
@@ -60,28 +61,38 @@ unseen_begin() {
 	echo "dev == $(( (0x$(stat -Lc %t "$dev") << 20) | 0x$(stat -Lc %T "$dev") ))" \
 		>"$unseen_i/events/block/block_rq_complete/filter"
 	echo 1 >"$unseen_i/events/block/block_rq_complete/enable"
+	echo "clone_flags & $((0x10000))" >"$unseen_i/events/task/task_newtask/filter"	# CLONE_THREAD
+	echo 1 >"$unseen_i/events/task/task_newtask/enable"
+	ls /proc/1/task >"$unseen_dir/agent"
 }
 unseen_end() {
 	if [ -n "$unseen_i" ]; then
 		echo 0 >"$unseen_i/events/block/block_rq_complete/enable"
+		echo 0 >"$unseen_i/events/task/task_newtask/enable"
 		cat "$unseen_i"/per_cpu/cpu*/stats | grep -q '^overrun: [1-9]' &&
 			echo "unseen_end: the tracefs buffer overran: the count is short" >&2
-		ls /proc/1/task | python3 -c '
+		ls /proc/1/task >>"$unseen_dir/agent"
+		python3 - "$unseen_i/trace" "$unseen_dir/agent" <<'EOF'
 import collections, json, re, sys
-agent = set(sys.stdin.read().split())
+agent = set(open(sys.argv[2]).read().split())
 n = collections.Counter()
 for l in open(sys.argv[1]):
+    t = re.match(r"\s*.*-(\d+)\s+\[\d+\].*task_newtask: pid=(\d+)", l)
+    if t:
+        if t.group(1) in agent:
+            agent.add(t.group(2))	# a thread an agent's thread made
+        continue
     m = re.match(r"\s*.*-(\d+)\s+\[\d+\].*block_rq_complete: \d+,\d+ (\S+) \(\) \d+ \+ (\d+)", l)
     if not m or m.group(1) not in agent:
         continue
     rwbs, size = m.group(2), int(m.group(3)) * 512
     if rwbs.startswith("FF"):
-        continue		# the queue'"'"'s own flush request: no one queued it
+        continue		# the queue's own flush request: no one queued it
     op = "flush" if rwbs.startswith("F") and size == 0 else "write" if "W" in rwbs else "read" if "R" in rwbs else None
     if op:
         n["%s %d" % (op, size)] += 1
 print(json.dumps(n))
-' "$unseen_i/trace"
+EOF
 		rmdir "$unseen_i"
 		umount "$unseen_dir/tracefs"
 	else
