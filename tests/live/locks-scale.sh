@@ -55,17 +55,23 @@ count = sum(r["count"] for r in rows)
 other = [r for r in rows if r["lock"] == "(other)"]
 print("%d rows, %d waits counted, %d events, lockdemo %s, other: %s" %
       (len(rows), count, sum(events.values()), truth, other))
+# lockdemo may also wait on a kernel lock now and then (a page fault's
+# mmap_lock, its exit): a real wait, counted like any other, but not one of
+# the workload's words, whose counts are checked against its own.
+kernel = lambda lock: lock != "(other)" and int(lock, 16) >= 0xffff800000000000
+words = {l: c for l, c in events.items() if not kernel(l)}
 assert truth["calls"] == truth["timedout"], truth
-assert len(events) == n, events
+assert len(words) == n, events
 assert count == sum(events.values()), (count, events)
 for r in rows:
     if r["lock"] != "(other)":
         assert r["count"] == events.pop(r["lock"]), (r, events)
 assert sum(o["count"] for o in other) == sum(events.values()), (other, events)
+waits = sum(words.values())
 if by_sched:
-    assert truth["slept"] * 0.98 <= count <= truth["slept"], (count, truth)
+    assert truth["slept"] * 0.98 <= waits <= truth["slept"], (waits, truth)
 else:
-    assert count == truth["calls"], (count, truth)
+    assert waits == truth["calls"], (waits, truth)
 assert sum(r["sum(time)"] for r in rows) > 0, rows
 if want_other:
     assert len(other) == 1 and other[0]["count"] > 0, other
@@ -74,7 +80,7 @@ if want_other:
     assert o["pid"] == 0 and o["max(wait)"] > 0, o
     assert len(rows) <= 5, rows
 else:
-    assert not other and len(rows) == n, rows
+    assert not other and len([r for r in rows if not kernel(r["lock"])]) == n, rows
 EOF
 }
 
