@@ -103,7 +103,8 @@ struct locks_priv {
 	struct prev_ent ovf;		/* the overflow entry's totals last tick */
 	struct lk_timeline tl;		/* waits, holder samples and spans: the timeline */
 	VEC(__u32) stack_ids;		/* read this tick: deleted at its end */
-	VEC(struct lk_key) keys;	/* the stats hash's keys this tick */
+	VEC(struct lk_key) keys;	/* the stats hash's keys this tick, and the reserve's */
+	VEC(struct lk_key) rkeys;	/* the reserve hash's keys this tick, sorted */
 	VEC(struct lk_sample_rec *) pending;	/* samples read, to symbolize (at their length) */
 	struct symbols *syms;
 	struct unwinder *unw;		/* samples' copied user stacks, unwound */
@@ -455,10 +456,61 @@ figures:
 	return count;
 }
 
-/* Fold every key of the stats hash into f; evict keys idle IDLE_TICKS. */
+static int key_cmp(const void *a, const void *b)
+{
+	return memcmp(a, b, sizeof(struct lk_key));
+}
+
+/* Add the totals of src, the same key's in the reserve hash, to dst. */
+static void stats_add(struct lk_stats *dst, const struct lk_stats *src)
+{
+	size_t i;
+
+	if (!dst->count) {
+		dst->kstack = src->kstack;
+		memcpy(dst->comm, src->comm, sizeof(dst->comm));
+		memcpy(dst->process, src->process, sizeof(dst->process));
+		memcpy(dst->holder_comm, src->holder_comm, sizeof(dst->holder_comm));
+	}
+	dst->count += src->count;
+	dst->below += src->below;
+	dst->wait_sum += src->wait_sum;
+	dst->hold_sum += src->hold_sum;
+	dst->wait_max = dst->wait_max > src->wait_max ? dst->wait_max : src->wait_max;
+	dst->hold_max = dst->hold_max > src->hold_max ? dst->hold_max : src->hold_max;
+	for (i = 0; i < LH_NBUCKETS; i++) {
+		dst->hist[i] += src->hist[i];
+		dst->hold_hist[i] += src->hold_hist[i];
+	}
+}
+
+/* Read key's totals into cur: the stats hash's and the reserve's (where
+ * two CPUs made it at once, one in each), summed.  Return -1 when neither
+ * has it. */
+static int stats_read(struct locks_priv *sp, const struct lk_key *key, struct lk_stats *cur)
+{
+	struct lk_stats *r = NULL;
+	int found;
+
+	found = !bpf_map_lookup_elem(bpf_map__fd(sp->skel->maps.stats), key, cur);
+	if (!sp->rkeys.n || !bsearch(key, sp->rkeys.v, sp->rkeys.n, sizeof(*key), key_cmp))
+		return found ? 0 : -1;
+	r = xmalloc(sizeof(*r));
+	if (!bpf_map_lookup_elem(bpf_map__fd(sp->skel->maps.reserve), key, r)) {
+		if (!found)
+			memset(cur, 0, sizeof(*cur));
+		stats_add(cur, r);
+		found = 1;
+	}
+	free(r);
+	return found ? 0 : -1;
+}
+
+/* Fold every key of the stats hash and of its reserve into f; evict keys
+ * idle IDLE_TICKS. */
 static uint64_t read_stats(struct locks_priv *sp, struct frame *f)
 {
-	int fd = bpf_map__fd(sp->skel->maps.stats);
+	int fd = bpf_map__fd(sp->skel->maps.stats), rfd = bpf_map__fd(sp->skel->maps.reserve);
 	struct lk_key key, next, *kp = NULL;
 	struct lk_stats *cur = xmalloc(sizeof(*cur));
 	uint64_t events = 0;
@@ -467,10 +519,26 @@ static uint64_t read_stats(struct locks_priv *sp, struct frame *f)
 	for (i = 0; i < sp->nprev; i++)
 		if (sp->prev[i] && !sp->prev[i]->dead)
 			sp->prev[i]->used = false;
-	sp->keys.n = 0;
+	sp->keys.n = sp->rkeys.n = 0;
+	while (!bpf_map_get_next_key(rfd, kp, &next)) {
+		key = next;
+		kp = &key;
+		*VEC_PUSH(sp->rkeys) = key;
+	}
+	if (sp->rkeys.n)
+		qsort(sp->rkeys.v, sp->rkeys.n, sizeof(key), key_cmp);
+	kp = NULL;
 	while (!bpf_map_get_next_key(fd, kp, &next)) {
 		key = next;
 		kp = &key;
+		*VEC_PUSH(sp->keys) = key;
+		lkt_mutex_learn(&sp->tl, key.tgid, key.addr, key.kind);
+	}
+	/* A reserve key the stats hash has too is read with it, once. */
+	for (i = 0; i < sp->rkeys.n; i++) {
+		key = sp->rkeys.v[i];
+		if (!bpf_map_lookup_elem(fd, &key, cur))
+			continue;
 		*VEC_PUSH(sp->keys) = key;
 		lkt_mutex_learn(&sp->tl, key.tgid, key.addr, key.kind);
 	}
@@ -482,7 +550,7 @@ static uint64_t read_stats(struct locks_priv *sp, struct frame *f)
 		size_t slot;
 
 		key = sp->keys.v[k];
-		if (bpf_map_lookup_elem(fd, &key, cur))
+		if (stats_read(sp, &key, cur))
 			continue;
 		p = prev_find(sp, &key, &slot);
 		if (!p) {
@@ -507,8 +575,10 @@ static uint64_t read_stats(struct locks_priv *sp, struct frame *f)
 
 		if (!p || p->dead || (p->used && p->idle < IDLE_TICKS))
 			continue;
-		if (p->used)
+		if (p->used) {
 			bpf_map_delete_elem(fd, &p->key);
+			bpf_map_delete_elem(rfd, &p->key);
+		}
 		free(p->sym);
 		p->sym = NULL;
 		p->dead = true;
@@ -817,6 +887,7 @@ static void locks_close(struct probe *p)
 	lkt_free(&sp->tl);
 	free(sp->stack_ids.v);
 	free(sp->keys.v);
+	free(sp->rkeys.v);
 	for (i = 0; i < sp->pending.n; i++)
 		free(sp->pending.v[i]);
 	free(sp->pending.v);

@@ -15,6 +15,10 @@
 #define LK_DEFAULT_KEYS 65536
 #define LK_KEYS_MIN 1
 #define LK_KEYS_MAX 1048576
+/* Keys kept ready, preallocated, for when the stats hash has room but the
+ * kernel's allocator has no element ready (LK_RESERVE_KEYS in the reserve
+ * hash; user space reads both as one). */
+#define LK_RESERVE_KEYS 256
 /* The matching tables (threads waiting, locks with waiters, their holders,
  * early wakes), preallocated hashes of latoprc lock_wait_max entries each,
  * from LK_WAITS_MIN to LK_WAITS_MAX, by default LK_DEFAULT_WAITS or what fits
