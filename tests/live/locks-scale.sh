@@ -78,7 +78,9 @@ if want_other:
     o = other[0]
     assert all(o[f] == "(other)" for f in ("kind", "sym", "process", "holder_comm")), o
     assert o["pid"] == 0 and o["max(wait)"] > 0, o
-    assert len(rows) <= 5, rows
+    # lock_max keys, and the reserve's (up to 256, latop(1) lock_max): keys
+    # made while the kernel's allocator had no element ready, on top.
+    assert len(rows) <= 4 + 256 + 1, rows
 else:
     assert not other and len([r for r in rows if not kernel(r["lock"])]) == n, rows
 EOF
