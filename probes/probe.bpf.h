@@ -52,26 +52,54 @@ static __always_inline void health_inc(__u32 idx)
 	health_add(idx, 1);
 }
 
+#define PROBE_ENOMEM 12
+
 /*
  * Return key's entry in the hash map stats, made from zero (its value size)
  * when new; when the map has no room for it, entry 0 of the one-entry array
  * map overflow, with *over set (the caller counts it in its health).
+ *
+ * reserve is NULL, or a preallocated hash of the same key and value for a
+ * stats hash that is not preallocated: the kernel's allocator keeps only a
+ * few elements of a big value ready per CPU (1 to 3 of 5 KB) and makes more
+ * after the program returns (irq_work), so the second new key on a CPU in a
+ * burst finds none (-ENOMEM) though the hash is far from full.  Such a key
+ * is made in reserve, which user space reads with stats.
  */
-static __always_inline void *stats_or_overflow(void *stats, void *overflow, const void *key,
-					       const void *zero, bool *over)
+static __always_inline void *stats_or_reserve(void *stats, void *reserve, void *overflow,
+					      const void *key, const void *zero, bool *over)
 {
 	void *v = bpf_map_lookup_elem(stats, key);
 	__u32 first = 0;
+	long err;
 
 	*over = false;
 	if (v)
 		return v;
-	bpf_map_update_elem(stats, key, zero, BPF_NOEXIST);	/* EEXIST: another CPU won */
+	if (reserve) {
+		v = bpf_map_lookup_elem(reserve, key);
+		if (v)
+			return v;
+	}
+	err = bpf_map_update_elem(stats, key, zero, BPF_NOEXIST);	/* EEXIST: another CPU won */
 	v = bpf_map_lookup_elem(stats, key);
 	if (v)
 		return v;
+	if (reserve && err == -PROBE_ENOMEM) {
+		bpf_map_update_elem(reserve, key, zero, BPF_NOEXIST);
+		v = bpf_map_lookup_elem(reserve, key);
+		if (v)
+			return v;
+	}
 	*over = true;
 	return bpf_map_lookup_elem(overflow, &first);
+}
+
+/* stats_or_reserve for a stats hash without a reserve. */
+static __always_inline void *stats_or_overflow(void *stats, void *overflow, const void *key,
+					       const void *zero, bool *over)
+{
+	return stats_or_reserve(stats, NULL, overflow, key, zero, over);
 }
 
 /* Return the filter user space installed last. */

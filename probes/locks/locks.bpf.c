@@ -106,14 +106,8 @@ struct {
 	__type(value, struct lk_stats);
 } stats SEC(".maps");
 
-/*
- * Keys made when the stats hash has room but the kernel's allocator has no
- * element ready for it: it keeps 1 to 3 of these 5 KB elements per CPU and
- * makes more only after the program returns (irq_work), so the second new
- * key on a CPU in a burst (a fork storm) would find none (-ENOMEM), and its
- * waits would go to the overflow entry though the hash is far from full.
- * Preallocated, so a key made here never waits on the allocator.
- */
+/* Keys made when the stats hash has room but the kernel's allocator has no
+ * element ready for it (probe.bpf.h, stats_or_reserve): preallocated. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, LK_RESERVE_KEYS);
@@ -554,38 +548,15 @@ static __always_inline void stats_key(const struct lk_key *key, struct lk_key *s
 		sk->holder = 0;
 }
 
-#define LK_ENOMEM 12
-
 /* Return the stats slot of key, created when new (in the reserve when the
  * allocator had no element ready), or the overflow entry when the stats
- * hash (or the reserve) is full. */
+ * hash (or the reserve) is full (probe.bpf.h). */
 static __always_inline struct lk_stats *stats_get(const struct lk_key *key, bool *over)
 {
-	struct lk_stats *v;
 	struct lk_key sk;
-	__u32 first = 0;
-	long err;
 
 	stats_key(key, &sk);
-	*over = false;
-	v = bpf_map_lookup_elem(&stats, &sk);
-	if (v)
-		return v;
-	v = bpf_map_lookup_elem(&reserve, &sk);
-	if (v)
-		return v;
-	err = bpf_map_update_elem(&stats, &sk, &zero_stats, BPF_NOEXIST);	/* EEXIST: another CPU won */
-	v = bpf_map_lookup_elem(&stats, &sk);
-	if (v)
-		return v;
-	if (err == -LK_ENOMEM) {
-		bpf_map_update_elem(&reserve, &sk, &zero_stats, BPF_NOEXIST);
-		v = bpf_map_lookup_elem(&reserve, &sk);
-		if (v)
-			return v;
-	}
-	*over = true;
-	return bpf_map_lookup_elem(&overflow, &first);
+	return stats_or_reserve(&stats, &reserve, &overflow, &sk, &zero_stats, over);
 }
 
 /*
