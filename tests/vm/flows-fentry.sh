@@ -65,6 +65,10 @@ ok $? "latop record in the guest finished x.snap ($(cat "$S/record.err" 2>/dev/n
 "$L" report "$S/x.snap" --json -q "from flows group by lport, rport show count, sum(lat), \
 min(lat), sum(evicted), sum(unsolicited), sum(bytes_in)" >"$S/flows.json" 2>"$S/flows.err"
 sed 's/^/# flows: /' "$S/flows.json" "$S/flows.err"
+# The evicted requests one by one: when, and how old (at close, or past
+# flow_timeout when a later response started).
+"$L" report "$S/x.snap" -q "from flow_events show ts, flow, kind, lat, count" 2>&1 |
+	sed 's/^/# events: /'
 out=$(python3 - "$S" 2>&1 <<'EOF'
 import json, sys
 s = sys.argv[1]
@@ -81,7 +85,8 @@ for tag, lport in (("plain4", 7101), ("pipe4", 7101), ("evict4", 7101), ("plain6
     k = (lport, clients[tag])
     t = [ns for ns, a in truth[k] if a]
     r = flows[k]
-    msg.append("%s %d/%d evicted %d" % (tag, r["count"], len(t), r["sum(evicted)"]))
+    msg.append("%s %d/%d evicted %d unsolicited %d, slowest answer %.1f ms" %
+               (tag, r["count"], len(t), r["sum(evicted)"], r["sum(unsolicited)"], max(t, default=0) / 1e6))
     assert r["count"] == len(t) and r["sum(lat)"] >= sum(t) and r["min(lat)"] >= min(t), msg
 assert flows[(7101, clients["evict4"])]["sum(evicted)"] == 1, msg
 print("; ".join(msg))
