@@ -114,6 +114,26 @@ struct {
 	__type(value, struct fl_stats);
 } flows SEC(".maps");
 
+/*
+ * A grouped query's totals (the key mask FLOW_AGG, flows.h): one entry per
+ * group and CPU, each CPU adding to its own.  The connections stay in
+ * flows, for their matching state.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FLOW_DEFAULT_KEYS);	/* set at load: latoprc flow_max */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct fl_akey);
+	__type(value, struct fl_stats);
+} agg SEC(".maps");
+
+/* The query's key mask (flows_key_mask), one per filter slot, switched with
+ * the filter. */
+__u32 filter_keymask[2] = {};
+
+/* A group's first value. */
+static const struct fl_stats zero_stats;
+
 /* Who read a socket last: its process, the reading thread's name and cgroup. */
 struct reader_id {
 	__u32 tgid;
@@ -437,6 +457,55 @@ static __always_inline void emit(const struct fl_key *k, const struct who *w,
 	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
+/* Return the key mask of the installed filter. */
+static __always_inline __u32 keymask(void)
+{
+	return filter_keymask[filter_idx & 1];
+}
+
+/* Where tracked flow st's received bytes go: its totals, or, under a
+ * FLOW_AGG mask, its unmoved bytes until its server is known. */
+static __always_inline __u64 *bytes_of(struct fl_stats *st)
+{
+	return keymask() & FLOW_AGG ? &st->bytes_unmoved : &st->bytes_in;
+}
+
+/*
+ * The row tracked flow st (key k, served by w) counts in under key mask m:
+ * its own entry, or its group's in agg (the overflow row when agg has no
+ * room for it; st itself should even that fail).
+ */
+static __always_inline struct fl_stats *row_of(const struct fl_key *k, struct fl_stats *st,
+					       const struct who *w, __u32 m)
+{
+	struct fl_stats *row;
+	struct fl_akey ak;
+	bool over;
+
+	if (!(m & FLOW_AGG))
+		return st;
+	fl_akey_make(k, w->pid, (const __u64 *)w->comm, w->cgroup, m,
+		     bpf_get_smp_processor_id(), &ak);
+	row = stats_or_overflow(&agg, &overflow, &ak, &zero_stats, &over);
+	return row ? row : st;
+}
+
+/*
+ * Add the bytes flow st received under a FLOW_AGG mask to row, now that its
+ * server is known (kept: the filter keeps the flow).  Ingress may add more
+ * on another CPU meanwhile: those wait for the next move.
+ */
+static __always_inline void move_bytes(struct fl_stats *st, struct fl_stats *row, bool kept)
+{
+	__u64 n;
+
+	if (!st->bytes_unmoved)
+		return;
+	n = __sync_lock_test_and_set(&st->bytes_unmoved, 0);
+	if (n && kept)
+		__sync_fetch_and_add(&row->bytes_in, n);
+}
+
 /* An answered request: count it in st (the flow's totals, or the overflow
  * row's), send it if slow or sampled.  kept: the filter keeps it. */
 static __always_inline void count_request(const struct fl_key *k, struct fl_stats *st,
@@ -463,17 +532,22 @@ static __always_inline void count_request(const struct fl_key *k, struct fl_stat
 
 /*
  * A response segment of flow k at now: match it in q and count what it
- * answered or evicted in st (the flow's totals, or the overflow row's).
- * The filter runs once, unless it tests lat: then once for each latency.
+ * answered or evicted in st (the flow's totals, its group's, or the
+ * overflow row's), with the bytes tracked flow fl (NULL: a spilled
+ * connection) received since its last response.  The filter runs once,
+ * unless it tests lat: then once for each latency.
  */
-static __always_inline void respond(const struct fl_key *k, struct flowq *q, struct fl_stats *st,
-				    const struct who *w, const struct seg *s, __u64 now)
+static __always_inline void respond(const struct fl_key *k, struct flowq *q, struct fl_stats *fl,
+				    struct fl_stats *st, const struct who *w, const struct seg *s,
+				    __u64 now)
 {
 	const struct filter_prog *f = &filters[filter_idx & 1];
 	bool kf = keep_flow(k, w);
 	__u64 lat, age;
 	__u32 nb, nev;
 
+	if (fl)
+		move_bytes(fl, st, kf);
 	switch (fq_response(q, s->seq, s->len, s->ack, s->psh || s->fin, now, timeout_ns,
 			    &nb, &nev, &age, &lat)) {
 	case FQ_MATCHED:
@@ -489,7 +563,7 @@ static __always_inline void respond(const struct fl_key *k, struct flowq *q, str
 	if (nb && kf)
 		st->bytes_out += nb;
 	if (nev && kf) {
-		st->evicted += nev;
+		__sync_fetch_and_add(&st->evicted, nev);
 		health_add(FH_EVICTED, nev);
 		if (f->needs_lat ? keep(k, w, age) : kf)
 			emit(k, w, FE_EVICTED, age, nev, now);
@@ -497,7 +571,7 @@ static __always_inline void respond(const struct fl_key *k, struct flowq *q, str
 }
 
 /* The requests still pending in q when its connection closes, at now:
- * evicted, in st. */
+ * evicted, in st (the flow's totals, its group's, or the overflow row's). */
 static __always_inline void close_pending(const struct fl_key *k, struct flowq *q,
 					  struct fl_stats *st, const struct who *w)
 {
@@ -507,7 +581,7 @@ static __always_inline void close_pending(const struct fl_key *k, struct flowq *
 		__u64 now = bpf_ktime_get_ns();
 		__u64 t0 = q->e[q->head & (FQ_LEN - 1)].t_ns;
 
-		st->evicted += n;
+		__sync_fetch_and_add(&st->evicted, n);
 		health_add(FH_EVICTED, n);
 		if (keep(k, w, now - t0))
 			emit(k, w, FE_EVICTED, now - t0, n, now);
@@ -557,12 +631,14 @@ static __always_inline void take_early(const struct fl_key *k, struct flowq *q, 
 	}
 	if (fq_request(q, s.seq, s.len, s.psh && !s.fin, e->t_ns, &nb) == FQ_FULL)
 		health_inc(FH_FULL);
-	*bytes_in += nb;
+	if (nb)
+		__sync_fetch_and_add(bytes_in, nb);
 }
 
 /* Queue request segment s of flow k, arrived at now, in q; count its new
- * bytes in st (the flow's totals, or the overflow row's). */
-static __always_inline void request(const struct fl_key *k, struct flowq *q, struct fl_stats *st,
+ * bytes in *bytes (the flow's totals, its unmoved bytes, or the overflow
+ * row's). */
+static __always_inline void request(const struct fl_key *k, struct flowq *q, __u64 *bytes,
 				    const struct who *w, const struct seg *s, __u64 now)
 {
 	__u32 nb;
@@ -570,7 +646,7 @@ static __always_inline void request(const struct fl_key *k, struct flowq *q, str
 	if (fq_request(q, s->seq, s->len, s->psh && !s->fin, now, &nb) == FQ_FULL)
 		health_inc(FH_FULL);
 	if (nb && keep_flow(k, w))
-		st->bytes_in += nb;
+		__sync_fetch_and_add(bytes, nb);
 }
 
 /* A segment entering the host (network header at skb->data when at_data). */
@@ -601,12 +677,12 @@ static __always_inline void on_ingress(struct sk_buff *skb, bool at_data)
 		if (!st && flows_born != born) {
 			st = bpf_map_lookup_elem(&flows, &s.key);
 			if (st && !st->closed)
-				take_early(&s.key, &st->q, &st->bytes_in, e);
+				take_early(&s.key, &st->q, bytes_of(st), e);
 		}
 		return;
 	}
 	w = who_of(st);
-	request(&s.key, &st->q, st, &w, &s, bpf_ktime_get_ns());
+	request(&s.key, &st->q, bytes_of(st), &w, &s, bpf_ktime_get_ns());
 }
 
 /*
@@ -655,7 +731,7 @@ static __always_inline void on_ingress_spill(struct sock *sk, struct sk_buff *sk
 	if (!ovf)
 		return;
 	w = who_spilled(sk, &none);
-	request(&s.key, sp, ovf, &w, &s, arrival(&s));
+	request(&s.key, sp, &ovf->bytes_in, &w, &s, arrival(&s));
 }
 
 /* A segment leaving the host. */
@@ -678,8 +754,8 @@ static __always_inline void on_egress(struct sk_buff *skb)
 	st = bpf_map_lookup_elem(&flows, &s.key);
 	if (st && !st->closed) {
 		q = &st->q;
-		row = st;
 		w = who_of(st);
+		row = row_of(&s.key, st, &w, keymask());
 	} else {
 		/* Not a tracked flow: a spilled connection's response goes
 		 * out through its socket too. */
@@ -693,7 +769,7 @@ static __always_inline void on_egress(struct sk_buff *skb)
 		w = who_spilled(sk, &none);
 	}
 	/* One call for both, so the verifier walks it once. */
-	respond(&s.key, q, row, &w, &s, bpf_ktime_get_ns());
+	respond(&s.key, q, st, row, &w, &s, bpf_ktime_get_ns());
 }
 
 SEC("tp_btf/netif_receive_skb")
@@ -820,7 +896,7 @@ static __always_inline void spill_close(struct sock *sk, const struct fl_key *k)
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 {
-	struct fl_stats *st;
+	struct fl_stats *st, *row;
 	struct fl_key k;
 	struct who w;
 
@@ -855,7 +931,7 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 		st = bpf_map_lookup_elem(&flows, &k);
 		if (st) {
 			__sync_fetch_and_add(&flows_born, 1);
-			take_early_any(&k, &st->q, &st->bytes_in);
+			take_early_any(&k, &st->q, bytes_of(st));
 		}
 		return 0;
 	}
@@ -878,7 +954,9 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 		return 0;
 	}
 	w = who_of(st);
-	close_pending(&k, &st->q, st, &w);
+	row = row_of(&k, st, &w, keymask());
+	move_bytes(st, row, keep_flow(&k, &w));
+	close_pending(&k, &st->q, row, &w);
 	st->closed = 1;
 	return 0;
 }

@@ -33,6 +33,7 @@
 #define FLOW_TIMEOUT_MAX_NS 3600000000000ULL	/* ... to 1h */
 #define FLOW_BATCH 256		/* flows read in one call: 256 x 2.6 KB of totals */
 #define PREV_BUCKETS 65536	/* user-side table of last tick's totals (a power of 2) */
+#define AGG_IDLE_ROUNDS 10	/* a group's entry unchanged this many reads is removed */
 
 /* Each stage and its hooks, preferred first. */
 static const struct hook_spec hook_specs[] = {
@@ -62,15 +63,18 @@ static const enum probe_stat health_to[FH_N] = {
 };
 
 /*
- * What the last row of one flow counted, kept for the next row's deltas.
+ * What the last row of one flow (or group, FLOW_AGG) counted, kept for the
+ * next row's deltas.  A flow's key is its fl_key with the rest zero
+ * (masked 0); a group's, its agg map key.
  * Its latency histogram is kept sparse, as the buckets that hold requests
  * (bucket << 32 | cumulative count): most flows fill a few of the 592
  * buckets, and a dense copy was 2.6 KB a flow, touched every tick.
  */
 struct prev_ent {
 	struct prev_ent *next;
-	struct fl_key key;
+	struct fl_akey key;
 	uint64_t seen;		/* the collect round that last saw it */
+	uint32_t idle;		/* a group's reads in a row that found it unchanged */
 	uint64_t born_ns, count, lat_sum, lat_min, lat_max;
 	uint64_t bytes_in, bytes_out, evicted, unsolicited;
 	uint64_t *hist;		/* nhist sparse buckets, room for hcap */
@@ -96,6 +100,10 @@ struct flows_priv {
 	struct fl_key *bkeys;
 	struct fl_stats *bvals;
 	uint32_t bcap;		/* flows the batch buffers hold */
+	struct fl_akey *akeys;	/* a batch of the agg map's keys (bvals: their totals) */
+	uint32_t acap;		/* keys akeys holds (at most bcap) */
+	struct fl_akey *idle;	/* groups to remove after this read: nidle of icap */
+	size_t nidle, icap;
 	/* The spill hook (connections beyond the map): its program, loaded,
 	 * attached while the map is at least half full (flow_spill auto) or
 	 * always; NULL prog when this kernel has none. */
@@ -216,7 +224,7 @@ static int on_event(void *ctx, void *data, size_t size)
 }
 
 /* Return the prev table bucket of key k. */
-static uint32_t key_hash(const struct fl_key *k)
+static uint32_t key_hash(const struct fl_akey *k)
 {
 	const uint8_t *p = (const uint8_t *)k;
 	uint32_t h = 2166136261u;
@@ -228,7 +236,7 @@ static uint32_t key_hash(const struct fl_key *k)
 }
 
 /* Find (or add, zeroed) the prev entry of k. */
-static struct prev_ent *prev_get(struct flows_priv *fp, const struct fl_key *k)
+static struct prev_ent *prev_get(struct flows_priv *fp, const struct fl_akey *k)
 {
 	struct prev_ent **b = &fp->prev[key_hash(k)], *p;
 
@@ -319,9 +327,45 @@ static void lat_delta(struct flows_priv *fp, union cell *c, const struct fl_stat
 	p->lat_max = cur->lat_max;
 }
 
-/* Append a row for a flow's activity since p's last row (k NULL: the
- * overflow row's), and keep cur in p; return requests counted. */
-static uint64_t add_row(struct flows_priv *fp, struct frame *f, const struct fl_key *k,
+/*
+ * Fill the key columns of a group's row (FLOW_AGG): those its key leaves out
+ * are empty (text, addresses) or 0, as are flow and rport.
+ */
+static void group_cells(union cell *r, const struct fl_akey *ak)
+{
+	struct ipaddr a, net;
+	char comm[FLOW_COMM_LEN + 1];
+
+	cell_set_str(&r[FC_FLOW], "");
+	if (!(ak->masked & FLOW_NO_LADDR)) {
+		key_ip(ak->k.laddr, &a);
+		cell_set_ip(&r[FC_LADDR], &a);
+	}
+	r[FC_LPORT].u = ak->k.lport;
+	if (!(ak->masked & FLOW_NO_RADDR) || (ak->masked & FLOW_RNET_ONLY)) {
+		key_ip(ak->k.raddr, &a);
+		net_of(&a, &net);
+		cell_set_ip(&r[FC_RNET], &net);
+		if (!(ak->masked & (FLOW_NO_RADDR | FLOW_RNET_ONLY)))
+			cell_set_ip(&r[FC_RADDR], &a);
+	}
+	r[FC_RPORT].u = 0;
+	r[FC_NETNS].u = ak->k.netns;
+	r[FC_PID].u = ak->pid;
+	comm_str((const char *)ak->comm, comm);
+	cell_set_str(&r[FC_COMM], comm);
+	if (ak->masked & FLOW_NO_CGROUP) {
+		cell_set_str(&r[FC_CGROUP], "");
+		cell_set_str(&r[FC_UNIT], "");
+		cell_set_str(&r[FC_CONTAINER], "");
+	} else {
+		probe_cgroup_cells(r + FC_CGROUP, ak->cgroup);
+	}
+}
+
+/* Append a row for a flow's or group's activity since p's last row (ak
+ * NULL: the overflow row's), and keep cur in p; return requests counted. */
+static uint64_t add_row(struct flows_priv *fp, struct frame *f, const struct fl_akey *ak,
 			const struct fl_stats *cur, struct prev_ent *p)
 {
 	uint64_t in = delta(cur->bytes_in, p->bytes_in);
@@ -329,8 +373,10 @@ static uint64_t add_row(struct flows_priv *fp, struct frame *f, const struct fl_
 	char comm[FLOW_COMM_LEN + 1];
 	union cell *r = frame_add_row(f);
 
-	if (k) {
-		key_cells(r, k, FC_FLOW, FC_LADDR, FC_LPORT, FC_RADDR, FC_RPORT, FC_RNET,
+	if (ak && ak->masked) {
+		group_cells(r, ak);
+	} else if (ak) {
+		key_cells(r, &ak->k, FC_FLOW, FC_LADDR, FC_LPORT, FC_RADDR, FC_RPORT, FC_RNET,
 			  FC_NETNS);
 		r[FC_PID].u = cur->pid;
 		comm_str(cur->comm, comm);
@@ -366,7 +412,8 @@ static bool moved(const struct fl_stats *cur, const struct prev_ent *p)
 static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const struct fl_key *k,
 			  const struct fl_stats *cur)
 {
-	struct prev_ent *p = prev_get(fp, k);
+	struct fl_akey ak = {.k = *k};
+	struct prev_ent *p = prev_get(fp, &ak);
 	uint64_t events = 0;
 
 	p->seen = fp->round;
@@ -385,7 +432,7 @@ static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const struct f
 	    cur->evicted == p->evicted && cur->unsolicited == p->unsolicited)
 		return 0;
 	if (moved(cur, p))
-		events = add_row(fp, f, k, cur, p);
+		events = add_row(fp, f, &ak, cur, p);
 	if (cur->closed) {
 		if (fp->ndead == fp->dcap) {
 			fp->dcap = fp->dcap ? 2 * fp->dcap : 64;
@@ -442,7 +489,91 @@ static int read_flows(struct flows_priv *fp, struct frame *f, uint64_t *events)
 		errno = err;
 		return -1;
 	}
-	prev_sweep(fp, false);
+	return 0;
+}
+
+/*
+ * Fold group ak, whose totals are cur, into f; note it for removal once it
+ * has been unchanged AGG_IDLE_ROUNDS reads.  Return requests counted.
+ */
+static uint64_t fold_group(struct flows_priv *fp, struct frame *f, const struct fl_akey *ak,
+			   const struct fl_stats *cur)
+{
+	struct prev_ent *p = prev_get(fp, ak);
+
+	p->seen = fp->round;
+	if (!moved(cur, p)) {
+		if (++p->idle >= AGG_IDLE_ROUNDS) {
+			if (fp->nidle == fp->icap) {
+				fp->icap = fp->icap ? 2 * fp->icap : 64;
+				fp->idle = xreallocarray(fp->idle, fp->icap, sizeof(*fp->idle));
+			}
+			fp->idle[fp->nidle++] = *ak;
+		}
+		return 0;
+	}
+	p->idle = 0;
+	return add_row(fp, f, ak, cur, p);
+}
+
+/*
+ * Fold every group of the agg map (a grouped query's totals, FLOW_AGG)
+ * into f, and remove the idle ones: each is taken out with its last totals,
+ * which are folded too, and its prev entry goes with it (the next request
+ * of the group makes a new entry, from zero).  The requests counted in
+ * *events; -1 with errno.
+ */
+static int read_groups(struct flows_priv *fp, struct frame *f, uint64_t *events)
+{
+	LIBBPF_OPTS(bpf_map_batch_opts, opts);
+	int fd = bpf_map__fd(fp->skel->maps.agg), err = 0;
+	struct fl_akey in, out;
+	bool first = true, last = false;
+	__u32 n, i;
+	size_t j;
+
+	fp->nidle = 0;
+	*events = 0;
+	while (!last) {
+		n = fp->acap;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, fp->akeys, fp->bvals, &n,
+					   &opts);
+		if (err && errno == ENOSPC && n == 0) {
+			/* One bucket holds more groups than the buffers: make room. */
+			fp->acap *= 2;
+			fp->akeys = xreallocarray(fp->akeys, fp->acap, sizeof(*fp->akeys));
+			if (fp->acap > fp->bcap) {
+				fp->bcap = fp->acap;
+				fp->bkeys = xreallocarray(fp->bkeys, fp->bcap, sizeof(*fp->bkeys));
+				fp->bvals = xreallocarray(fp->bvals, fp->bcap, sizeof(*fp->bvals));
+			}
+			continue;
+		}
+		if (err && errno != ENOENT) {
+			err = errno;
+			break;
+		}
+		last = err != 0;
+		err = 0;
+		for (i = 0; i < n; i++)
+			*events += fold_group(fp, f, &fp->akeys[i], &fp->bvals[i]);
+		in = out;
+		first = false;
+	}
+	for (j = 0; j < fp->nidle; j++) {
+		struct prev_ent *p;
+
+		if (bpf_map_lookup_and_delete_elem(fd, &fp->idle[j], &fp->cur))
+			continue;
+		p = prev_get(fp, &fp->idle[j]);
+		if (moved(&fp->cur, p))
+			*events += add_row(fp, f, &fp->idle[j], &fp->cur, p);
+		p->seen = fp->round - 1;	/* prev_sweep frees it */
+	}
+	if (err) {
+		errno = err;
+		return -1;
+	}
 	return 0;
 }
 
@@ -457,8 +588,6 @@ static int64_t read_overflow(struct flows_priv *fp, struct frame *f)
 	uint32_t zero = 0, i;
 	int cpu;
 
-	if (!fp->spill_prog)
-		return 0;	/* nothing spills without the hook */
 	if (bpf_map_lookup_elem(bpf_map__fd(fp->skel->maps.overflow), &zero, fp->ovf_cpu))
 		return -1;
 	memset(c, 0, sizeof(*c));
@@ -522,6 +651,7 @@ static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	struct flows_priv *fp = p->priv;
 	struct frame *f = frame_new(&flows_schema, t_ns, dt_ns);
 	struct frame *ev = frame_new(&flow_events_schema, t_ns, dt_ns);
+	uint64_t groups;
 	int64_t ovf;
 	int err;
 
@@ -541,6 +671,14 @@ static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 		frame_free(ev);
 		return -1;
 	}
+	if (read_groups(fp, f, &groups) < 0) {
+		*cause = xasprintf("flows: reading the agg map: %s", strerror(errno));
+		frame_free(f);
+		frame_free(ev);
+		return -1;
+	}
+	f->stats.events += groups;
+	prev_sweep(fp, false);
 	ovf = read_overflow(fp, f);
 	if (ovf < 0) {
 		*cause = xasprintf("flows: reading the overflow row: %s", strerror(errno));
@@ -596,6 +734,7 @@ static int flows_set_filter(struct probe *p, const struct filter_prog *f, char *
 		return -1;
 	next = (fp->skel->bss->filter_idx + 1) & 1;
 	fp->skel->bss->filters[next] = *f;
+	fp->skel->bss->filter_keymask[next] = flows_key_mask(f);
 	__atomic_store_n(&fp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
 	return 0;
 }
@@ -869,6 +1008,8 @@ static void flows_close(struct probe *p)
 	free(fp->ovf_cpu);
 	free(fp->bkeys);
 	free(fp->bvals);
+	free(fp->akeys);
+	free(fp->idle);
 	free(fp->dead);
 	free(fp);
 	p->priv = NULL;
@@ -906,8 +1047,9 @@ static int flows_open(struct probe *p, char **cause)
 	fp->spill_always = read_spill_always();
 	capacity_choice(&p->hooks[NSPECS], fp->max_keys);
 	p->nhooks = NSPECS + 1;
-	if (bpf_map__set_max_entries(fp->skel->maps.flows, fp->max_keys)) {
-		*cause = xasprintf("flows: sizing the flows map to %u: %s", fp->max_keys,
+	if (bpf_map__set_max_entries(fp->skel->maps.flows, fp->max_keys) ||
+	    bpf_map__set_max_entries(fp->skel->maps.agg, fp->max_keys)) {
+		*cause = xasprintf("flows: sizing the flows and agg maps to %u: %s", fp->max_keys,
 				   strerror(errno));
 		goto fail;
 	}
@@ -928,6 +1070,8 @@ static int flows_open(struct probe *p, char **cause)
 	fp->bcap = FLOW_BATCH;
 	fp->bkeys = xcalloc(fp->bcap, sizeof(*fp->bkeys));
 	fp->bvals = xcalloc(fp->bcap, sizeof(*fp->bvals));
+	fp->acap = fp->bcap;
+	fp->akeys = xcalloc(fp->acap, sizeof(*fp->akeys));
 	fp->ovf_cpu = xcalloc(fp->ncpus, sizeof(*fp->ovf_cpu));
 	probe_health_init(&fp->health, bpf_map__fd(fp->skel->maps.health), fp->ncpus, health_to,
 			  FH_N);

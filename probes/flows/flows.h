@@ -57,7 +57,62 @@ struct fl_key {
 	__u32 pad;
 };
 
-/* Monotonic per-flow totals and matching state: the flows map's value. */
+/*
+ * The key fields a query reads nothing of (flows_key_mask's flags).  With
+ * FLOW_AGG set the query reads neither flow nor rport, so no row is one
+ * connection's: a request counts under its connection's key with those
+ * fields cleared, in the agg map, one entry per group and CPU, not in the
+ * connection's own entry.  0: every connection its own row.
+ */
+#define FLOW_AGG 1
+#define FLOW_NO_LADDR 2
+#define FLOW_NO_LPORT 4
+#define FLOW_NO_RADDR 8
+#define FLOW_RNET_ONLY 16	/* raddr cut to its network: /24 of IPv4, /64 of IPv6 */
+#define FLOW_NO_NETNS 32
+#define FLOW_NO_PID 64
+#define FLOW_NO_COMM 128
+#define FLOW_NO_CGROUP 256
+
+/* A group's key in the agg map: a connection's key and server, masked. */
+struct fl_akey {
+	struct fl_key k;	/* rport always 0 */
+	__u32 pid;
+	__u32 cpu;		/* the CPU that counted: each adds to its own entry */
+	__u64 comm[FLOW_COMM_LEN / 8];
+	__u64 cgroup;
+	__u32 masked;		/* flows_key_mask's flags, FLOW_AGG among them */
+	__u32 pad;
+};
+
+/* Fill out with the group key of connection k served by pid (comm, cgroup)
+ * under mask, counted on cpu. */
+static inline void fl_akey_make(const struct fl_key *k, __u32 pid, const __u64 *comm,
+				__u64 cgroup, __u32 mask, __u32 cpu, struct fl_akey *out)
+{
+	int v4 = k->raddr[0] == 0 && (k->raddr[1] >> 32) == 0xffff;
+
+	out->k.laddr[0] = mask & FLOW_NO_LADDR ? 0 : k->laddr[0];
+	out->k.laddr[1] = mask & FLOW_NO_LADDR ? 0 : k->laddr[1];
+	out->k.raddr[0] = mask & FLOW_NO_RADDR ? 0 : k->raddr[0];
+	out->k.raddr[1] = mask & FLOW_NO_RADDR ? 0 : k->raddr[1];
+	if (mask & FLOW_RNET_ONLY)
+		out->k.raddr[1] = v4 ? out->k.raddr[1] & ~0xffULL : 0;
+	out->k.lport = mask & FLOW_NO_LPORT ? 0 : k->lport;
+	out->k.rport = 0;
+	out->k.netns = mask & FLOW_NO_NETNS ? 0 : k->netns;
+	out->k.pad = 0;
+	out->pid = mask & FLOW_NO_PID ? 0 : pid;
+	out->cpu = cpu;
+	out->comm[0] = mask & FLOW_NO_COMM ? 0 : comm[0];
+	out->comm[1] = mask & FLOW_NO_COMM ? 0 : comm[1];
+	out->cgroup = mask & FLOW_NO_CGROUP ? 0 : cgroup;
+	out->masked = mask;
+	out->pad = 0;
+}
+
+/* Monotonic per-flow totals and matching state: the flows map's value, and
+ * the agg map's (a group's totals: only the counters and histogram). */
 struct fl_stats {
 	__u64 born_ns;		/* when the connection was established (or first seen) */
 	__u64 count;		/* requests answered and counted */
@@ -68,6 +123,9 @@ struct fl_stats {
 	__u64 bytes_out;	/* payload sent (retransmissions once) */
 	__u64 evicted;		/* requests never answered */
 	__u64 unsolicited;	/* responses with no request to answer */
+	__u64 bytes_unmoved;	/* payload received under a FLOW_AGG mask, not yet
+				 * added to the group of the flow's server: its next
+				 * response or its close moves them */
 	__u32 pid;		/* the process that last read from the socket */
 	__u32 closed;		/* the connection closed: user space removes it */
 	__u64 sk;		/* the socket that made the flow (0 when seeded from

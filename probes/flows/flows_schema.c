@@ -2,6 +2,7 @@
 /* The flows tables: per TCP flow host latency, and single requests. */
 #include <linux/types.h>
 #include "../filter.h"
+#include "flows.h"
 #include "flows_schema.h"
 
 static const char *flow_event_kind_name(size_t i)
@@ -70,3 +71,31 @@ const struct schema flow_events_schema = {
 	.nfields = FE_COL_NCOLS,
 	.fields = flow_events_fields,
 };
+
+uint32_t flows_key_mask(const struct filter_prog *f)
+{
+	uint32_t mask = FLOW_AGG;
+
+	/* A query of flow_events reads no totals: they are kept whole for
+	 * whatever else reads the flows table (a recording); one that reads a
+	 * connection (its flow, or its remote port) reads each connection's. */
+	if (!f->fields_known || f->fields_table != 0 || filter_reads(f, FC_FLOW) ||
+	    filter_reads(f, FC_RPORT))
+		return 0;
+	if (!filter_reads(f, FC_LADDR))
+		mask |= FLOW_NO_LADDR;
+	if (!filter_reads(f, FC_LPORT))
+		mask |= FLOW_NO_LPORT;
+	if (!filter_reads(f, FC_RADDR))
+		mask |= filter_reads(f, FC_RNET) ? FLOW_RNET_ONLY : FLOW_NO_RADDR;
+	if (!filter_reads(f, FC_NETNS))
+		mask |= FLOW_NO_NETNS;
+	if (!filter_reads(f, FC_PID))
+		mask |= FLOW_NO_PID;
+	if (!filter_reads(f, FC_COMM))
+		mask |= FLOW_NO_COMM;
+	if (!filter_reads(f, FC_CGROUP) && !filter_reads(f, FC_UNIT) &&
+	    !filter_reads(f, FC_CONTAINER))
+		mask |= FLOW_NO_CGROUP;
+	return mask;
+}

@@ -24,4 +24,11 @@ enum flow_events_col {
 extern const struct schema flows_schema;
 extern const struct schema flow_events_schema;
 
+struct filter_prog;
+
+/* Return the flows key fields f's query reads nothing of, as flows.h's
+ * FLOW_* flags: FLOW_AGG and the fields to clear when the query reads
+ * neither flow nor rport (no row of it is one connection's), else 0. */
+uint32_t flows_key_mask(const struct filter_prog *f);
+
 #endif
