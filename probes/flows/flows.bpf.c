@@ -160,12 +160,18 @@ struct {
 	__uint(max_entries, FLOW_RINGBUF_BYTES);
 } events SEC(".maps");
 
-/* The matching state of each connection the flows map had no room for. */
+/* A connection the flows map had no room for: its matching state, and the
+ * bytes it received under a FLOW_AGG mask before its server was known. */
+struct fl_spill {
+	struct flowq q;
+	__u64 bytes_unmoved;
+};
+
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
-	__type(value, struct flowq);
+	__type(value, struct fl_spill);
 } spill SEC(".maps");
 
 /*
@@ -463,45 +469,48 @@ static __always_inline __u32 keymask(void)
 	return filter_keymask[filter_idx & 1];
 }
 
-/* Where tracked flow st's received bytes go: its totals, or, under a
- * FLOW_AGG mask, its unmoved bytes until its server is known. */
-static __always_inline __u64 *bytes_of(struct fl_stats *st)
+/* Where a connection's received bytes go: its row's totals (own: its
+ * flows entry, or the overflow row), or under a FLOW_AGG mask *unmoved
+ * until its server is known. */
+static __always_inline __u64 *bytes_to(struct fl_stats *own, __u64 *unmoved)
 {
-	return keymask() & FLOW_AGG ? &st->bytes_unmoved : &st->bytes_in;
+	return keymask() & FLOW_AGG ? unmoved : &own->bytes_in;
 }
 
 /*
- * The row tracked flow st (key k, served by w) counts in under key mask m:
- * its own entry, or its group's in agg (the overflow row when agg has no
- * room for it; st itself should even that fail).
+ * The row connection k (served by w) counts in under key mask m: own (its
+ * flows entry, or the overflow row for a spilled connection), or under a
+ * FLOW_AGG mask its group's entry in agg (the overflow row when agg has no
+ * room for it; own should even that fail).
  */
-static __always_inline struct fl_stats *row_of(const struct fl_key *k, struct fl_stats *st,
-					       const struct who *w, __u32 m)
+static __always_inline struct fl_stats *row_of(const struct fl_key *k, const struct who *w,
+					       __u32 m, struct fl_stats *own)
 {
 	struct fl_stats *row;
 	struct fl_akey ak;
 	bool over;
 
 	if (!(m & FLOW_AGG))
-		return st;
+		return own;
 	fl_akey_make(k, w->pid, (const __u64 *)w->comm, w->cgroup, m,
 		     bpf_get_smp_processor_id(), &ak);
 	row = stats_or_overflow(&agg, &overflow, &ak, &zero_stats, &over);
-	return row ? row : st;
+	return row ? row : own;
 }
 
 /*
- * Add the bytes flow st received under a FLOW_AGG mask to row, now that its
- * server is known (kept: the filter keeps the flow).  Ingress may add more
- * on another CPU meanwhile: those wait for the next move.
+ * Add the bytes a connection received under a FLOW_AGG mask (*unmoved) to
+ * row, now that its server is known (kept: the filter keeps the flow).
+ * Ingress may add more on another CPU meanwhile: those wait for the next
+ * move.
  */
-static __always_inline void move_bytes(struct fl_stats *st, struct fl_stats *row, bool kept)
+static __always_inline void move_bytes(__u64 *unmoved, struct fl_stats *row, bool kept)
 {
 	__u64 n;
 
-	if (!st->bytes_unmoved)
+	if (!*unmoved)
 		return;
-	n = __sync_lock_test_and_set(&st->bytes_unmoved, 0);
+	n = __sync_lock_test_and_set(unmoved, 0);
 	if (n && kept)
 		__sync_fetch_and_add(&row->bytes_in, n);
 }
@@ -533,11 +542,11 @@ static __always_inline void count_request(const struct fl_key *k, struct fl_stat
 /*
  * A response segment of flow k at now: match it in q and count what it
  * answered or evicted in st (the flow's totals, its group's, or the
- * overflow row's), with the bytes tracked flow fl (NULL: a spilled
- * connection) received since its last response.  The filter runs once,
- * unless it tests lat: then once for each latency.
+ * overflow row's), with the bytes the connection received under a FLOW_AGG
+ * mask (*unmoved).  The filter runs once, unless it tests lat: then once
+ * for each latency.
  */
-static __always_inline void respond(const struct fl_key *k, struct flowq *q, struct fl_stats *fl,
+static __always_inline void respond(const struct fl_key *k, struct flowq *q, __u64 *unmoved,
 				    struct fl_stats *st, const struct who *w, const struct seg *s,
 				    __u64 now)
 {
@@ -546,8 +555,7 @@ static __always_inline void respond(const struct fl_key *k, struct flowq *q, str
 	__u64 lat, age;
 	__u32 nb, nev;
 
-	if (fl)
-		move_bytes(fl, st, kf);
+	move_bytes(unmoved, st, kf);
 	switch (fq_response(q, s->seq, s->len, s->ack, s->psh || s->fin, now, timeout_ns,
 			    &nb, &nev, &age, &lat)) {
 	case FQ_MATCHED:
@@ -677,12 +685,12 @@ static __always_inline void on_ingress(struct sk_buff *skb, bool at_data)
 		if (!st && flows_born != born) {
 			st = bpf_map_lookup_elem(&flows, &s.key);
 			if (st && !st->closed)
-				take_early(&s.key, &st->q, bytes_of(st), e);
+				take_early(&s.key, &st->q, bytes_to(st, &st->bytes_unmoved), e);
 		}
 		return;
 	}
 	w = who_of(st);
-	request(&s.key, &st->q, bytes_of(st), &w, &s, bpf_ktime_get_ns());
+	request(&s.key, &st->q, bytes_to(st, &st->bytes_unmoved), &w, &s, bpf_ktime_get_ns());
 }
 
 /*
@@ -714,7 +722,7 @@ static __always_inline __u64 arrival(const struct seg *s)
 static __always_inline void on_ingress_spill(struct sock *sk, struct sk_buff *skb)
 {
 	struct reader_id none = {};
-	struct flowq *sp;
+	struct fl_spill *sp;
 	struct fl_stats *ovf;
 	struct seg s;
 	struct who w;
@@ -731,19 +739,20 @@ static __always_inline void on_ingress_spill(struct sock *sk, struct sk_buff *sk
 	if (!ovf)
 		return;
 	w = who_spilled(sk, &none);
-	request(&s.key, sp, &ovf->bytes_in, &w, &s, arrival(&s));
+	request(&s.key, &sp->q, bytes_to(ovf, &sp->bytes_unmoved), &w, &s, arrival(&s));
 }
 
 /* A segment leaving the host. */
 static __always_inline void on_egress(struct sk_buff *skb)
 {
 	struct reader_id none = {};
-	struct flowq *sp;
+	struct fl_spill *sp;
 	struct fl_stats *st, *row;
 	struct flowq *q;
 	struct sock *sk;
 	struct seg s;
 	struct who w;
+	__u64 *unmoved;
 
 	/* The sending socket's port says it before the headers are read. */
 	sk = skb->sk;
@@ -754,8 +763,9 @@ static __always_inline void on_egress(struct sk_buff *skb)
 	st = bpf_map_lookup_elem(&flows, &s.key);
 	if (st && !st->closed) {
 		q = &st->q;
+		unmoved = &st->bytes_unmoved;
 		w = who_of(st);
-		row = row_of(&s.key, st, &w, keymask());
+		row = row_of(&s.key, &w, keymask(), st);
 	} else {
 		/* Not a tracked flow: a spilled connection's response goes
 		 * out through its socket too. */
@@ -765,11 +775,13 @@ static __always_inline void on_egress(struct sk_buff *skb)
 		row = overflow_row();
 		if (!sp || !row)
 			return;
-		q = sp;
+		q = &sp->q;
+		unmoved = &sp->bytes_unmoved;
 		w = who_spilled(sk, &none);
+		row = row_of(&s.key, &w, keymask(), row);
 	}
 	/* One call for both, so the verifier walks it once. */
-	respond(&s.key, q, st, row, &w, &s, bpf_ktime_get_ns());
+	respond(&s.key, q, unmoved, row, &w, &s, bpf_ktime_get_ns());
 }
 
 SEC("tp_btf/netif_receive_skb")
@@ -854,7 +866,7 @@ static __always_inline void take_early_any(const struct fl_key *k, struct flowq 
  */
 static __always_inline void spill_new(struct sock *sk, const struct fl_key *k)
 {
-	struct flowq *sp = NULL;
+	struct fl_spill *sp = NULL;
 	struct fl_stats *ovf = overflow_row();
 
 	if (spill_on && ovf)
@@ -866,7 +878,7 @@ static __always_inline void spill_new(struct sock *sk, const struct fl_key *k)
 	__builtin_memset(sp, 0, sizeof(*sp));
 	__sync_fetch_and_add(&spilled_n, 1);
 	health_inc(FH_SPILLED);
-	take_early_any(k, sp, &ovf->bytes_in);
+	take_early_any(k, &sp->q, bytes_to(ovf, &sp->bytes_unmoved));
 }
 
 /* The close of sk (key k), when it is a spilled connection: what it left
@@ -874,8 +886,8 @@ static __always_inline void spill_new(struct sock *sk, const struct fl_key *k)
 static __always_inline void spill_close(struct sock *sk, const struct fl_key *k)
 {
 	struct reader_id none = {};
-	struct flowq *sp;
-	struct fl_stats *ovf;
+	struct fl_spill *sp;
+	struct fl_stats *row;
 	struct who w;
 
 	if (!spill_on || spilled_n <= 0)
@@ -883,10 +895,12 @@ static __always_inline void spill_close(struct sock *sk, const struct fl_key *k)
 	sp = bpf_sk_storage_get(&spill, sk, 0, 0);
 	if (!sp)
 		return;
-	ovf = overflow_row();
-	if (ovf) {
+	row = overflow_row();
+	if (row) {
 		w = who_spilled(sk, &none);
-		close_pending(k, sp, ovf, &w);
+		row = row_of(k, &w, keymask(), row);
+		move_bytes(&sp->bytes_unmoved, row, keep_flow(k, &w));
+		close_pending(k, &sp->q, row, &w);
 	}
 	if (!bpf_sk_storage_delete(&spill, sk))
 		__sync_fetch_and_add(&spilled_n, -1);
@@ -931,7 +945,7 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 		st = bpf_map_lookup_elem(&flows, &k);
 		if (st) {
 			__sync_fetch_and_add(&flows_born, 1);
-			take_early_any(&k, &st->q, bytes_of(st));
+			take_early_any(&k, &st->q, bytes_to(st, &st->bytes_unmoved));
 		}
 		return 0;
 	}
@@ -954,8 +968,8 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 		return 0;
 	}
 	w = who_of(st);
-	row = row_of(&k, st, &w, keymask());
-	move_bytes(st, row, keep_flow(&k, &w));
+	row = row_of(&k, &w, keymask(), st);
+	move_bytes(&st->bytes_unmoved, row, keep_flow(&k, &w));
 	close_pending(&k, &st->q, row, &w);
 	st->closed = 1;
 	return 0;

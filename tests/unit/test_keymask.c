@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-3.0-or-later */
 /*
- * Keys follow the query in the block and nvme views: the stats key fields a
- * query reads nothing of are zeroed (block_key_mask, nvme_key_mask, and the
- * key builders the BPF programs use), so I/Os differing only in them share
- * one key; a query over the coarser rows answers as over the full ones.
+ * Keys follow the query in the block, nvme and flows views: the stats key
+ * fields a query reads nothing of are zeroed (block_key_mask, nvme_key_mask,
+ * flows_key_mask, and the key builders the BPF programs use), so I/Os or
+ * connections differing only in them share one key; a query over the
+ * coarser rows answers as over the full ones.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,8 @@
 #include "probes/block/block.h"
 #include "probes/block/block_schema.h"
 #include "probes/filter.h"
+#include "probes/flows/flows.h"
+#include "probes/flows/flows_schema.h"
 #include "probes/nvme/nvme.h"
 #include "probes/nvme/nvme_schema.h"
 #include "probes/syscalls/syscalls_schema.h"
@@ -275,8 +278,74 @@ static void test_reads_of(void)
 	}
 }
 
+static uint32_t fl_mask(const struct schema *s, uint32_t table, const char *text)
+{
+	struct filter_prog f;
+
+	if (plan(s, text, &f))
+		return ~0u;
+	f.fields_table = table;
+	return flows_key_mask(&f);
+}
+
+#define FL_ALL (FLOW_AGG | FLOW_NO_LADDR | FLOW_NO_LPORT | FLOW_NO_RADDR | FLOW_NO_NETNS | \
+		FLOW_NO_PID | FLOW_NO_COMM | FLOW_NO_CGROUP)
+
+static void test_flows_mask(void)
+{
+	uint32_t m;
+
+	m = fl_mask(&flows_schema, 0, "from flows group by lport show count, p99(lat)");
+	ok(m == (FL_ALL & ~FLOW_NO_LPORT), "group by lport: one key per port (mask %#x)", m);
+	m = fl_mask(&flows_schema, 0, "from flows group by comm, pid show count, sum(bytes)");
+	ok(m == (FL_ALL & ~(FLOW_NO_COMM | FLOW_NO_PID)), "group by comm, pid (mask %#x)", m);
+	m = fl_mask(&flows_schema, 0, "from flows where laddr == 127.0.0.1 group by rnet show count");
+	ok(m == ((FL_ALL & ~(FLOW_NO_LADDR | FLOW_NO_RADDR)) | FLOW_RNET_ONLY),
+	   "group by rnet keeps the remote network only; WHERE's laddr stays (mask %#x)", m);
+	m = fl_mask(&flows_schema, 0, "from flows group by container show count");
+	ok(m == (FL_ALL & ~FLOW_NO_CGROUP), "container needs the cgroup (mask %#x)", m);
+	m = fl_mask(&flows_schema, 0, "from flows group by flow, pid, comm show count");
+	ok(m == 0, "group by flow: a row per connection (mask %#x)", m);
+	m = fl_mask(&flows_schema, 0, "from flows where rport == 5000 group by lport show count");
+	ok(m == 0, "a query that reads rport reads connections (mask %#x)", m);
+	m = fl_mask(&flows_schema, 0, "from flows show count");
+	ok(m == 0, "no GROUP BY: every field kept, for a recording (mask %#x)", m);
+	m = fl_mask(&flow_events_schema, 1, "from flow_events group by lport show count");
+	ok(m == 0, "a query of flow_events keeps the flows totals whole (mask %#x)", m);
+}
+
+/* The group key: the fields the mask names cleared, rport always, the CPU
+ * kept; an IPv4 remote cut to its /24, an IPv6 one to its /64. */
+static void test_flows_akey(void)
+{
+	struct fl_key v4 = {.laddr = {0, 0x0000ffff7f000001ULL}, .raddr = {0, 0x0000ffff0a010203ULL},
+			    .lport = 80, .rport = 40000, .netns = 7};
+	struct fl_key v6 = {.laddr = {1, 1}, .raddr = {0x20010db800000001ULL, 0x1234ULL},
+			    .lport = 443, .rport = 50000, .netns = 7};
+	__u64 comm[2] = {0x786e69676eULL, 0};	/* "nginx" */
+	struct fl_akey a, b;
+
+	fl_akey_make(&v4, 42, comm, 99, FL_ALL & ~FLOW_NO_LPORT, 1, &a);
+	ok(a.k.lport == 80 && !a.k.rport && !a.k.laddr[1] && !a.k.raddr[1] && !a.pid &&
+	   !a.comm[0] && !a.cgroup && !a.k.netns && a.cpu == 1 && a.masked == (FL_ALL & ~FLOW_NO_LPORT),
+	   "group by lport: only the port and the CPU stay");
+	v4.rport = 40001;
+	fl_akey_make(&v4, 42, comm, 99, FL_ALL & ~FLOW_NO_LPORT, 1, &b);
+	ok(!memcmp(&a, &b, sizeof(a)), "two connections to one port share one key");
+	fl_akey_make(&v4, 42, comm, 99, (FL_ALL & ~FLOW_NO_RADDR) | FLOW_RNET_ONLY, 0, &a);
+	ok(a.k.raddr[0] == 0 && a.k.raddr[1] == 0x0000ffff0a010200ULL, "IPv4 rnet: its /24 (%#llx)",
+	   (unsigned long long)a.k.raddr[1]);
+	fl_akey_make(&v6, 42, comm, 99, (FL_ALL & ~FLOW_NO_RADDR) | FLOW_RNET_ONLY, 0, &a);
+	ok(a.k.raddr[0] == 0x20010db800000001ULL && a.k.raddr[1] == 0, "IPv6 rnet: its /64");
+	fl_akey_make(&v6, 42, comm, 99, FL_ALL & ~(FLOW_NO_PID | FLOW_NO_COMM | FLOW_NO_CGROUP), 3, &a);
+	ok(a.pid == 42 && a.comm[0] == comm[0] && a.cgroup == 99 && a.cpu == 3 && !a.k.lport,
+	   "group by pid, comm, cgroup: the server's ids stay");
+}
+
 int main(void)
 {
+	test_flows_mask();
+	test_flows_akey();
 	test_reads_of();
 	test_block_mask();
 	test_blk_key_of();
