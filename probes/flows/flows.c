@@ -823,7 +823,8 @@ static void capacity_choice(struct hook_choice *c, uint32_t max_keys)
 	probe_capacity(c, "connections tracked at once (latoprc flow_max)", max_keys,
 		       "connections", sizeof(struct fl_key) + sizeof(struct fl_stats) + 64, false,
 		       "more are followed on their sockets (the hook below is attached while "
-		       "the map is half full, latoprc flow_spill), counted in the overflow row");
+		       "the map is half full, latoprc flow_spill), counted in the overflow row "
+		       "(in their group if the query reads no flow, rport)");
 }
 
 /* Parse one /proc/net/tcp{,6} address "HEX:PORT" into the key form. */
