@@ -6,6 +6,9 @@
 #   flows N     reqsrv many: N keep-alive loopback connections open at once,
 #               BENCH_ROUNDS_FLOWS rounds of one 8-byte request on each
 #               (truth: N x rounds); recorded: from flows
+#   flows/port N the same, recorded grouped by port (from flows where lport
+#               in (...) group by lport show count, p99(lat)): counted in the
+#               kernel per port, not per connection
 #   threads N   workload crowd: N threads alive at once, each making 8 cheap
 #               syscalls BENCH_CALLS times (truth: N x calls of each);
 #               recorded: from syscalls
@@ -29,7 +32,8 @@
 # (all but the anon_inode:bpf mappings) and the BPF mappings' peak RSS
 # (both sampled from /proc/PID/smaps every 0.5 s), ticks written and ticks
 # that came late (over 1.5 intervals).
-# Environment: BENCH_FLOWS="1000 10000 100000", BENCH_THREADS="100 1000 10000",
+# Environment: BENCH_FLOWS="1000 10000 100000", BENCH_FLOWS_PORT="10000 100000",
+# BENCH_THREADS="100 1000 10000",
 # BENCH_FORKS="1 2 4", BENCH_TUI_FORKS=2, BENCH_ROUNDS_FLOWS=20, BENCH_CALLS=20,
 # BENCH_FORK_S=10, LATOP (default ./latop), HELPERS (default .output/helpers).
 set -u
@@ -38,6 +42,7 @@ cd "$(dirname "$0")/.."
 L=${LATOP:-$PWD/latop}
 H=${HELPERS:-$PWD/.output/helpers}
 FLOWS=${BENCH_FLOWS:-1000 10000 100000}
+FLOWS_PORT=${BENCH_FLOWS_PORT:-10000 100000}
 THREADS=${BENCH_THREADS:-100 1000 10000}
 FORKS=${BENCH_FORKS:-1 2 4}
 TUI_FORKS=${BENCH_TUI_FORKS:-2}
@@ -115,7 +120,7 @@ finish() {
 
 # line COLUMN...: print a line of the table.
 line() {
-	printf '%-9s %7s %12s %12s %9s %10s %8s %8s %8s %8s %6s %5s\n' "$@"
+	printf '%-10s %7s %12s %12s %9s %10s %8s %8s %8s %8s %6s %5s\n' "$@"
 }
 
 # row NAME N TRUTH QUERY [SNAP]: print one row, counting with QUERY over the
@@ -203,13 +208,16 @@ per=$(( ($(ulimit -Hn) - 64) / 2 ))
 # (evicted).  A user with such a server raises flow_timeout; so does this.
 mkdir -p "$tmp/flowcfg/latop"
 echo "flow_timeout = 30s" >"$tmp/flowcfg/latop/latoprc"
-for n in $FLOWS; do
-	k=$(( (n + per - 1) / per )) ports=
+# flows_row NAME N GROUP: N connections recorded from flows on their ports,
+# GROUP after the WHERE (empty: a row per connection).
+flows_row() {
+	local n=$2 k ports= base i c
+	k=$(( (n + per - 1) / per ))
 	base=$(free_ports "$k")
 	for ((i = 0; i < k; i++)); do ports="${ports:+$ports, }$((base + i))"; done
 	# The connections beyond flow_max are counted in the (other) row,
 	# whose lport is 0: the ports are chosen when recording, not after.
-	XDG_CONFIG_HOME=$tmp/flowcfg start "from flows where lport in ($ports)"
+	XDG_CONFIG_HOME=$tmp/flowcfg start "from flows where lport in ($ports)${3:+ $3}"
 	for ((i = 0; i < k; i++)); do
 		c=$(( n / k + (i < n % k ? 1 : 0) ))
 		"$H/reqsrv" many $((base + i)) $c "$ROUNDS" >"$tmp/many.$i" 2>&1 &
@@ -218,11 +226,18 @@ for n in $FLOWS; do
 	finish
 	truth=$(cat "$tmp"/many.* | awk '/^requests / {s += $2} END {print s + 0}')
 	if [ "$truth" -ne $((n * ROUNDS)) ]; then
-		echo "flows $n: reqsrv many failed: $(grep -hv '^requests' "$tmp"/many.* | head -1)"
-		rm -f "$tmp"/many.*; continue
+		echo "$1 $n: reqsrv many failed: $(grep -hv '^requests' "$tmp"/many.* | head -1)"
+		rm -f "$tmp"/many.*; return
 	fi
 	rm -f "$tmp"/many.*
-	row flows "$n" "$truth" "from flows show count"
+	row "$1" "$n" "$truth" "from flows show count"
+}
+
+for n in $FLOWS; do
+	flows_row flows "$n" ""
+done
+for n in $FLOWS_PORT; do
+	flows_row flows/port "$n" "group by lport show count, p99(lat)"
 done
 
 for n in $THREADS; do
