@@ -4,7 +4,7 @@
 # connections grouped by lport and comm are one kernel key a CPU, and their
 # 12,000 requests and bytes are counted exactly.  A serving thread renamed
 # mid-connection splits its requests by the name that read them, with no
-# row of bytes under pid 0.  With flow_max 64, the connections beyond the
+# row of bytes under pid 0, and idle groups leave the kernel's table.  With flow_max 64, the connections beyond the
 # map are counted in their group, not in (other).
 . "$(dirname "$0")/../lib.sh"
 need_root
@@ -79,8 +79,14 @@ wait_recording "$tmp/n.snap"
 "$R" server 127.0.0.1 $PR 1 1 > "$tmp/srvn" & sn=$!
 wait_ready "$tmp/srvn"
 "$R" client 127.0.0.1 $PR 200 -n 99 -w 800 >/dev/null
-wait $sn; sleep 1
+wait $sn
+# A group unchanged for 10 reads (2.5 s here) leaves the kernel's table,
+# its last totals taken with it.
+sleep 4
+idle=$(keys $rec_pid agg 2>&1)
 kill -TERM $rec_pid; wait $rec_pid; rec_pid=
+[ "$idle" = 0 ]
+ok $? "4 s after the last request, the idle groups are gone from the kernel ($idle left)"
 "$L" report "$tmp/n.snap" --json -q "from flows group by comm, pid show count, sum(bytes_in), sum(bytes_out)" \
 	> "$tmp/n.json" 2>"$tmp/n.rep"
 out=$(python3 - "$tmp/n.json" <<'EOF'

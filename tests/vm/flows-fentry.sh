@@ -7,7 +7,8 @@
 # and an unanswered one included.  6.1 has no sock_recv_length tracepoint:
 # the serving-process stage is refused there and pid/comm stay empty.
 # Then, with flow_max 64, 100 connections at once: those beyond it are
-# followed through fentry on tcp_filter and counted in the overflow row.
+# followed through fentry on tcp_filter and counted in the overflow row, or,
+# recorded grouped by port, in their port's row.
 set -u
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/lib.sh"
@@ -50,6 +51,14 @@ sleep 2.5
 kill -TERM $rec
 wait $rec
 echo $? >many.rc
+XDG_CONFIG_HOME=$PWD/cfg2 latop record -o g.snap --quiet \
+	-q "from flows where lport == 7104 group by lport show count" 2>group.err & rec=$!
+vm_wait_file g.snap.tmp $rec || { echo "the recorder did not start"; kill $rec; exit 1; }
+reqsrv many 7104 100 3 >group.out
+sleep 2.5
+kill -TERM $rec
+wait $rec
+echo $? >group.rc
 EOF
 vm_ok_run "$VM_DIR/guest.sh" 300
 
@@ -111,4 +120,18 @@ assert all(r["sum(evicted)"] == 0 for r in rows)
 EOF
 )
 ok $? "flow_max 64, 100 connections at once: all 300 requests counted, those beyond in (other) ($out)"
+
+# The same grouped by port: counted in the kernel per port, the connections
+# beyond flow_max in their port's row too.
+"$L" report "$S/g.snap" --json -q "from flows group by lport show count, sum(bytes_in)" \
+	>"$S/group.json" 2>"$S/group.rep"
+sed 's/^/# group: /' "$S/group.out" "$S/group.err" "$S/group.rep"
+out=$(python3 - "$S/group.json" 2>&1 <<'EOF'
+import json, sys
+rows = [r for r in map(json.loads, open(sys.argv[1])) if "health" not in r]
+print(rows)
+assert [(r["lport"], r["count"], r["sum(bytes_in)"]) for r in rows] == [(7104, 300, 2400)]
+EOF
+)
+ok $? "grouped by lport: all 300 requests in the port's row, none in (other) ($out)"
 done_testing
