@@ -735,6 +735,11 @@ static __always_inline void futex_wait_begin(struct task_struct *task, __u32 tgi
 	w.sampled = sampled;
 	now = bpf_ktime_get_ns();
 	w.start_ns = now;
+	/* A wait of this thread still open: its end was never seen (the
+	 * switch that ran the thread again ran no program), and it is given
+	 * up here, counted in evicted, not silently replaced. */
+	if (bpf_map_lookup_elem(&uwaits, &tid))
+		health_inc(LH_EVICTED);
 	if (bpf_map_update_elem(&uwaits, &tid, &w, BPF_ANY)) {
 		health_inc(LH_EVICTED);
 		return;

@@ -293,22 +293,42 @@ if [ -n "$lck" ]; then
 	# With the futex syscall hooks every call is a wait; found by the
 	# scheduler, a wait is a sleep (lockdemo counts both).
 	truth() { sed -n "s/.*\"$1\": \([0-9]*\).*/\1/p" "$2"; }
+	# counted REC GOT WANT: GOT and WANT are rows KEY...,COUNT with the same
+	# keys in the same order, WANT's counts lockdemo's own; each count in GOT
+	# is at most WANT's, and all they fall short is at most what REC says it
+	# gave up (evicted: a wait whose end the kernel ran no program for, as
+	# this machine's does not in its agent's threads, is given up when its
+	# thread waits again; latop(1) lock_wait_max).
+	counted() {
+		python3 - "$2" "$3" "$("$L" report "$tmp/$1" --json -q 'from locks show count' 2>/dev/null |
+			sed -n 's/.*"evicted": \([0-9]*\).*/\1/p' | head -1)" <<'EOF'
+import sys
+got = [l.rsplit(",", 1) for l in sys.argv[1].split("\n") if l]
+want = [l.rsplit(",", 1) for l in sys.argv[2].split("\n") if l]
+evicted = int(sys.argv[3] or 0)
+assert [k for k, _ in got] == [k for k, _ in want], (got, want)
+short = sum(int(w) - int(g) for (_, g), (_, w) in zip(got, want))
+assert all(int(g) <= int(w) for (_, g), (_, w) in zip(got, want)) and short <= evicted, \
+    (got, want, evicted)
+EOF
+	}
 	n=calls; "$L" probes | grep "futex waits and wakes" | grep -q "tp_btf/sched_switch" && n=slept
 	got=$(rows lck.snap "from locks where pid in ($pa, $pb) and kind == 'futex' group by cgroup, unit, container show count" | sort)
 	bypid=$(rows lck.snap "from locks where pid in ($pa, $pb) and kind == 'futex' group by pid show count" | sort)
 	want="$A,,,$(truth $n "$tmp/lck.snap.a")
 $B,docker-$HEX.scope,${HEX:0:12},$(truth $n "$tmp/lck.snap.b")"
-	[ "$got" = "$want" ] && [ "$(echo "$bypid" | grep "^$pa," | cut -d, -f2),$(echo "$bypid" | grep "^$pb," | cut -d, -f2)" = \
+	counted lck.snap "$got" "$want" && [ "$(echo "$bypid" | grep "^$pa," | cut -d, -f2),$(echo "$bypid" | grep "^$pb," | cut -d, -f2)" = \
 		"$(echo "$got" | head -1 | cut -d, -f4),$(echo "$got" | tail -1 | cut -d, -f4)" ]
-	ok $? "locks: each waiter's cgroup gets its process's waits, exactly (got: $(echo $got); by pid: $(echo $bypid))"
+	ok $? "locks: each waiter's cgroup gets its process's waits, every one counted or said given up (got: $(echo $got); want: $(echo $want); by pid: $(echo $bypid))"
 	got=$(rows lck.snap "from lock_events where pid in ($pa, $pb) and kind == 'futex' group by cgroup, container show count" | sort)
 	want="$A,,$(truth $n "$tmp/lck.snap.a")
 $B,${HEX:0:12},$(truth $n "$tmp/lck.snap.b")"
-	[ "$got" = "$want" ]; ok $? "lock_events: each wait carries its waiter's cgroup (got: $(echo $got))"
+	counted lck.snap "$got" "$want"
+	ok $? "lock_events: each wait carries its waiter's cgroup (got: $(echo $got); want: $(echo $want))"
 	pa=$(sed -n 's/.*"pid": \([0-9]*\).*/\1/p' "$tmp/lckc.snap.a")
 	got=$(rows lckc.snap "from locks where kind == 'futex' group by cgroup, pid show count")
 	all=$(rows lckc.snap "from locks group by cgroup show count" | cut -d, -f1 | sort -u | tr '\n' ' ')
-	[ "$got" = "$A,$pa,$(truth $n "$tmp/lckc.snap.a")" ] && [ "$all" = "$A " ]
+	counted lckc.snap "$got" "$A,$pa,$(truth $n "$tmp/lckc.snap.a")" && [ "$all" = "$A " ]
 	ok $? "locks -c $A: the kernel counts $A's waits only, no other cgroup's lock at all (got: $(echo $got); cgroups: $all)"
 	grep -aq -- "-c $A: .*locks.* count only this cgroup" "$tmp/lckc.snap"
 	ok $? "the locks recording's status says -c narrowed it"
@@ -317,7 +337,7 @@ $B,${HEX:0:12},$(truth $n "$tmp/lck.snap.b")"
 		m=$n; [ $f = lcksch ] && m=slept
 		got=$(rows $f.snap "from locks where kind == 'futex' group by cgroup, pid show count")
 		all=$(rows $f.snap "from locks group by cgroup show count" | cut -d, -f1 | sort -u | tr '\n' ' ')
-		[ "$got" = "$B,$pb,$(truth $m "$tmp/$f.snap.b")" ] && [ "$all" = "$B " ]
+		counted $f.snap "$got" "$B,$pb,$(truth $m "$tmp/$f.snap.b")" && [ "$all" = "$B " ]
 		ok $? "locks $f: a WHERE on cgroup is tested in the kernel, no other cgroup's waits counted (got: $(echo $got); cgroups: $all)"
 	done
 	# Key split: the query that reads no cgroup field keys the mutex once.

@@ -5,9 +5,9 @@
 # table full are not followed: they are counted as evicted, and the waits
 # counted plus the evicted are exactly the waits lockdemo made (its calls
 # with the futex syscall hooks; found by the scheduler, a wait is a sleep,
-# and one may go unseen); record and report warn of them with the figure,
-# and report --json's health line carries it.  With the default size
-# nothing is evicted.  `latop probes` states the size; a bad value is named.
+# and one may go unseen: it is evicted too, when its thread waits again);
+# record and report warn of them with the figure, and report --json's
+# health line carries it.  With the default size nothing else is evicted.  `latop probes` states the size; a bad value is named.
 . "$(dirname "$0")/../lib.sh"
 need_root
 L=${LATOP_BIN:?}
@@ -58,7 +58,9 @@ else:
 if want_evicted:
     assert evicted > 0 and count > 0, (count, evicted)
 else:
-    assert evicted == 0, evicted
+    # Found by the scheduler, a wait whose end ran no program (unseen) is
+    # given up, and counted in evicted, when its thread waits again.
+    assert evicted == 0 or (by_sched and evicted <= truth["slept"] * 0.02), evicted
 EOF
 }
 
@@ -81,8 +83,14 @@ ok $? "lock_wait_max = 4: report warns of the $n evicted waits ($(head -c 400 "$
 run big
 out=$(check big 0)
 ok $? "default lock_wait_max: $N waits at once, every one counted ($out)"
-! grep -q "evicted in the kernel" "$tmp/big.err" "$tmp/big.rerr"
-ok $? "default lock_wait_max: no eviction warning"
+# The warning comes only with what check allowed: waits whose end was unseen.
+n=$(python3 -c 'import json, sys; print(json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])["health"]["evicted"])' "$tmp/big.rerr")
+if [ "$n" = 0 ]; then
+	! grep -q "evicted in the kernel" "$tmp/big.err" "$tmp/big.rerr"
+else
+	grep -q "locks: $n evicted in the kernel" "$tmp/big.rerr"
+fi
+ok $? "default lock_wait_max: an eviction warning only with the unseen ends ($n)"
 
 echo "lock_wait_max = 0" > "$tmp/cfg/latop/latoprc"
 err=$("$L" probes 2>&1 >/dev/null)
