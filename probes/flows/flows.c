@@ -99,9 +99,8 @@ struct flows_priv {
 	/* A batch of flows read in one call (bpf_map_lookup_batch). */
 	struct fl_key *bkeys;
 	struct fl_stats *bvals;
-	uint32_t bcap;		/* flows the batch buffers hold */
+	uint32_t bcap;		/* entries each batch buffer holds */
 	struct fl_akey *akeys;	/* a batch of the agg map's keys (bvals: their totals) */
-	uint32_t acap;		/* keys akeys holds (at most bcap) */
 	struct fl_akey *idle;	/* groups to remove after this read: nidle of icap */
 	size_t nidle, icap;
 	/* The spill hook (connections beyond the map): its program, loaded,
@@ -409,9 +408,10 @@ static bool moved(const struct fl_stats *cur, const struct prev_ent *p)
 
 /* Fold flow k, whose totals are cur, into f; note it for removal when it
  * closed.  Return requests counted. */
-static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const struct fl_key *k,
+static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const void *key,
 			  const struct fl_stats *cur)
 {
+	const struct fl_key *k = key;
 	struct fl_akey ak = {.k = *k};
 	struct prev_ent *p = prev_get(fp, &ak);
 	uint64_t events = 0;
@@ -443,62 +443,78 @@ static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const struct f
 	return events;
 }
 
+/* What read_batches calls for each entry: its key and totals. */
+typedef uint64_t batch_fold_fn(struct flows_priv *fp, struct frame *f, const void *key,
+			       const struct fl_stats *cur);
+
 /*
- * Fold every flow of the map into f, a batch of flows a call (one call
- * each for its key and its totals took most of a tick at 10,000 flows);
- * remove closed ones.  The requests counted in *events; -1 with errno.
+ * Read every entry of the flows map (or, groups, of the agg map) a batch
+ * at a time (one call each for its key and its totals took most of a tick
+ * at 10,000 flows), folding each into f with fold; the requests counted
+ * added to *events, the entries read to *nread.  The buffers grow when one
+ * bucket holds more entries than they do.  0, or -1 with errno.
  */
-static int read_flows(struct flows_priv *fp, struct frame *f, uint64_t *events)
+static int read_batches(struct flows_priv *fp, bool groups, struct frame *f, batch_fold_fn *fold,
+			uint64_t *events, uint64_t *nread)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	int fd = bpf_map__fd(fp->skel->maps.flows), err = 0;
+	int fd = bpf_map__fd(groups ? fp->skel->maps.agg : fp->skel->maps.flows), err;
+	size_t ksize = groups ? sizeof(*fp->akeys) : sizeof(*fp->bkeys);
 	__u32 in = 0, out = 0, n, i;
-	bool first = true, last = false;
+	bool first = true;
+	char *keys;
+
+	for (;;) {
+		keys = groups ? (char *)fp->akeys : (char *)fp->bkeys;
+		n = fp->bcap;
+		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, fp->bvals, &n, &opts);
+		if (err && errno == ENOSPC && n == 0) {
+			/* One bucket holds more than the buffers: make room. */
+			fp->bcap *= 2;
+			fp->bkeys = xreallocarray(fp->bkeys, fp->bcap, sizeof(*fp->bkeys));
+			fp->akeys = xreallocarray(fp->akeys, fp->bcap, sizeof(*fp->akeys));
+			fp->bvals = xreallocarray(fp->bvals, fp->bcap, sizeof(*fp->bvals));
+			continue;
+		}
+		if (err && errno != ENOENT)
+			return -1;
+		*nread += n;
+		for (i = 0; i < n; i++)
+			*events += fold(fp, f, keys + i * ksize, &fp->bvals[i]);
+		if (err)
+			return 0;	/* ENOENT: that was the last batch */
+		in = out;
+		first = false;
+	}
+}
+
+/* Fold every flow of the map into f and remove the closed ones.  The
+ * requests counted in *events; -1 with errno. */
+static int read_flows(struct flows_priv *fp, struct frame *f, uint64_t *events)
+{
+	int fd = bpf_map__fd(fp->skel->maps.flows), rc, err;
 	size_t j;
 
 	fp->round++;
 	fp->ndead = 0;
 	fp->nflows = 0;
 	*events = 0;
-	while (!last) {
-		n = fp->bcap;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, fp->bkeys, fp->bvals, &n,
-					   &opts);
-		if (err && errno == ENOSPC && n == 0) {
-			/* One bucket holds more flows than the buffers: make room. */
-			fp->bcap *= 2;
-			fp->bkeys = xreallocarray(fp->bkeys, fp->bcap, sizeof(*fp->bkeys));
-			fp->bvals = xreallocarray(fp->bvals, fp->bcap, sizeof(*fp->bvals));
-			continue;
-		}
-		if (err && errno != ENOENT) {
-			err = errno;
-			break;
-		}
-		last = err != 0;
-		err = 0;
-		fp->nflows += n;
-		for (i = 0; i < n; i++)
-			*events += fold_flow(fp, f, &fp->bkeys[i], &fp->bvals[i]);
-		in = out;
-		first = false;
-	}
+	rc = read_batches(fp, false, f, fold_flow, events, &fp->nflows);
+	err = errno;
 	for (j = 0; j < fp->ndead; j++)
 		bpf_map_delete_elem(fd, &fp->dead[j]);
-	if (err) {
-		errno = err;
-		return -1;
-	}
-	return 0;
+	errno = err;
+	return rc;
 }
 
 /*
  * Fold group ak, whose totals are cur, into f; note it for removal once it
  * has been unchanged AGG_IDLE_ROUNDS reads.  Return requests counted.
  */
-static uint64_t fold_group(struct flows_priv *fp, struct frame *f, const struct fl_akey *ak,
+static uint64_t fold_group(struct flows_priv *fp, struct frame *f, const void *key,
 			   const struct fl_stats *cur)
 {
+	const struct fl_akey *ak = key;
 	struct prev_ent *p = prev_get(fp, ak);
 
 	p->seen = fp->round;
@@ -525,41 +541,14 @@ static uint64_t fold_group(struct flows_priv *fp, struct frame *f, const struct 
  */
 static int read_groups(struct flows_priv *fp, struct frame *f, uint64_t *events)
 {
-	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	int fd = bpf_map__fd(fp->skel->maps.agg), err = 0;
-	struct fl_akey in, out;
-	bool first = true, last = false;
-	__u32 n, i;
+	int fd = bpf_map__fd(fp->skel->maps.agg), rc, err;
+	uint64_t ngroups = 0;
 	size_t j;
 
 	fp->nidle = 0;
 	*events = 0;
-	while (!last) {
-		n = fp->acap;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, fp->akeys, fp->bvals, &n,
-					   &opts);
-		if (err && errno == ENOSPC && n == 0) {
-			/* One bucket holds more groups than the buffers: make room. */
-			fp->acap *= 2;
-			fp->akeys = xreallocarray(fp->akeys, fp->acap, sizeof(*fp->akeys));
-			if (fp->acap > fp->bcap) {
-				fp->bcap = fp->acap;
-				fp->bkeys = xreallocarray(fp->bkeys, fp->bcap, sizeof(*fp->bkeys));
-				fp->bvals = xreallocarray(fp->bvals, fp->bcap, sizeof(*fp->bvals));
-			}
-			continue;
-		}
-		if (err && errno != ENOENT) {
-			err = errno;
-			break;
-		}
-		last = err != 0;
-		err = 0;
-		for (i = 0; i < n; i++)
-			*events += fold_group(fp, f, &fp->akeys[i], &fp->bvals[i]);
-		in = out;
-		first = false;
-	}
+	rc = read_batches(fp, true, f, fold_group, events, &ngroups);
+	err = errno;
 	for (j = 0; j < fp->nidle; j++) {
 		struct prev_ent *p;
 
@@ -570,11 +559,8 @@ static int read_groups(struct flows_priv *fp, struct frame *f, uint64_t *events)
 			*events += add_row(fp, f, &fp->idle[j], &fp->cur, p);
 		p->seen = fp->round - 1;	/* prev_sweep frees it */
 	}
-	if (err) {
-		errno = err;
-		return -1;
-	}
-	return 0;
+	errno = err;
+	return rc;
 }
 
 /*
@@ -1071,8 +1057,7 @@ static int flows_open(struct probe *p, char **cause)
 	fp->bcap = FLOW_BATCH;
 	fp->bkeys = xcalloc(fp->bcap, sizeof(*fp->bkeys));
 	fp->bvals = xcalloc(fp->bcap, sizeof(*fp->bvals));
-	fp->acap = fp->bcap;
-	fp->akeys = xcalloc(fp->acap, sizeof(*fp->akeys));
+	fp->akeys = xcalloc(fp->bcap, sizeof(*fp->akeys));
 	fp->ovf_cpu = xcalloc(fp->ncpus, sizeof(*fp->ovf_cpu));
 	probe_health_init(&fp->health, bpf_map__fd(fp->skel->maps.health), fp->ncpus, health_to,
 			  FH_N);
