@@ -722,6 +722,7 @@ static __always_inline void futex_wait_begin(struct task_struct *task, __u32 tgi
 	const struct filter_prog *f;
 	bool sampled;
 	__u64 now;
+	long err;
 
 	if (!wait_wanted(task, tgid, tid, &sampled))
 		return;
@@ -735,12 +736,15 @@ static __always_inline void futex_wait_begin(struct task_struct *task, __u32 tgi
 	w.sampled = sampled;
 	now = bpf_ktime_get_ns();
 	w.start_ns = now;
-	/* A wait of this thread still open: its end was never seen (the
-	 * switch that ran the thread again ran no program), and it is given
-	 * up here, counted in evicted, not silently replaced. */
-	if (bpf_map_lookup_elem(&uwaits, &tid))
+	err = bpf_map_update_elem(&uwaits, &tid, &w, BPF_NOEXIST);
+	if (err == -PROBE_EEXIST) {
+		/* A wait of this thread still open: its end was never seen
+		 * (the switch that ran the thread again ran no program).  It
+		 * is given up, counted in evicted, not silently replaced. */
 		health_inc(LH_EVICTED);
-	if (bpf_map_update_elem(&uwaits, &tid, &w, BPF_ANY)) {
+		err = bpf_map_update_elem(&uwaits, &tid, &w, BPF_EXIST);
+	}
+	if (err) {
 		health_inc(LH_EVICTED);
 		return;
 	}

@@ -26,8 +26,9 @@
  * (LH_EVICTED); a lock or holder that finds its own full leaves the wait
  * counted with its holder unknown (LH_UNHELD); a thread's wait still open
  * when it starts another (its end unseen) is given up (LH_EVICTED).  User
- * space clears the waits of threads that exited (evicted), and the states of user locks no wait
- * is left on (LK_STALE_NS), and the holders of locks without a state. */
+ * space clears the waits of threads that exited (evicted), and the states
+ * of user locks no wait is left on (LK_STALE_NS), and the holders of locks
+ * without a state. */
 #define LK_DEFAULT_WAITS 16384
 #define LK_WAITS_DEFAULT_MIN 1024
 #define LK_WAITS_MIN 1

@@ -296,9 +296,9 @@ if [ -n "$lck" ]; then
 	# counted REC GOT WANT: GOT and WANT are rows KEY...,COUNT with the same
 	# keys in the same order, WANT's counts lockdemo's own; each count in GOT
 	# is at most WANT's, and all they fall short is at most what REC says it
-	# gave up (evicted: a wait whose end the kernel ran no program for, as
-	# this machine's does not in its agent's threads, is given up when its
-	# thread waits again; latop(1) lock_wait_max).
+	# gave up (evicted: a wait whose end the kernel ran no program for, and
+	# counted no missed run for, as this machine's now and then, is given
+	# up when its thread waits again; latop(1) lock_wait_max).
 	counted() {
 		python3 - "$2" "$3" "$("$L" report "$tmp/$1" --json -q 'from locks show count' 2>/dev/null |
 			sed -n 's/.*"evicted": \([0-9]*\).*/\1/p' | head -1)" <<'EOF'

@@ -7,7 +7,8 @@
 # with the futex syscall hooks; found by the scheduler, a wait is a sleep,
 # and one may go unseen: it is evicted too, when its thread waits again);
 # record and report warn of them with the figure, and report --json's
-# health line carries it.  With the default size nothing else is evicted.  `latop probes` states the size; a bad value is named.
+# health line carries it.  With the default size nothing else is evicted.
+# `latop probes` states the size; a bad value is named.
 . "$(dirname "$0")/../lib.sh"
 need_root
 L=${LATOP_BIN:?}
