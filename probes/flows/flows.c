@@ -124,7 +124,7 @@ static void key_ip(const __u64 a[2], struct ipaddr *ip)
 
 	memcpy(ip->a, &hi, 8);
 	memcpy(ip->a + 8, &lo, 8);
-	ip->v4 = a[0] == 0 && (a[1] >> 32) == 0xffff;
+	ip->v4 = fl_addr_v4(a);
 	ip->prefix = ip->v4 ? 32 : 128;
 }
 
@@ -341,11 +341,11 @@ static void group_cells(union cell *r, const struct fl_akey *ak)
 		cell_set_ip(&r[FC_LADDR], &a);
 	}
 	r[FC_LPORT].u = ak->k.lport;
-	if (!(ak->masked & FLOW_NO_RADDR) || (ak->masked & FLOW_RNET_ONLY)) {
+	if (!(ak->masked & FLOW_NO_RADDR)) {	/* raddr, or with FLOW_RNET_ONLY its network */
 		key_ip(ak->k.raddr, &a);
 		net_of(&a, &net);
 		cell_set_ip(&r[FC_RNET], &net);
-		if (!(ak->masked & (FLOW_NO_RADDR | FLOW_RNET_ONLY)))
+		if (!(ak->masked & FLOW_RNET_ONLY))
 			cell_set_ip(&r[FC_RADDR], &a);
 	}
 	r[FC_RPORT].u = 0;
@@ -451,7 +451,7 @@ typedef uint64_t batch_fold_fn(struct flows_priv *fp, struct frame *f, const voi
  * Read every entry of the flows map (or, groups, of the agg map) a batch
  * at a time (one call each for its key and its totals took most of a tick
  * at 10,000 flows), folding each into f with fold; the requests counted
- * added to *events, the entries read to *nread.  The buffers grow when one
+ * added to *events, the entries read to *nread (unless NULL).  The buffers grow when one
  * bucket holds more entries than they do.  0, or -1 with errno.
  */
 static int read_batches(struct flows_priv *fp, bool groups, struct frame *f, batch_fold_fn *fold,
@@ -478,7 +478,8 @@ static int read_batches(struct flows_priv *fp, bool groups, struct frame *f, bat
 		}
 		if (err && errno != ENOENT)
 			return -1;
-		*nread += n;
+		if (nread)
+			*nread += n;
 		for (i = 0; i < n; i++)
 			*events += fold(fp, f, keys + i * ksize, &fp->bvals[i]);
 		if (err)
@@ -495,7 +496,6 @@ static int read_flows(struct flows_priv *fp, struct frame *f, uint64_t *events)
 	int fd = bpf_map__fd(fp->skel->maps.flows), rc, err;
 	size_t j;
 
-	fp->round++;
 	fp->ndead = 0;
 	fp->nflows = 0;
 	*events = 0;
@@ -542,12 +542,11 @@ static uint64_t fold_group(struct flows_priv *fp, struct frame *f, const void *k
 static int read_groups(struct flows_priv *fp, struct frame *f, uint64_t *events)
 {
 	int fd = bpf_map__fd(fp->skel->maps.agg), rc, err;
-	uint64_t ngroups = 0;
 	size_t j;
 
 	fp->nidle = 0;
 	*events = 0;
-	rc = read_batches(fp, true, f, fold_group, events, &ngroups);
+	rc = read_batches(fp, true, f, fold_group, events, NULL);
 	err = errno;
 	for (j = 0; j < fp->nidle; j++) {
 		struct prev_ent *p;
@@ -641,6 +640,7 @@ static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	int64_t ovf;
 	int err;
 
+	fp->round++;	/* the flows and groups read now are seen in this round */
 	fp->ev_frame = ev;
 	err = ring_buffer__consume(fp->rb);
 	fp->ev_frame = NULL;

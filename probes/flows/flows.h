@@ -85,12 +85,18 @@ struct fl_akey {
 	__u32 pad;
 };
 
+/* Return true when address a (the fl_key form) is IPv4 (::ffff:a.b.c.d). */
+static inline int fl_addr_v4(const __u64 a[2])
+{
+	return a[0] == 0 && (a[1] >> 32) == 0xffff;
+}
+
 /* Fill out with the group key of connection k served by pid (comm, cgroup)
  * under mask, counted on cpu. */
 static inline void fl_akey_make(const struct fl_key *k, __u32 pid, const __u64 *comm,
 				__u64 cgroup, __u32 mask, __u32 cpu, struct fl_akey *out)
 {
-	int v4 = k->raddr[0] == 0 && (k->raddr[1] >> 32) == 0xffff;
+	int v4 = fl_addr_v4(k->raddr);
 
 	out->k.laddr[0] = mask & FLOW_NO_LADDR ? 0 : k->laddr[0];
 	out->k.laddr[1] = mask & FLOW_NO_LADDR ? 0 : k->laddr[1];
