@@ -548,10 +548,10 @@ static attr_t span_attr(const char *kind)
 	static const struct {
 		const char *kind, *part;
 	} map[] = {
-		{"wait", "lock"}, {"lock", "lock"}, {"hold", "mm"}, {"oncpu", "oncpu"},
-		{"sample", "oncpu"}, {"offcpu", "offcpu"}, {"runq", "runq"}, {"block", "block"},
-		{"io", "block"}, {"net", "net"}, {"call", "net"}, {"sleep", "sleep"},
-		{"request", "other"},
+		{"wait", "lock"}, {"lock", "lock"}, {"hold", "mm"}, {"release", "mm"},
+		{"oncpu", "oncpu"}, {"sample", "oncpu"}, {"offcpu", "offcpu"}, {"runq", "runq"},
+		{"block", "block"}, {"io", "block"}, {"net", "net"}, {"call", "net"},
+		{"sleep", "sleep"}, {"request", "other"},
 	};
 	size_t i;
 

@@ -786,11 +786,12 @@ static __always_inline void futex_release(__u64 uaddr, __u32 tgid, __u32 tid,
 /*
  * Return the index of the release of st that overlaps [start, end] the most
  * (the holder that kept the waiter waiting longest), LK_RELS if none did.
+ * Of equal ones (holds whose start no wait saw overlap by 0) the latest.
  */
 static __always_inline __u32 release_during(const struct lkstate *st, __u32 self, __u64 start,
 					    __u64 end)
 {
-	__u64 best_ns = 0, a, b;
+	__u64 best_ns = 0, best_end = 0, a, b;
 	__u32 i, best = LK_RELS;
 
 	for (i = 0; i < LK_RELS; i++) {
@@ -801,8 +802,9 @@ static __always_inline __u32 release_during(const struct lkstate *st, __u32 self
 		a = lk_rel_since(st->rels, i, start);
 		a = a > start ? a : start;
 		b = r->end_ns;
-		if (b - a >= best_ns) {
+		if (b - a > best_ns || (b - a == best_ns && b >= best_end)) {
 			best_ns = b - a;
+			best_end = b;
 			best = i;
 		}
 	}

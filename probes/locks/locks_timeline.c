@@ -437,7 +437,8 @@ static void add_span(const struct lk_timeline *tl, struct frame *f, uint64_t id,
 {
 	union cell *r;
 
-	if (end <= start)
+	/* A release alone (its hold's start unseen) is a mark of no length. */
+	if (end < start || (end == start && strcmp(kind, "release")))
 		return;
 	r = frame_add_row(f);
 	r[LS_ID].u = id;
@@ -490,7 +491,8 @@ static void add_holder_activity(const struct lk_timeline *tl, struct frame *f, u
  * The timeline of wait we: the waiter's wait, the other waiters of the lock
  * in that time, and every holder that released the lock during it with its
  * contended hold, the functions its samples ran (consecutive samples of one
- * function make one span) and its off-CPU spans while holding.
+ * function make one span) and its off-CPU spans while holding; a holder
+ * whose hold began unseen, with its release alone.
  */
 static void add_spans(const struct lk_timeline *tl, struct frame *f, const struct lkt_wait *we)
 {
@@ -514,9 +516,15 @@ static void add_spans(const struct lk_timeline *tl, struct frame *f, const struc
 		if (!comm[0])
 			lkt_thread_comm(w->tgid, r->tid, comm, sizeof(comm));
 		snprintf(row, sizeof(row), "holder %u %s", r->tid, comm);
+		holder_drawn |= r->tid == w->holder;
+		if (a >= r->end_ns) {
+			/* It took the lock when no wait could see it: its
+			 * release is known, its hold's start is not. */
+			add_span(tl, f, we->id, row, r->end_ns, r->end_ns, "release", "");
+			continue;
+		}
 		add_span(tl, f, we->id, row, a, r->end_ns, "hold", "hold");
 		add_holder_activity(tl, f, we->id, row, w, r->tid, a, r->end_ns);
-		holder_drawn |= r->tid == w->holder;
 	}
 	if (w->holder && !holder_drawn && wait_hold(w, &lo, &hi)) {
 		wait_holder_comm(w, comm, sizeof(comm));

@@ -398,6 +398,11 @@ static void test_timeline_unseen(void)
 	ok(span_find(sp, 1, "holder 199 h199", "hold", &lo, &hi, NULL) == 1 && lo == 10 * MS &&
 	   hi == 30 * MS && !span_find(sp, 1, "holder 201 h201", "hold", NULL, NULL, NULL),
 	   "taken unseen after another release in the wait: no hold drawn for it");
+	ok(span_find(sp, 1, "holder 201 h201", "release", &lo, &hi, NULL) == 1 &&
+	   lo == 100 * MS && hi == 100 * MS,
+	   "but its row, with its release at 100 ms: a mark of no length");
+	ok(span_find(sp, 1, "holder 199 h199", "release", NULL, NULL, NULL) == 0,
+	   "a release whose hold is drawn has no mark of its own");
 	frame_free(sp);
 
 	w = wait_rec(100, 0x1000, 10, 100);
