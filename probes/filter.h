@@ -102,6 +102,17 @@ static __always_inline int filter_reads_of(const struct filter_prog *f, __u32 ta
 	return f->fields_table != table || filter_reads(f, idx);
 }
 
+/* Field idx as a bit of fields_used, for filter_reads_any_of. */
+#define FILTER_FIELD(idx) (1ULL << ((idx) < 63 ? (idx) : 63))
+
+/* Return true when the query behind f may read any of fields (FILTER_FIELD
+ * bits) of the probe's table number table, as filter_reads_of. */
+static __always_inline int filter_reads_any_of(const struct filter_prog *f, __u32 table,
+					       __u64 fields)
+{
+	return f->fields_table != table || !f->fields_known || (f->fields_used & fields) != 0;
+}
+
 /*
  * Addresses: the 16 bytes of an IPv6 address, IPv4 as ::ffff:a.b.c.d, read
  * as two big-endian u64 halves and kept in host order, so a prefix test is

@@ -168,39 +168,31 @@ const struct schema block_spans_schema = {
 	.fields = block_spans_fields,
 };
 
-/* Return whether f reads any of the block table's fields in idx (n of them). */
-static bool reads_any(const struct filter_prog *f, const int *idx, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (filter_reads(f, (__u32)idx[i]))
-			return true;
-	return false;
-}
-
 uint32_t block_key_mask(const struct filter_prog *f)
 {
 	/* The block table's fields each key field gives: the devices' in-flight
 	 * and queued maxima are found by the row's dev. */
-	static const int dev[] = {BC_DEV, BC_INFLIGHT, BC_QUEUED}, op[] = {BC_OP},
-		pid[] = {BC_PID}, size[] = {BC_SIZE}, comm[] = {BC_COMM},
-		cgroup[] = {BC_CGROUP, BC_UNIT, BC_CONTAINER};
+	const uint64_t dev = FILTER_FIELD(BC_DEV) | FILTER_FIELD(BC_INFLIGHT) |
+			     FILTER_FIELD(BC_QUEUED),
+		       cgroup = FILTER_FIELD(BC_CGROUP) | FILTER_FIELD(BC_UNIT) |
+				FILTER_FIELD(BC_CONTAINER);
 	uint32_t mask = 0;
 
 	/* A query of block_events or block_spans reads no stats: they are kept
 	 * whole for whatever else reads the block table (a recording). */
 	if (!f->fields_known || f->fields_table != 0)
 		return 0;
-	if (!reads_any(f, dev, 3))
+	if (!filter_reads_any_of(f, 0, dev))
 		mask |= FILTER_NO_DEV_KEY;
-	if (!reads_any(f, op, 1))
+	if (!filter_reads(f, BC_OP))
 		mask |= FILTER_NO_OP_KEY;
-	if (!reads_any(f, pid, 1))
+	if (!filter_reads(f, BC_PID))
 		mask |= FILTER_NO_PID_KEY;
-	if (!reads_any(f, size, 1))
+	if (!filter_reads(f, BC_SIZE))
 		mask |= FILTER_NO_SIZE_KEY;
-	if (!reads_any(f, comm, 1))
+	if (!filter_reads(f, BC_COMM))
 		mask |= FILTER_NO_COMM_KEY;
-	if (!reads_any(f, cgroup, 3))
+	if (!filter_reads_any_of(f, 0, cgroup))
 		mask |= FILTER_NO_CGROUP_KEY;
 	return mask;
 }

@@ -94,8 +94,8 @@ uint32_t flows_key_mask(const struct filter_prog *f)
 		mask |= FLOW_NO_PID;
 	if (!filter_reads(f, FC_COMM))
 		mask |= FLOW_NO_COMM;
-	if (!filter_reads(f, FC_CGROUP) && !filter_reads(f, FC_UNIT) &&
-	    !filter_reads(f, FC_CONTAINER))
+	if (!filter_reads_any_of(f, 0, FILTER_FIELD(FC_CGROUP) | FILTER_FIELD(FC_UNIT) |
+					   FILTER_FIELD(FC_CONTAINER)))
 		mask |= FLOW_NO_CGROUP;
 	return mask;
 }

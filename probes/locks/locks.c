@@ -801,12 +801,13 @@ static int locks_set_filter(struct probe *p, const struct filter_prog *f, char *
 	sp->skel->bss->filters[next] = *f;
 	sp->skel->bss->filter_need[next] = need;
 	/* The locks table (0) keys by what the query reads of it. */
-	sp->nocgroup = !filter_reads_of(f, 0, LC_CGROUP) && !filter_reads_of(f, 0, LC_UNIT) &&
-		       !filter_reads_of(f, 0, LC_CONTAINER);
+	sp->nocgroup = !filter_reads_any_of(f, 0, FILTER_FIELD(LC_CGROUP) | FILTER_FIELD(LC_UNIT) |
+						  FILTER_FIELD(LC_CONTAINER));
 	sp->skel->bss->filter_nocgroup[next] = sp->nocgroup;
-	sp->noholder = !filter_reads_of(f, 0, LC_HOLDER) &&
-		       !filter_reads_of(f, 0, LC_HOLDER_COMM) &&
-		       !filter_reads_of(f, 0, LC_HOLDER_FN) && !filter_reads_of(f, 0, LC_HOLDER_FNS);
+	sp->noholder = !filter_reads_any_of(f, 0, FILTER_FIELD(LC_HOLDER) |
+						  FILTER_FIELD(LC_HOLDER_COMM) |
+						  FILTER_FIELD(LC_HOLDER_FN) |
+						  FILTER_FIELD(LC_HOLDER_FNS));
 	sp->skel->bss->filter_noholder[next] = sp->noholder;
 	__atomic_store_n(&sp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
 	sp->sample_n = f->sample_n;

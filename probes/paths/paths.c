@@ -386,8 +386,8 @@ static int paths_set_filter(struct probe *p, const struct filter_prog *f, char *
 	sp->skel->bss->filters[next] = *f;
 	sp->skel->bss->filter_need_comm[next] = comm;
 	/* The paths table (0) keys by what the query reads of it. */
-	sp->nocgroup = !filter_reads_of(f, 0, PC_CGROUP) && !filter_reads_of(f, 0, PC_UNIT) &&
-		       !filter_reads_of(f, 0, PC_CONTAINER);
+	sp->nocgroup = !filter_reads_any_of(f, 0, FILTER_FIELD(PC_CGROUP) | FILTER_FIELD(PC_UNIT) |
+						  FILTER_FIELD(PC_CONTAINER));
 	__atomic_store_n(&sp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
 	sp->threshold_ns = f->threshold_ns;
 	sp->sample_n = f->sample_n;

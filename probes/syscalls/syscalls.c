@@ -717,9 +717,9 @@ static int syscalls_set_filter(struct probe *p, const struct filter_prog *f, cha
 	/* The syscalls table (0) keys by what the query reads of it. */
 	sp->skel->bss->filter_grain[next] = filter_reads_of(f, 0, SC_TID) ? GRAIN_THREAD :
 									  GRAIN_PROCESS;
-	sp->skel->bss->filter_nocgroup[next] = !filter_reads_of(f, 0, SC_CGROUP) &&
-					       !filter_reads_of(f, 0, SC_UNIT) &&
-					       !filter_reads_of(f, 0, SC_CONTAINER);
+	sp->skel->bss->filter_nocgroup[next] =
+		!filter_reads_any_of(f, 0, FILTER_FIELD(SC_CGROUP) | FILTER_FIELD(SC_UNIT) |
+					   FILTER_FIELD(SC_CONTAINER));
 	__atomic_store_n(&sp->skel->bss->filter_idx, next, __ATOMIC_RELEASE);
 	sp->sample_n = f->sample_n;
 	return 0;

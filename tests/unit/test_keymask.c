@@ -275,6 +275,25 @@ static void test_reads_of(void)
 		   filter_reads_of(&f, 0, SC_CONTAINER),
 		   "from syscall_events group by comm: the syscalls table keeps tid and cgroup "
 		   "(its fields are not the events')");
+		ok(filter_reads_any_of(&f, 0, FILTER_FIELD(SC_CGROUP)),
+		   "and so does a test of several fields at once");
+	}
+	if (plan(&syscalls_schema, "from syscalls group by unit show count", &f) == 0) {
+		uint64_t cg = FILTER_FIELD(SC_CGROUP) | FILTER_FIELD(SC_UNIT) |
+			      FILTER_FIELD(SC_CONTAINER);
+
+		f.fields_table = 0;
+		ok(filter_reads_any_of(&f, 0, cg) &&
+		   !filter_reads_any_of(&f, 0, FILTER_FIELD(SC_CGROUP) | FILTER_FIELD(SC_TID)),
+		   "group by unit reads one of cgroup, unit, container, and neither cgroup nor tid");
+		f.fields_known = 0;
+		ok(filter_reads_any_of(&f, 0, FILTER_FIELD(SC_TID)),
+		   "fields unknown: every field may be read");
+		f.fields_known = 1;
+		f.fields_used = 1ULL << 63;
+		ok(filter_reads_any_of(&f, 0, FILTER_FIELD(70)) &&
+		   !filter_reads_any_of(&f, 0, FILTER_FIELD(62)),
+		   "fields past 62 share the last bit");
 	}
 }
 
