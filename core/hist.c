@@ -359,9 +359,12 @@ size_t hist_encode(const struct hist *h, uint8_t *buf, size_t cap)
 	return n;
 }
 
-size_t hist_decode(struct hist *h, const uint8_t *buf, size_t len)
+/*
+ * Read an encoded histogram's header (count, sum, min, max, bins) from buf
+ * into hdr; return the bytes it took, 0 when it is bad.
+ */
+static size_t decode_hdr(const uint8_t *buf, size_t len, uint64_t hdr[5])
 {
-	uint64_t hdr[5], total = 0, idx = 0;
 	size_t n = 0, k, used;
 
 	for (k = 0; k < 5; k++) {
@@ -370,40 +373,66 @@ size_t hist_decode(struct hist *h, const uint8_t *buf, size_t len)
 			return 0;
 		n += used;
 	}
-	if (hdr[4] > LH_NBUCKETS)
-		return 0;
-	hist_init(h);
-	for (k = 0; k < hdr[4]; k++) {
-		uint64_t gap, c;
+	return hdr[4] <= LH_NBUCKETS ? n : 0;
+}
 
+/*
+ * Read the hdr[4] bins that follow header hdr from buf, giving each to
+ * put(ctx, bucket, count) in bucket order, the bytes they took in *nused;
+ * false when they, or they and the header together, are bad (put may have
+ * run).
+ */
+static bool decode_bins(const uint8_t *buf, size_t len, const uint64_t hdr[5],
+			void (*put)(void *ctx, uint64_t idx, uint64_t c), void *ctx, size_t *nused)
+{
+	uint64_t total = 0, idx = 0, k, gap, c;
+	size_t n = 0, used;
+
+	for (k = 0; k < hdr[4]; k++) {
 		used = varint_get(buf + n, len - n, &gap);
 		if (!used)
-			goto bad;
+			return false;
 		n += used;
 		used = varint_get(buf + n, len - n, &c);
 		if (!used)
-			goto bad;
+			return false;
 		n += used;
 		if (gap >= LH_NBUCKETS - idx || !c || c > UINT64_MAX - total)
-			goto bad;
+			return false;
 		idx += gap;
-		h->b[idx++] = c;
+		put(ctx, idx++, c);
 		total += c;
 	}
+	*nused = n;
 	if (total != hdr[0])
-		goto bad;
+		return false;
 	if (total && hdr[2] > hdr[3])
-		goto bad;
-	if (!total && (hdr[1] || hdr[2] != UINT64_MAX || hdr[3]))
-		goto bad;
+		return false;
+	return total || (!hdr[1] && hdr[2] == UINT64_MAX && !hdr[3]);
+}
+
+static void dense_put(void *ctx, uint64_t idx, uint64_t c)
+{
+	((struct hist *)ctx)->b[idx] = c;
+}
+
+size_t hist_decode(struct hist *h, const uint8_t *buf, size_t len)
+{
+	uint64_t hdr[5];
+	size_t n = decode_hdr(buf, len, hdr), m;
+
+	if (!n)
+		return 0;
+	hist_init(h);
+	if (!decode_bins(buf + n, len - n, hdr, dense_put, h, &m)) {
+		hist_init(h);
+		return 0;
+	}
 	h->count = hdr[0];
 	h->sum = hdr[1];
 	h->min = hdr[2];
 	h->max = hdr[3];
-	return n;
-bad:
-	hist_init(h);
-	return 0;
+	return n + m;
 }
 
 /* Allocate a sparse histogram of cap bins, empty. */
@@ -650,51 +679,30 @@ size_t shist_encode(const struct shist *s, uint8_t *buf, size_t cap)
 	return n;
 }
 
+static void sparse_put(void *ctx, uint64_t idx, uint64_t c)
+{
+	struct shist *s = ctx;
+
+	s->bin[s->n++] = (struct hbin){.c = c, .idx = (uint32_t)idx};
+}
+
 struct shist *shist_decode(const uint8_t *buf, size_t len, size_t *usedp)
 {
-	uint64_t hdr[5], total = 0, idx = 0;
-	size_t n = 0, k, used;
+	uint64_t hdr[5];
+	size_t n = decode_hdr(buf, len, hdr), m;
 	struct shist *s;
 
-	for (k = 0; k < 5; k++) {
-		used = varint_get(buf + n, len - n, &hdr[k]);
-		if (!used)
-			return NULL;
-		n += used;
-	}
-	if (hdr[4] > LH_NBUCKETS)
+	if (!n)
 		return NULL;
 	s = shist_alloc((uint32_t)hdr[4]);
-	for (k = 0; k < hdr[4]; k++) {
-		uint64_t gap, c;
-
-		used = varint_get(buf + n, len - n, &gap);
-		if (!used)
-			goto bad;
-		n += used;
-		used = varint_get(buf + n, len - n, &c);
-		if (!used)
-			goto bad;
-		n += used;
-		if (gap >= LH_NBUCKETS - idx || !c || c > UINT64_MAX - total)
-			goto bad;
-		idx += gap;
-		s->bin[s->n++] = (struct hbin){.c = c, .idx = (uint32_t)idx++};
-		total += c;
+	if (!decode_bins(buf + n, len - n, hdr, sparse_put, s, &m)) {
+		shist_free(s);
+		return NULL;
 	}
-	if (total != hdr[0])
-		goto bad;
-	if (total && hdr[2] > hdr[3])
-		goto bad;
-	if (!total && (hdr[1] || hdr[2] != UINT64_MAX || hdr[3]))
-		goto bad;
 	s->count = hdr[0];
 	s->sum = hdr[1];
 	s->min = hdr[2];
 	s->max = hdr[3];
-	*usedp = n;
+	*usedp = n + m;
 	return s;
-bad:
-	shist_free(s);
-	return NULL;
 }
