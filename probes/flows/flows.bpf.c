@@ -127,6 +127,20 @@ struct {
 	__type(value, struct fl_stats);
 } agg SEC(".maps");
 
+/*
+ * Connections whose 4-tuple came back (a client that reuses its port at
+ * once, the server having closed first) before user space read their last
+ * totals: kept whole under their key and birth until it reads them, while
+ * the flows entry starts over for the new connection.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FLOW_DEFAULT_KEYS);	/* set at load: latoprc flow_max */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct fl_dkey);
+	__type(value, struct fl_stats);
+} departed SEC(".maps");
+
 /* The query's key mask (flows_key_mask), one per filter slot, switched with
  * the filter. */
 __u32 filter_keymask[2] = {};
@@ -906,13 +920,27 @@ static __always_inline void spill_close(struct sock *sk, const struct fl_key *k)
 		__sync_fetch_and_add(&spilled_n, -1);
 }
 
+/*
+ * The end of tracked flow k (st): the bytes it received join its row, the
+ * requests it left pending are evicted, and user space removes it.
+ */
+static __always_inline void flow_end(const struct fl_key *k, struct fl_stats *st)
+{
+	struct fl_stats *row;
+	struct who w = who_of(st);
+
+	row = row_of(k, &w, keymask(), st);
+	move_bytes(&st->bytes_unmoved, row, keep_flow(k, &w));
+	close_pending(k, &st->q, row, &w);
+	st->closed = 1;
+}
+
 /* Track accepted connections from establishment to close. */
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 {
-	struct fl_stats *st, *row;
+	struct fl_stats *st;
 	struct fl_key k;
-	struct who w;
 
 	if (!sock_key(sk, &k))
 		return 0;
@@ -939,7 +967,14 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 				return 0;
 			}
 			/* The same 4-tuple again before user space removed the
-			 * old connection: start over (born_ns tells it apart). */
+			 * old connection: its totals wait in departed, whole,
+			 * and the flow starts over (born_ns tells it apart). */
+			struct fl_dkey dk = {.k = k, .born_ns = st->born_ns};
+
+			if (!st->closed)
+				flow_end(&k, st);	/* its close went unseen */
+			if (bpf_map_update_elem(&departed, &dk, st, BPF_NOEXIST))
+				health_inc(FH_LOST);
 			bpf_map_update_elem(&flows, &k, init, BPF_EXIST);
 		}
 		st = bpf_map_lookup_elem(&flows, &k);
@@ -967,11 +1002,7 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 		spill_close(sk, &k);
 		return 0;
 	}
-	w = who_of(st);
-	row = row_of(&k, &w, keymask(), st);
-	move_bytes(&st->bytes_unmoved, row, keep_flow(&k, &w));
-	close_pending(&k, &st->q, row, &w);
-	st->closed = 1;
+	flow_end(&k, st);
 	return 0;
 }
 

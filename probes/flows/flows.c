@@ -65,7 +65,8 @@ static const enum probe_stat health_to[FH_N] = {
 /*
  * What the last row of one flow (or group, FLOW_AGG) counted, kept for the
  * next row's deltas.  A flow's key is its fl_key with the rest zero
- * (masked 0); a group's, its agg map key.
+ * (masked 0) and its birth (born_ns: a 4-tuple that comes back is another
+ * connection); a group's, its agg map key and born_ns 0.
  * Its latency histogram is kept sparse, as the buckets that hold requests
  * (bucket << 32 | cumulative count): most flows fill a few of the 592
  * buckets, and a dense copy was 2.6 KB a flow, touched every tick.
@@ -101,6 +102,7 @@ struct flows_priv {
 	struct fl_stats *bvals;
 	uint32_t bcap;		/* entries each batch buffer holds */
 	struct fl_akey *akeys;	/* a batch of the agg map's keys (bvals: their totals) */
+	struct fl_dkey *dkeys;	/* a batch of the departed map's keys */
 	struct fl_akey *idle;	/* groups to remove after this read: nidle of icap */
 	size_t nidle, icap;
 	/* The spill hook (connections beyond the map): its program, loaded,
@@ -113,7 +115,7 @@ struct flows_priv {
 	uint64_t seeded;	/* connections open at start added to the map */
 	uint64_t unseeded;	/* connections open at start the map had no room for:
 				 * said once, in the first tick's evicted */
-	struct fl_key *dead;	/* closed flows seen this round: ndead of dcap */
+	struct fl_dkey *dead;	/* closed flows seen this round: ndead of dcap */
 	size_t ndead, dcap;
 };
 
@@ -234,16 +236,18 @@ static uint32_t key_hash(const struct fl_akey *k)
 	return h & (PREV_BUCKETS - 1);
 }
 
-/* Find (or add, zeroed) the prev entry of k. */
-static struct prev_ent *prev_get(struct flows_priv *fp, const struct fl_akey *k)
+/* Find (or add, zeroed) the prev entry of k born at born_ns. */
+static struct prev_ent *prev_get(struct flows_priv *fp, const struct fl_akey *k,
+				 uint64_t born_ns)
 {
 	struct prev_ent **b = &fp->prev[key_hash(k)], *p;
 
 	for (p = *b; p; p = p->next)
-		if (!memcmp(&p->key, k, sizeof(*k)))
+		if (p->born_ns == born_ns && !memcmp(&p->key, k, sizeof(*k)))
 			return p;
 	p = xcalloc(1, sizeof(*p));
 	p->key = *k;
+	p->born_ns = born_ns;
 	p->next = *b;
 	*b = p;
 	return p;
@@ -413,17 +417,11 @@ static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const void *ke
 {
 	const struct fl_key *k = key;
 	struct fl_akey ak = {.k = *k};
-	struct prev_ent *p = prev_get(fp, &ak);
+	/* A new connection on this 4-tuple has a prev entry of its own. */
+	struct prev_ent *p = prev_get(fp, &ak, cur->born_ns);
 	uint64_t events = 0;
 
 	p->seen = fp->round;
-	if (p->born_ns != cur->born_ns) {
-		/* A new connection on this 4-tuple: count from zero. */
-		p->count = p->lat_sum = p->lat_min = p->lat_max = 0;
-		p->bytes_in = p->bytes_out = p->evicted = p->unsolicited = 0;
-		p->nhist = 0;
-		p->born_ns = cur->born_ns;
-	}
 	/* Bytes that came before any process read the socket wait for their
 	 * reader: a row of them under pid 0 would split the connection in two.
 	 * What only its reader can make (an answer, an eviction) or its close
@@ -438,8 +436,24 @@ static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const void *ke
 			fp->dcap = fp->dcap ? 2 * fp->dcap : 64;
 			fp->dead = xreallocarray(fp->dead, fp->dcap, sizeof(*fp->dead));
 		}
-		fp->dead[fp->ndead++] = *k;
+		fp->dead[fp->ndead++] = (struct fl_dkey){.k = *k, .born_ns = cur->born_ns};
 	}
+	return events;
+}
+
+/* Fold departed connection key (an fl_dkey), whose last totals are cur,
+ * into f, and forget it.  Return requests counted. */
+static uint64_t fold_departed(struct flows_priv *fp, struct frame *f, const void *key,
+			      const struct fl_stats *cur)
+{
+	const struct fl_dkey *dk = key;
+	struct fl_akey ak = {.k = dk->k};
+	struct prev_ent *p = prev_get(fp, &ak, dk->born_ns);
+	uint64_t events = 0;
+
+	if (moved(cur, p))
+		events = add_row(fp, f, &ak, cur, p);
+	p->seen = fp->round - 1;	/* prev_sweep frees it */
 	return events;
 }
 
@@ -447,32 +461,49 @@ static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const void *ke
 typedef uint64_t batch_fold_fn(struct flows_priv *fp, struct frame *f, const void *key,
 			       const struct fl_stats *cur);
 
+/* The maps read_batches reads. */
+enum batch_map {
+	BM_FLOWS,	/* the connections */
+	BM_GROUPS,	/* agg: a grouped query's totals */
+	BM_DEPARTED,	/* connections whose 4-tuple came back: read and removed */
+};
+
 /*
- * Read every entry of the flows map (or, groups, of the agg map) a batch
- * at a time (one call each for its key and its totals took most of a tick
- * at 10,000 flows), folding each into f with fold; the requests counted
- * added to *events, the entries read to *nread (unless NULL).  The buffers grow when one
- * bucket holds more entries than they do.  0, or -1 with errno.
+ * Read every entry of map which a batch at a time (one call each for its
+ * key and its totals took most of a tick at 10,000 flows), folding each
+ * into f with fold; the requests counted added to *events, the entries read
+ * to *nread (unless NULL).  BM_DEPARTED's entries leave the map as they are
+ * read.  The buffers grow when one bucket holds more entries than they do.
+ * 0, or -1 with errno.
  */
-static int read_batches(struct flows_priv *fp, bool groups, struct frame *f, batch_fold_fn *fold,
-			uint64_t *events, uint64_t *nread)
+static int read_batches(struct flows_priv *fp, enum batch_map which, struct frame *f,
+			batch_fold_fn *fold, uint64_t *events, uint64_t *nread)
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
-	int fd = bpf_map__fd(groups ? fp->skel->maps.agg : fp->skel->maps.flows), err;
-	size_t ksize = groups ? sizeof(*fp->akeys) : sizeof(*fp->bkeys);
+	struct bpf_map *const maps[] = {fp->skel->maps.flows, fp->skel->maps.agg,
+					fp->skel->maps.departed};
+	const size_t ksizes[] = {sizeof(*fp->bkeys), sizeof(*fp->akeys), sizeof(*fp->dkeys)};
+	int fd = bpf_map__fd(maps[which]), err;
 	__u32 in = 0, out = 0, n, i;
 	bool first = true;
 	char *keys;
 
 	for (;;) {
-		keys = groups ? (char *)fp->akeys : (char *)fp->bkeys;
+		keys = which == BM_FLOWS ? (char *)fp->bkeys :
+		       which == BM_GROUPS ? (char *)fp->akeys : (char *)fp->dkeys;
 		n = fp->bcap;
-		err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, fp->bvals, &n, &opts);
+		if (which == BM_DEPARTED)
+			err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, keys,
+							      fp->bvals, &n, &opts);
+		else
+			err = bpf_map_lookup_batch(fd, first ? NULL : &in, &out, keys, fp->bvals,
+						   &n, &opts);
 		if (err && errno == ENOSPC && n == 0) {
 			/* One bucket holds more than the buffers: make room. */
 			fp->bcap *= 2;
 			fp->bkeys = xreallocarray(fp->bkeys, fp->bcap, sizeof(*fp->bkeys));
 			fp->akeys = xreallocarray(fp->akeys, fp->bcap, sizeof(*fp->akeys));
+			fp->dkeys = xreallocarray(fp->dkeys, fp->bcap, sizeof(*fp->dkeys));
 			fp->bvals = xreallocarray(fp->bvals, fp->bcap, sizeof(*fp->bvals));
 			continue;
 		}
@@ -481,7 +512,7 @@ static int read_batches(struct flows_priv *fp, bool groups, struct frame *f, bat
 		if (nread)
 			*nread += n;
 		for (i = 0; i < n; i++)
-			*events += fold(fp, f, keys + i * ksize, &fp->bvals[i]);
+			*events += fold(fp, f, keys + i * ksizes[which], &fp->bvals[i]);
 		if (err)
 			return 0;	/* ENOENT: that was the last batch */
 		in = out;
@@ -489,8 +520,12 @@ static int read_batches(struct flows_priv *fp, bool groups, struct frame *f, bat
 	}
 }
 
-/* Fold every flow of the map into f and remove the closed ones.  The
- * requests counted in *events; -1 with errno. */
+/*
+ * Fold every flow of the map into f and remove the closed ones, then fold
+ * the departed connections (after the flows: a connection the kernel moved
+ * there since the flows were read was read as a flow first, and its prev
+ * entry is still there).  The requests counted in *events; -1 with errno.
+ */
 static int read_flows(struct flows_priv *fp, struct frame *f, uint64_t *events)
 {
 	int fd = bpf_map__fd(fp->skel->maps.flows), rc, err;
@@ -499,11 +534,22 @@ static int read_flows(struct flows_priv *fp, struct frame *f, uint64_t *events)
 	fp->ndead = 0;
 	fp->nflows = 0;
 	*events = 0;
-	rc = read_batches(fp, false, f, fold_flow, events, &fp->nflows);
+	rc = read_batches(fp, BM_FLOWS, f, fold_flow, events, &fp->nflows);
 	err = errno;
-	for (j = 0; j < fp->ndead; j++)
-		bpf_map_delete_elem(fd, &fp->dead[j]);
-	errno = err;
+	for (j = 0; j < fp->ndead; j++) {
+		const struct fl_dkey *d = &fp->dead[j];
+
+		if (bpf_map_lookup_and_delete_elem(fd, &d->k, &fp->cur) ||
+		    fp->cur.born_ns == d->born_ns)
+			continue;
+		/* Its 4-tuple came back since the read (the closed connection
+		 * waits in departed): that was the new one's entry. */
+		bpf_map_update_elem(fd, &d->k, &fp->cur, BPF_NOEXIST);
+	}
+	if (!rc)
+		rc = read_batches(fp, BM_DEPARTED, f, fold_departed, events, NULL);
+	else
+		errno = err;
 	return rc;
 }
 
@@ -515,7 +561,7 @@ static uint64_t fold_group(struct flows_priv *fp, struct frame *f, const void *k
 			   const struct fl_stats *cur)
 {
 	const struct fl_akey *ak = key;
-	struct prev_ent *p = prev_get(fp, ak);
+	struct prev_ent *p = prev_get(fp, ak, 0);
 
 	p->seen = fp->round;
 	if (!moved(cur, p)) {
@@ -546,14 +592,14 @@ static int read_groups(struct flows_priv *fp, struct frame *f, uint64_t *events)
 
 	fp->nidle = 0;
 	*events = 0;
-	rc = read_batches(fp, true, f, fold_group, events, NULL);
+	rc = read_batches(fp, BM_GROUPS, f, fold_group, events, NULL);
 	err = errno;
 	for (j = 0; j < fp->nidle; j++) {
 		struct prev_ent *p;
 
 		if (bpf_map_lookup_and_delete_elem(fd, &fp->idle[j], &fp->cur))
 			continue;
-		p = prev_get(fp, &fp->idle[j]);
+		p = prev_get(fp, &fp->idle[j], 0);
 		if (moved(&fp->cur, p))
 			*events += add_row(fp, f, &fp->idle[j], &fp->cur, p);
 		p->seen = fp->round - 1;	/* prev_sweep frees it */
@@ -996,6 +1042,7 @@ static void flows_close(struct probe *p)
 	free(fp->bkeys);
 	free(fp->bvals);
 	free(fp->akeys);
+	free(fp->dkeys);
 	free(fp->idle);
 	free(fp->dead);
 	free(fp);
@@ -1035,9 +1082,10 @@ static int flows_open(struct probe *p, char **cause)
 	capacity_choice(&p->hooks[NSPECS], fp->max_keys);
 	p->nhooks = NSPECS + 1;
 	if (bpf_map__set_max_entries(fp->skel->maps.flows, fp->max_keys) ||
-	    bpf_map__set_max_entries(fp->skel->maps.agg, fp->max_keys)) {
-		*cause = xasprintf("flows: sizing the flows and agg maps to %u: %s", fp->max_keys,
-				   strerror(errno));
+	    bpf_map__set_max_entries(fp->skel->maps.agg, fp->max_keys) ||
+	    bpf_map__set_max_entries(fp->skel->maps.departed, fp->max_keys)) {
+		*cause = xasprintf("flows: sizing the flows, agg and departed maps to %u: %s",
+				   fp->max_keys, strerror(errno));
 		goto fail;
 	}
 	fp->skel->rodata->timeout_ns = fp->timeout_ns;
@@ -1058,6 +1106,7 @@ static int flows_open(struct probe *p, char **cause)
 	fp->bkeys = xcalloc(fp->bcap, sizeof(*fp->bkeys));
 	fp->bvals = xcalloc(fp->bcap, sizeof(*fp->bvals));
 	fp->akeys = xcalloc(fp->bcap, sizeof(*fp->akeys));
+	fp->dkeys = xcalloc(fp->bcap, sizeof(*fp->dkeys));
 	fp->ovf_cpu = xcalloc(fp->ncpus, sizeof(*fp->ovf_cpu));
 	probe_health_init(&fp->health, bpf_map__fd(fp->skel->maps.health), fp->ncpus, health_to,
 			  FH_N);

@@ -58,6 +58,16 @@ struct fl_key {
 };
 
 /*
+ * A connection that ended where its 4-tuple came back before user space
+ * read its last totals: its key and birth (fl_stats.born_ns), the departed
+ * map's key.
+ */
+struct fl_dkey {
+	struct fl_key k;
+	__u64 born_ns;
+};
+
+/*
  * The key fields a query reads nothing of (flows_key_mask's flags).  With
  * FLOW_AGG set the query reads neither flow nor rport, so no row is one
  * connection's: a request counts under its connection's key with those
