@@ -954,7 +954,7 @@ static __always_inline void futex_sleep(struct task_struct *prev)
 	ew = bpf_map_lookup_elem(&early_wakes, &tid);
 	if (!ew)
 		return;
-	if (ew->tgid == tgid && bpf_ktime_get_ns() - ew->ts_ns < 1000000)
+	if (ew->tgid == tgid && ew->addr == uaddr && bpf_ktime_get_ns() - ew->ts_ns < 1000000)
 		futex_release(uaddr, tgid, ew->waker, ew->comm, bpf_ktime_get_ns());
 	bpf_map_delete_elem(&early_wakes, &tid);
 }
@@ -980,9 +980,15 @@ int BPF_PROG(futex_waking, struct task_struct *p)
 		futex_release(addr, id >> 32, (__u32)id, NULL, bpf_ktime_get_ns());
 		return 0;
 	}
-	/* Not asleep yet: remember the wake for its switch-out. */
-	if (futex_cmd_of(p, &regs) < 0)
+	/* Not asleep yet: remember the wake for its switch-out, where it ends
+	 * the wait that begins there.  The waker's hold is over now: a waiter
+	 * woken this early often never leaves the CPU, and an entry left
+	 * would take the waker's later samples, outside the lock, as the
+	 * lock's. */
+	if (futex_cmd_of(p, &regs) < 0 || !regs)
 		return 0;
+	ew.addr = PT_REGS_PARM1_CORE_SYSCALL(regs);
+	holder_drop((__u32)id, ew.addr, id >> 32);
 	ew.ts_ns = bpf_ktime_get_ns();
 	ew.waker = (__u32)id;
 	ew.tgid = id >> 32;

@@ -228,6 +228,7 @@ struct lk_holder {
 /* A futex waiter woken before it got off the CPU (found at its switch-out). */
 struct lk_early_wake {
 	__u64 ts_ns;
+	__u64 addr;		/* the futex it was about to wait on */
 	__u32 waker;
 	__u32 tgid;
 	char comm[LK_COMM_LEN];
