@@ -31,8 +31,8 @@ echo g | "$B" write "$file" 4096 "$N" 4 >/dev/null; ok $? "$N 4K direct writes t
 sleep 1; kill -TERM $rec_pid; wait $rec_pid; ok $? "record exits 0"; rec_pid=
 unseen_end >"$tmp/unseen"; unseen=$(cat "$tmp/unseen")
 
-# Only the writes: blkio may also read from the disk (its program's pages,
-# when the page cache has let them go), and those reads are counted too.
+# Only the writes: blkio may also read from the disk (its program's pages
+# or file system metadata), and those reads are counted too.
 out=$("$L" report "$tmp/disk.snap" -q "from block where comm == 'blkio' and op == 'write' group by op, size show count, bytes, merges" --json 2>&1)
 echo "$out" | N=$N U="$unseen" python3 -c '
 import json, os, sys
