@@ -19,33 +19,47 @@ CONNS=2000 REQS=3
 
 # reuse: CONNS connections from 127.0.0.1:Q to P, REQS 8-byte requests
 # each, answered with 8 bytes; the server closes each connection first.
-# Prints the requests answered and the connections made.
+# A connect that finds the last connection's end not yet gone (EADDRNOTAVAIL)
+# tries again.  Prints the requests answered, the connections made and the
+# connects retried; exits non-zero (at most 60 s on) if either side fails.
 reuse() {
-	python3 - $P $Q $CONNS $REQS <<'EOF'
-import socket, sys, threading
+	timeout 60 python3 - $P $Q $CONNS $REQS <<'EOF'
+import errno, socket, sys, threading, time
 P, Q, M, N = (int(a) for a in sys.argv[1:])
 ls = socket.socket()
 ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
 ls.bind(("127.0.0.1", P))
 ls.listen(128)
+ls.settimeout(10)
 
 def serve():
     for _ in range(M):
         c, _ = ls.accept()
+        c.settimeout(10)
         for _ in range(N):
             if not c.recv(8):
                 break
             c.sendall(b"r" * 8)
         c.close()
 
-t = threading.Thread(target=serve)
+t = threading.Thread(target=serve, daemon=True)
 t.start()
-done = conns = 0
+done = conns = retries = 0
 for _ in range(M):
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("127.0.0.1", Q))
-    s.connect(("127.0.0.1", P))
+    while True:
+        s = socket.socket()
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        s.settimeout(10)
+        try:
+            s.bind(("127.0.0.1", Q))
+            s.connect(("127.0.0.1", P))
+            break
+        except OSError as e:
+            if e.errno not in (errno.EADDRNOTAVAIL, errno.EADDRINUSE) or retries > 10 * M:
+                raise
+            retries += 1
+            s.close()
+            time.sleep(0.001)
     conns += 1
     for _ in range(N):
         s.sendall(b"q" * 8)
@@ -53,8 +67,8 @@ for _ in range(M):
             done += 1
     s.recv(8)   # the server's close
     s.close()
-t.join()
-print(done, conns)
+t.join(10)
+print(done, conns, retries)
 EOF
 }
 
@@ -70,9 +84,9 @@ record() {
 
 record conn "from flows where lport == $P"
 ok $? "recording $CONNS connections of one 4-tuple exits 0 ($(cat "$tmp/conn.err"))"
-read -r want conns < "$tmp/conn.truth"
+read -r want conns retries < "$tmp/conn.truth"
 [ "$want" = $((CONNS * REQS)) ] && [ "$conns" = $CONNS ]
-ok $? "the client made $conns connections from port $Q and got $want answers"
+ok $? "the client made $conns connections from port $Q and got $want answers ($retries connects tried again)"
 
 "$L" report "$tmp/conn.snap" --json -q "from flows group by lport show count, sum(evicted), \
 sum(unsolicited), sum(bytes_in), sum(bytes_out)" > "$tmp/conn.json" 2> "$tmp/conn.rep"
@@ -93,7 +107,7 @@ ok $? "no warning from record or report ($(cat "$tmp/conn.err" "$tmp/conn.rep"))
 
 record port "from flows where lport == $P group by lport show count"
 ok $? "recording the same grouped by port exits 0"
-read -r want conns < "$tmp/port.truth"
+read -r want conns retries < "$tmp/port.truth"
 out=$("$L" report "$tmp/port.snap" --json -q "from flows group by lport show count" 2>/dev/null |
 	grep -v health)
 [ "$out" = "{\"lport\":$P,\"count\":$want}" ]
