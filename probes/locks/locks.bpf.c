@@ -714,6 +714,33 @@ static __always_inline __u32 futex_owner(__u64 uaddr, __u32 cmd, __u32 val, __u3
 	return owner;
 }
 
+/*
+ * Give up thread tid's open user wait, if any: its end was never seen, so
+ * it is counted in evicted, not silently replaced or left behind, and its
+ * lock has one waiter less.
+ */
+static __always_inline void wait_give_up(__u32 tid)
+{
+	struct lk_uwait *wp = bpf_map_lookup_elem(&uwaits, &tid);
+	struct lkstate_key sk = {};
+	struct lkstate *st;
+
+	if (!wp)
+		return;
+	sk.addr = wp->addr;
+	sk.tgid = wp->tgid;
+	if (bpf_map_delete_elem(&uwaits, &tid))
+		return;		/* ended meanwhile */
+	health_inc(LH_EVICTED);
+	st = bpf_map_lookup_elem(&lkstates, &sk);
+	if (!st)
+		return;
+	/* clang-14 (BPF v1) cannot use an atomic's result: read it after. */
+	__sync_fetch_and_add(&st->nwait, -1);
+	if ((__s32)st->nwait <= 0)
+		bpf_map_delete_elem(&lkstates, &sk);
+}
+
 /* futex(WAIT / LOCK_PI): thread tid of tgid (task) starts waiting for a lock. */
 static __always_inline void futex_wait_begin(struct task_struct *task, __u32 tgid, __u32 tid,
 					     __u64 uaddr, __u32 cmd, __u32 val)
@@ -739,10 +766,9 @@ static __always_inline void futex_wait_begin(struct task_struct *task, __u32 tgi
 	err = bpf_map_update_elem(&uwaits, &tid, &w, BPF_NOEXIST);
 	if (err == -PROBE_EEXIST) {
 		/* A wait of this thread still open: its end was never seen
-		 * (the switch that ran the thread again ran no program).  It
-		 * is given up, counted in evicted, not silently replaced. */
-		health_inc(LH_EVICTED);
-		err = bpf_map_update_elem(&uwaits, &tid, &w, BPF_EXIST);
+		 * (the switch that ran the thread again ran no program). */
+		wait_give_up(tid);
+		err = bpf_map_update_elem(&uwaits, &tid, &w, BPF_NOEXIST);
 	}
 	if (err) {
 		health_inc(LH_EVICTED);
@@ -1141,6 +1167,32 @@ int BPF_PROG(lock_end, void *lock, int ret)
 		  kw->s[slot].sampled, kw->s[slot].kstack,
 		  key.holder ? kw->s[slot].owner_comm : NULL, NULL, -1);
 	kw->s[slot].lock = 0;
+	return 0;
+}
+
+/*
+ * A thread that exits waits no more.  A wait of it still open (the switch
+ * that ended it ran no program) is given up at once, not at user space's
+ * next sweep of exited threads, so a recording that stops soon after still
+ * says so; a kernel wait too (its contention_end unseen).
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(locks_exit)
+{
+	struct task_struct *cur = bpf_get_current_task_btf();
+	struct kwait *kw;
+	__u32 i;
+
+	wait_give_up((__u32)bpf_get_current_pid_tgid());
+	kw = bpf_task_storage_get(&kwaits, cur, 0, 0);
+	if (!kw)
+		return 0;
+	for (i = 0; i < KWAIT_SLOTS; i++) {
+		if (kw->s[i].lock) {
+			kw->s[i].lock = 0;
+			health_inc(LH_EVICTED);
+		}
+	}
 	return 0;
 }
 

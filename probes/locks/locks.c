@@ -61,6 +61,9 @@ static const struct hook_spec hook_specs[] = {
 	 {{"tp_btf", NULL, {"contention_begin", "contention_end"}, {"lock_begin", "lock_end"},
 	   "tp_btf/contention_begin+contention_end"}}},
 	{"holder off-CPU spans", false, NULL, {HOOK_TP_BTF("sched_switch", "sched_switch")}},
+	/* Without it an exited thread's open wait is given up at the sweep. */
+	{"thread exits (open waits given up)", false, NULL,
+	 {HOOK_TP_BTF("sched_process_exit", "locks_exit")}},
 };
 #define NSPECS (sizeof(hook_specs) / sizeof(hook_specs[0]))
 #define NCHOICES (NSPECS + 3)	/* and the holder sampler and the two tables' sizes */

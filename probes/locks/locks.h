@@ -25,8 +25,9 @@
  * the machine's memory.  A wait that finds its table full is not followed
  * (LH_EVICTED); a lock or holder that finds its own full leaves the wait
  * counted with its holder unknown (LH_UNHELD); a thread's wait still open
- * when it starts another (its end unseen) is given up (LH_EVICTED).  User
- * space clears the waits of threads that exited (evicted), and the states
+ * when it starts another (its end unseen), or when it exits, is given up
+ * (LH_EVICTED).  User space clears the waits of threads that exited where
+ * no exit program ran (evicted), and the states
  * of user locks no wait is left on (LK_STALE_NS), and the holders of locks
  * without a state. */
 #define LK_DEFAULT_WAITS 16384
