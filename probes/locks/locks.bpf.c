@@ -985,6 +985,26 @@ static __always_inline void futex_sleep(struct task_struct *prev)
 	bpf_map_delete_elem(&early_wakes, &tid);
 }
 
+/*
+ * next comes back on the CPU: the end of its futex wait, if it has one.
+ * Back outside futex(WAIT), the switch that ended the wait ran no program
+ * (the thread has run since): the wait is given up, not counted as lasting
+ * until now.
+ */
+static __always_inline void futex_switch_in(struct task_struct *next)
+{
+	struct pt_regs *regs = NULL;
+	__u32 tid = next->pid;
+
+	if (!bpf_map_lookup_elem(&uwaits, &tid))
+		return;
+	if (futex_cmd_of(next, &regs) < 0) {
+		wait_give_up(tid);
+		return;
+	}
+	futex_wait_end(next, next->tgid, tid, true);
+}
+
 /* A futex waiter is woken: the current thread (of its process) released the lock. */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(futex_waking, struct task_struct *p)
@@ -1262,7 +1282,7 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
 	if (futex_by_sched) {
 		if (prev_state != 0 && !preempt)
 			futex_sleep(prev);
-		futex_wait_end(next, next->tgid, next->pid, true);
+		futex_switch_in(next);
 	}
 	return 0;
 }
