@@ -298,14 +298,18 @@ if [ -n "$lck" ]; then
 	# is at most WANT's, and all they fall short is at most what REC says it
 	# gave up (evicted: a wait whose end the kernel ran no program for, and
 	# counted no missed run for, as this machine's now and then, is given
-	# up when its thread waits again; latop(1) lock_wait_max).
+	# up when its thread waits again, comes back on a CPU outside the futex
+	# call or exits; latop(1) lock_wait_max).
+	# (report --json gives the figures as the last line of its standard
+	# error, not with the rows).
 	counted() {
-		python3 - "$2" "$3" "$("$L" report "$tmp/$1" --json -q 'from locks show count' 2>/dev/null |
-			sed -n 's/.*"evicted": \([0-9]*\).*/\1/p' | head -1)" <<'EOF'
+		python3 - "$2" "$3" "$("$L" report "$tmp/$1" --json -q 'from locks show count' 2>&1 >/dev/null |
+			sed -n 's/^{"health": .*"evicted": \([0-9]*\).*/\1/p' | tail -1)" <<'EOF'
 import sys
 got = [l.rsplit(",", 1) for l in sys.argv[1].split("\n") if l]
 want = [l.rsplit(",", 1) for l in sys.argv[2].split("\n") if l]
-evicted = int(sys.argv[3] or 0)
+assert sys.argv[3], "report --json gave no health line"
+evicted = int(sys.argv[3])
 assert [k for k, _ in got] == [k for k, _ in want], (got, want)
 short = sum(int(w) - int(g) for (_, g), (_, w) in zip(got, want))
 assert all(int(g) <= int(w) for (_, g), (_, w) in zip(got, want)) and short <= evicted, \
