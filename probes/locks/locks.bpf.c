@@ -1208,10 +1208,21 @@ int BPF_PROG(locks_exit)
 	if (!kw)
 		return 0;
 	for (i = 0; i < KWAIT_SLOTS; i++) {
-		if (kw->s[i].lock) {
-			kw->s[i].lock = 0;
-			health_inc(LH_EVICTED);
-		}
+		struct lkstate_key sk = {.addr = kw->s[i].lock};
+		struct lkstate *st;
+
+		if (!sk.addr)
+			continue;
+		kw->s[i].lock = 0;
+		health_inc(LH_EVICTED);
+		/* Its lock has one waiter less (user space sweeps no kernel
+		 * lock's state). */
+		st = bpf_map_lookup_elem(&lkstates, &sk);
+		if (!st)
+			continue;
+		__sync_fetch_and_add(&st->nwait, -1);
+		if ((__s32)st->nwait <= 0)
+			bpf_map_delete_elem(&lkstates, &sk);
 	}
 	return 0;
 }
