@@ -715,6 +715,20 @@ static __always_inline __u32 futex_owner(__u64 uaddr, __u32 cmd, __u32 val, __u3
 }
 
 /*
+ * A wait on the lock whose state is st (key sk) is over: one waiter less,
+ * and the state deleted with the last.  Return true when others still wait.
+ */
+static __always_inline bool lkstate_leave(struct lkstate *st, const struct lkstate_key *sk)
+{
+	/* clang-14 (BPF v1) cannot use an atomic's result: read it after. */
+	__sync_fetch_and_add(&st->nwait, -1);
+	if ((__s32)st->nwait > 0)
+		return true;
+	bpf_map_delete_elem(&lkstates, sk);
+	return false;
+}
+
+/*
  * Give up thread tid's open user wait, if any: its end was never seen, so
  * it is counted in evicted, not silently replaced or left behind, and its
  * lock has one waiter less.
@@ -733,12 +747,8 @@ static __always_inline void wait_give_up(__u32 tid)
 		return;		/* ended meanwhile */
 	health_inc(LH_EVICTED);
 	st = bpf_map_lookup_elem(&lkstates, &sk);
-	if (!st)
-		return;
-	/* clang-14 (BPF v1) cannot use an atomic's result: read it after. */
-	__sync_fetch_and_add(&st->nwait, -1);
-	if ((__s32)st->nwait <= 0)
-		bpf_map_delete_elem(&lkstates, &sk);
+	if (st)
+		lkstate_leave(st, &sk);
 }
 
 /* futex(WAIT / LOCK_PI): thread tid of tgid (task) starts waiting for a lock. */
@@ -877,13 +887,7 @@ static __always_inline void futex_wait_end(struct task_struct *task, __u32 tgid,
 	wait_done(task, &key, tid, w.start_ns, now, hold_start, hold_end, w.sampled, -1,
 		  holder_comm, best < LK_RELS ? st : NULL,
 		  futex_by_sched && (filter_need[filter_idx & 1] & LK_NEED_CGROUP) ? (__s64)w.cg_bits : -1);
-	if (!st)
-		return;
-	/* clang-14 (BPF v1) cannot use an atomic's result: read it after. */
-	__sync_fetch_and_add(&st->nwait, -1);
-	if ((__s32)st->nwait <= 0) {
-		bpf_map_delete_elem(&lkstates, &sk);
-	} else if (woken && (w.kind == LK_MUTEX || w.kind == LK_PI)) {
+	if (st && lkstate_leave(st, &sk) && woken && (w.kind == LK_MUTEX || w.kind == LK_PI)) {
 		/* Woken with others still waiting: it takes the lock next. */
 		st->holder = tid;
 		st->since_ns = now;
@@ -1171,11 +1175,7 @@ int BPF_PROG(lock_end, void *lock, int ret)
 	if (st) {
 		if (key.holder && st->holder == key.holder)
 			hold_start = st->since_ns;
-		/* clang-14 (BPF v1) cannot use an atomic's result: read it after. */
-		__sync_fetch_and_add(&st->nwait, -1);
-		if ((__s32)st->nwait <= 0) {
-			bpf_map_delete_elem(&lkstates, &sk);
-		} else {
+		if (lkstate_leave(st, &sk)) {
 			st->holder = (__u32)id;
 			st->since_ns = now;
 			holder_set((__u32)id, (__u64)lock, 0, key.kind, true);
@@ -1218,11 +1218,8 @@ int BPF_PROG(locks_exit)
 		/* Its lock has one waiter less (user space sweeps no kernel
 		 * lock's state). */
 		st = bpf_map_lookup_elem(&lkstates, &sk);
-		if (!st)
-			continue;
-		__sync_fetch_and_add(&st->nwait, -1);
-		if ((__s32)st->nwait <= 0)
-			bpf_map_delete_elem(&lkstates, &sk);
+		if (st)
+			lkstate_leave(st, &sk);
 	}
 	return 0;
 }
