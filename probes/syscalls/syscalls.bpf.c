@@ -34,9 +34,13 @@
  * The key is a thread's (tgid, tid, nr, comm), or at process grain (when the
  * query reads no thread id) the process's on one CPU, so a process of 2,000
  * threads takes a key per syscall and CPU, and only one CPU writes a slot.
- * A call whose key gets no slot (the array is full, or the key was just
- * evicted) is counted in its CPU's overflow slot, the first ovf_slots ones:
- * every total stays exact.
+ * A thread's call whose key gets no slot (the array is full, or the key was
+ * just evicted) is counted under its process's key on its CPU (tid 0, the
+ * process's overflow row), which takes its slot from a spare stack of the
+ * array's last slots (from spare_first on) that only process keys draw on;
+ * a call that finds no slot even so is counted in its CPU's overflow slot,
+ * the first ovf_slots ones.  Every total stays exact, and a table full of a
+ * few processes' threads keeps each process's counts whole.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -115,6 +119,7 @@ const volatile __u32 self_tgid = 0;
 const volatile bool ctr_enabled[CTR_N] = {};
 const volatile __u32 slot_mask = SYS_DEFAULT_KEYS - 1;	/* slots - 1, set at load */
 const volatile __u32 ovf_slots = 1;	/* overflow slots, one a CPU, set at load */
+const volatile __u32 spare_first = SYS_DEFAULT_KEYS;	/* the spare stack's slots: from here on */
 
 #define PROBE_HEALTH_N H_N
 #define PROBE_HEALTH_BUDGET H_BUDGET
@@ -191,6 +196,14 @@ struct {
 	__uint(max_entries, SYS_DEFAULT_KEYS);
 	__type(value, __u32);
 } stats_free SEC(".maps");
+
+/* Free slots for process keys only, when stats_free has none: a call of a
+ * thread whose own key finds no slot then still has its process's. */
+struct {
+	__uint(type, BPF_MAP_TYPE_STACK);
+	__uint(max_entries, SYS_DEFAULT_KEYS);	/* set at load: syscall_max / SYS_SPARE_PART */
+	__type(value, __u32);
+} stats_spare SEC(".maps");
 
 /* Each slot's thread (the process's first for a process key), written as
  * the slot is taken: the sweep between ticks looks for exited threads'
@@ -444,21 +457,32 @@ static __always_inline struct sys_stats *slot_overflow(void)
 	return bpf_map_lookup_elem(&stats_arr, &idx);
 }
 
-/* Take a free slot for key, zero its totals and record it in stats_idx. */
+/* Give free slot idx back to the stack it came from. */
+static __always_inline void slot_push(__u32 *idx)
+{
+	if (*idx >= spare_first)
+		bpf_map_push_elem(&stats_spare, idx, 0);
+	else
+		bpf_map_push_elem(&stats_free, idx, 0);
+}
+
+/* Take a free slot for key (a process key from the spare stack when the
+ * free one is empty), zero its totals and record it in stats_idx. */
 static __always_inline struct sys_stats *slot_new(const struct sys_key *key, __u32 *idxp)
 {
 	struct sys_stats *v;
 	__u32 idx, i;
 	__u64 *owner;
 
-	if (bpf_map_pop_elem(&stats_free, &idx))
+	if (bpf_map_pop_elem(&stats_free, &idx) &&
+	    (key->owner < SYS_OWNER_CPU0 || bpf_map_pop_elem(&stats_spare, &idx)))
 		return NULL;
 	idx &= slot_mask;
 	if (idx < ovf_slots)
 		return NULL;	/* never handed out: not to be reused */
 	if (bpf_map_update_elem(&stats_arr, &idx, &zero_stats, BPF_ANY) ||
 	    bpf_map_update_elem(&stats_idx, key, &idx, BPF_NOEXIST)) {
-		bpf_map_push_elem(&stats_free, &idx, 0);
+		slot_push(&idx);
 		return NULL;
 	}
 	v = bpf_map_lookup_elem(&stats_arr, &idx);
@@ -480,9 +504,30 @@ static __always_inline struct sys_stats *slot_new(const struct sys_key *key, __u
 }
 
 /*
+ * Return the slot of a thread key's process (its process's overflow row on
+ * this CPU), taking one if it is new, counting the call in overflow; else
+ * the CPU's overflow slot.
+ */
+static __always_inline struct sys_stats *slot_process(const struct sys_key *tkey)
+{
+	struct sys_key key = *tkey;
+	struct sys_stats *v;
+	__u32 idx, *pidx;
+
+	key.tid = 0;
+	key.owner = SYS_OWNER_CPU0 + bpf_get_smp_processor_id();
+	pidx = bpf_map_lookup_elem(&stats_idx, &key);
+	v = pidx ? slot_of(*pidx, &key) : slot_new(&key, &idx);
+	if (!v)
+		return slot_overflow();
+	health_inc(H_OVERFLOW);
+	return v;
+}
+
+/*
  * Return key's stats slot: through t's cache, else through stats_idx (taking
- * a new slot for a new key) and remember it in the cache; else the overflow
- * slot.
+ * a new slot for a new key) and remember it in the cache; else, for a
+ * thread's key, its process's overflow row, else the overflow slot.
  */
 static __always_inline struct sys_stats *slot_get(struct sys_task *t, const struct sys_key *key)
 {
@@ -512,7 +557,7 @@ static __always_inline struct sys_stats *slot_get(struct sys_task *t, const stru
 		v = slot_new(key, &idx);
 	}
 	if (!v)
-		return slot_overflow();
+		return key->owner == SYS_OWNER_THREAD ? slot_process(key) : slot_overflow();
 	if (way >= SYS_CACHE)
 		way = t->cache_next++;
 	way &= SYS_CACHE - 1;
@@ -723,7 +768,7 @@ int release_slots(void *ctx)
 
 	for (i = 0; i < SYS_RELEASE_MAX && i < n; i++) {
 		bpf_map_delete_elem(&stats_idx, &rel_keys[i]);
-		bpf_map_push_elem(&stats_free, &rel_idx[i], 0);
+		slot_push(&rel_idx[i]);
 	}
 	rel_n = 0;
 	return 0;

@@ -106,6 +106,7 @@ struct syscalls_priv {
 	struct perf_counters *ctr[CTR_N];
 	uint32_t nslots;		/* slots of the stats array (a power of 2) */
 	uint32_t novf;			/* the first novf are the overflow row's, one a CPU */
+	uint32_t spare_first;		/* from here on, the spare stack's (process keys') */
 	struct prev_ent **prev;		/* by stats slot */
 	/* The stats array, mapped from its start up to the slots ever taken
 	 * (slot_hiwater), rounded up: a BPF array's mapping is resident from
@@ -293,6 +294,7 @@ static void slots_release(struct syscalls_priv *sp)
 {
 	int idx_fd = bpf_map__fd(sp->skel->maps.stats_idx);
 	int free_fd = bpf_map__fd(sp->skel->maps.stats_free);
+	int spare_fd = bpf_map__fd(sp->skel->maps.stats_spare);
 	int prog_fd = bpf_program__fd(sp->skel->progs.release_slots);
 	size_t done = 0, n, j;
 
@@ -315,7 +317,8 @@ static void slots_release(struct syscalls_priv *sp)
 		}
 		for (j = done; j < done + n; j++) {
 			bpf_map_delete_elem(idx_fd, &sp->rel[j].key);
-			bpf_map_update_elem(free_fd, NULL, &sp->rel[j].idx, BPF_ANY);
+			bpf_map_update_elem(sp->rel[j].idx >= sp->spare_first ? spare_fd : free_fd,
+					    NULL, &sp->rel[j].idx, BPF_ANY);
 		}
 		done += n;
 	}
@@ -755,11 +758,13 @@ static void syscalls_close(struct probe *p)
 }
 
 /* Map the stats array's start and give BPF every slot but the overflow
- * row's through the free stack, lowest on top. */
+ * row's through the free stack, lowest on top, but the last ones, which go
+ * to the spare stack. */
 static int map_slots(struct syscalls_priv *sp, char **cause)
 {
 	size_t len = (size_t)bpf_map__value_size(sp->skel->maps.stats_arr) * sp->nslots;
 	int free_fd = bpf_map__fd(sp->skel->maps.stats_free);
+	int spare_fd = bpf_map__fd(sp->skel->maps.stats_spare);
 	void *m;
 	uint32_t i;
 
@@ -791,7 +796,8 @@ static int map_slots(struct syscalls_priv *sp, char **cause)
 	sp->prev = xcalloc(sp->nslots, sizeof(*sp->prev));
 	sp->rel = xcalloc(sp->nslots, sizeof(*sp->rel));
 	for (i = sp->nslots; i-- > sp->novf;) {
-		if (bpf_map_update_elem(free_fd, NULL, &i, BPF_ANY)) {
+		if (bpf_map_update_elem(i >= sp->spare_first ? spare_fd : free_fd, NULL, &i,
+					BPF_ANY)) {
 			*cause = xasprintf("syscalls: filling the free slot stack: %s",
 					   strerror(errno));
 			return -1;
@@ -814,7 +820,9 @@ static void capacity_choice(struct hook_choice *c, uint32_t nslots)
 {
 	probe_capacity(c, "keys held at once (latoprc syscall_max)", nslots, "keys",
 		       sizeof(struct sys_stats), true,
-		       "a call whose key finds none free is counted in the overflow row");
+		       "a thread's call whose key finds none free is counted in its process's "
+		       "overflow row (tid 0, from the last sixteenth of the keys), else in the "
+		       "overflow row");
 }
 
 /* Choose hooks and load; syscalls_attach starts counting. */
@@ -851,10 +859,13 @@ static int syscalls_open(struct probe *p, char **cause)
 	sp->skel->rodata->self_tgid = getpid();
 	sp->skel->rodata->slot_mask = sp->nslots - 1;
 	sp->skel->rodata->ovf_slots = sp->novf;
+	sp->spare_first = sp->nslots - sp->nslots / SYS_SPARE_PART;
+	sp->skel->rodata->spare_first = sp->spare_first;
 	if (bpf_map__set_max_entries(sp->skel->maps.stats_arr, sp->nslots) ||
 	    bpf_map__set_max_entries(sp->skel->maps.slot_tid, sp->nslots) ||
 	    bpf_map__set_max_entries(sp->skel->maps.stats_idx, sp->nslots) ||
-	    bpf_map__set_max_entries(sp->skel->maps.stats_free, sp->nslots)) {
+	    bpf_map__set_max_entries(sp->skel->maps.stats_free, sp->nslots) ||
+	    bpf_map__set_max_entries(sp->skel->maps.stats_spare, sp->nslots / SYS_SPARE_PART)) {
 		*cause = xasprintf("syscalls: sizing the stats maps: %s", strerror(errno));
 		goto fail;
 	}

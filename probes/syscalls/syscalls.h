@@ -16,6 +16,8 @@
 #define SYS_DEFAULT_KEYS 65536
 #define SYS_KEYS_MIN 1024
 #define SYS_KEYS_MAX 1048576
+#define SYS_SPARE_PART 16	/* a sixteenth of the slots are the spare stack's,
+				 * for processes' overflow rows */
 #define SYS_QUEUE_MIN 1024	/* free slots BPF has at hand after each tick, at least */
 #define SYS_RINGBUF_BYTES (1 << 20)
 #define SYS_DEAD_MAX 16384	/* exited threads a tick can name for early slot eviction */

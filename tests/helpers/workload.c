@@ -15,14 +15,17 @@
  *   workload spin N           no handshake: N getppid in a tight loop, prints ns per call
  *   workload threads N RATE   N short-lived threads, RATE a second, one after another;
  *                             each makes 16 different cheap syscalls once (one getppid)
- *   workload crowd N CALLS    no handshake: named crowd, N threads alive at once, each making
+ *   workload crowd N CALLS [named]
+ *                             no handshake: named crowd, N threads alive at once, each making
  *                             getppid, getpid, gettid, getuid, geteuid, getgid,
- *                             getegid and getpgrp CALLS times
+ *                             getegid and getpgrp CALLS times; named: thread i first
+ *                             renames itself crowd-i (a name of its own)
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <sys/prctl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -270,14 +273,19 @@ static void threads(long n, long rate)
 
 static pthread_barrier_t crowd_start, crowd_end;
 static long crowd_calls;
+static int crowd_named;
 
 /* One thread of a crowd: 8 cheap syscalls crowd_calls times each, all the
  * crowd alive together from the first call to the last. */
 static void *crowd_member(void *arg)
 {
+	char name[16];
 	long i;
 
-	(void)arg;
+	if (crowd_named) {
+		snprintf(name, sizeof(name), "crowd-%ld", (long)(intptr_t)arg);
+		prctl(PR_SET_NAME, name);
+	}
 	pthread_barrier_wait(&crowd_start);
 	for (i = 0; i < crowd_calls; i++)
 		eight_calls();
@@ -302,7 +310,7 @@ static void crowd(long n, long calls)
 	pthread_barrier_init(&crowd_start, NULL, (unsigned)n + 1);
 	pthread_barrier_init(&crowd_end, NULL, (unsigned)n + 1);
 	for (i = 0; i < n; i++)
-		if (pthread_create(&th[i], &attr, crowd_member, NULL))
+		if (pthread_create(&th[i], &attr, crowd_member, (void *)(intptr_t)i))
 			die("pthread_create");
 	pthread_barrier_wait(&crowd_start);
 	pthread_barrier_wait(&crowd_end);
@@ -327,7 +335,7 @@ static void spin(long n)
 int main(int argc, char **argv)
 {
 	if (argc < 3) {
-		fprintf(stderr, "usage: workload sysload|pipewait|sockwait|lockwait|fileio|spin|threads|crowd ARG [DIR|RATE|CALLS]\n");
+		fprintf(stderr, "usage: workload sysload|pipewait|sockwait|lockwait|fileio|spin|threads|crowd ARG [DIR|RATE|CALLS] [named]\n");
 		return 2;
 	}
 	delay_ms = atol(argv[2]);
@@ -343,8 +351,11 @@ int main(int argc, char **argv)
 		spin(atol(argv[2]));
 	else if (!strcmp(argv[1], "threads") && argc == 4 && atol(argv[3]) > 0)
 		threads(atol(argv[2]), atol(argv[3]));
-	else if (!strcmp(argv[1], "crowd") && argc == 4 && atol(argv[3]) > 0)
+	else if (!strcmp(argv[1], "crowd") && (argc == 4 || (argc == 5 && !strcmp(argv[4], "named"))) &&
+		 atol(argv[3]) > 0) {
+		crowd_named = argc == 5;
 		crowd(atol(argv[2]), atol(argv[3]));
+	}
 	else if (!strcmp(argv[1], "fileio") && argc == 4)
 		fileio(atol(argv[2]), argv[3]);
 	else {

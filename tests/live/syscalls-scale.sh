@@ -1,10 +1,14 @@
 #!/bin/bash
 # The syscalls view at the scale of a busy host: 1,000 threads alive at once,
 # each making 8 cheap syscalls 20 times (160,000 calls), counted exactly.
-# Per thread, the table holds them all; with latoprc syscall_max = 1024 (fewer
-# slots than 8,000 thread keys) every total stays exact through the overflow
-# row and record and report say so; a query that does not read tid keys by
-# process in the kernel and needs 8 keys a CPU, so nothing overflows.
+# Per thread, the table holds them all.  With latoprc syscall_max = 1024
+# (fewer slots than 8,000 thread keys) the threads whose keys find no slot
+# are counted in their process's overflow row (tid 0), so each process's
+# counts stay whole, and record and report say how much went there; when
+# even those rows find no slot (each of the 1,000 threads named apart) the
+# table's (other) row takes the rest, and every total stays exact.  A query
+# that does not read tid keys by process in the kernel and needs 8 keys a
+# CPU, so nothing overflows.
 . "$(dirname "$0")/../lib.sh"
 need_root
 L=${LATOP_BIN:?}
@@ -55,32 +59,72 @@ ok $? "per thread: 8 syscalls x $THREADS rows of $CALLS calls each"
 ! grep -q "counted in overflow" "$tmp/thread.err" "$tmp/thread.rerr"
 ok $? "per thread, default size: nothing counted in overflow ($(cat "$tmp/thread.err" "$tmp/thread.rerr"))"
 
-# Per thread, 1024 slots: the detail is coarser, every total exact.
+# health NAME: the syscalls health figures report --json wrote last on
+# standard error, as JSON.
+health() {
+	tail -1 "$tmp/$1.rerr" | python3 -c '
+import json, sys
+h = json.loads(sys.stdin.readline())["health"]
+assert h["table"] == "syscalls", h
+print(json.dumps(h))'
+}
+
+# Per thread, 1024 slots: the detail is coarser, every process's counts whole.
 echo "syscall_max = 1024" > "$tmp/cfg/latop/latoprc"
 "$L" probes | grep -q "keys held at once (latoprc syscall_max) *1024 keys"
 ok $? "syscall_max = 1024: latop probes states it"
 record_crowd small "from syscalls where $ONLY group by pid, tid, comm, syscall show count"
-report small "from syscalls group by syscall show count" > "$tmp/small.json"
-python3 - "$tmp/small.json" $((8 * WANT)) <<'EOF'
+report small "from syscalls group by comm, syscall, tid show count" > "$tmp/small.json"
+python3 - "$tmp/small.json" $WANT "$(health small)" <<'EOF'
 import json, sys
-rows = {json.loads(l)["syscall"]: json.loads(l)["count"] for l in open(sys.argv[1])}
-want = int(sys.argv[2])
-other = rows.pop("(other)", 0)
-keyed = sum(rows.values())
-print("# keyed %d + (other) %d = %d of %d; %s" % (keyed, other, keyed + other, want, rows))
-sys.exit(0 if other > 0 and keyed > 0 and keyed + other == want else 1)
+rows = [json.loads(l) for l in open(sys.argv[1])]
+want, h = int(sys.argv[2]), json.loads(sys.argv[3])
+by, other, own, proc = {}, 0, 0, 0
+for r in rows:
+    if r["syscall"] == "(other)":
+        other += r["count"]
+        continue
+    by[(r["comm"], r["syscall"])] = by.get((r["comm"], r["syscall"]), 0) + r["count"]
+    if r["tid"]:
+        own += r["count"]
+    else:
+        proc += r["count"]
+bad = {k: v for k, v in by.items() if k[0] != "crowd" or v != want}
+print("# per (comm, syscall): %d keys, not %d: %s; own rows %d, process rows (tid 0) %d, "
+      "(other) %d; health %s" % (len(by), want, bad, own, proc, other, h))
+sys.exit(0 if len(by) == 8 and not bad and own > 0 and proc > 0 and other == 0 and
+         h["overflow"] == proc and h["evicted"] == 0 and h["lost"] == 0 else 1)
 EOF
-ok $? "1024 slots: the keyed rows and the (other) row hold all $((8 * WANT)) calls, exactly"
-other=$(report small "from syscalls where syscall == '(other)' show sum(count)" |
-	python3 -c 'import json,sys; print(json.loads(sys.stdin.readline())["sum(count)"])')
-tail -1 "$tmp/small.rerr" | python3 -c '
-import json, sys
-h = json.loads(sys.stdin.readline())["health"]
-print("# health:", h)
-sys.exit(0 if h["table"] == "syscalls" and h["overflow"] == int(sys.argv[1]) and h["evicted"] == 0 and h["lost"] == 0 else 1)' "$other"
-ok $? "report --json ends its standard error with the health figures: overflow $other"
+ok $? "1024 slots: each syscall of crowd exactly $WANT calls, in threads' rows and the process's overflow row (tid 0), as many as health's overflow"
 grep -q "counted in overflow rows" "$tmp/small.err" && grep -q "counted in overflow rows" "$tmp/small.rerr"
 ok $? "record and report say how much went to overflow ($(grep -h overflow "$tmp/small.err" "$tmp/small.rerr" | head -2))"
+
+# 1024 slots, 1,000 threads named apart: 8,000 process keys too, more than
+# the table holds; what finds no slot at all is in the (other) row.
+# The crowd's process stops itself before its exec, so that the recording
+# can take only its pid's calls.
+sh -c 'kill -STOP $$; exec "$@"' sh "$W" crowd $THREADS $CALLS named & crowd_pid=$!
+"$L" record -o "$tmp/named.snap" -i 500ms \
+	-q "from syscalls where pid == $crowd_pid and syscall in ($CALLS8) group by pid, tid, comm, syscall show count" \
+	2>"$tmp/named.err" & rec_pid=$!
+wait_recording "$tmp/named.snap"
+kill -CONT $crowd_pid; wait $crowd_pid
+sleep 1
+kill -TERM $rec_pid; wait $rec_pid; rec_pid=
+report named "from syscalls group by syscall, tid show count" > "$tmp/named.json"
+python3 - "$tmp/named.json" $((8 * WANT)) "$(health named)" <<'EOF'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+want, h = int(sys.argv[2]), json.loads(sys.argv[3])
+other = sum(r["count"] for r in rows if r["syscall"] == "(other)")
+proc = sum(r["count"] for r in rows if r["syscall"] != "(other)" and not r["tid"])
+own = sum(r["count"] for r in rows if r["syscall"] != "(other)" and r["tid"])
+print("# own rows %d + process rows %d + (other) %d = %d of %d; health %s"
+      % (own, proc, other, own + proc + other, want, h))
+sys.exit(0 if own > 0 and proc > 0 and other > 0 and own + proc + other == want and
+         h["overflow"] == proc + other and h["evicted"] == 0 and h["lost"] == 0 else 1)
+EOF
+ok $? "1024 slots, threads named apart: own rows, process rows and (other) hold all $((8 * WANT)) calls exactly, overflow = process rows + (other)"
 
 # Per process, 1024 slots: a key per process, syscall and CPU; all exact.
 record_crowd proc "from syscalls where $ONLY group by pid, comm, syscall show count"
