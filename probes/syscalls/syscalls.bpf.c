@@ -503,6 +503,13 @@ static __always_inline struct sys_stats *slot_new(const struct sys_key *key, __u
 	return v;
 }
 
+/* Make key its process's key on this CPU (tid 0). */
+static __always_inline void key_to_process(struct sys_key *key)
+{
+	key->tid = 0;
+	key->owner = SYS_OWNER_CPU0 + bpf_get_smp_processor_id();
+}
+
 /*
  * Return the slot of a thread key's process (its process's overflow row on
  * this CPU), taking one if it is new, counting the call in overflow; else
@@ -514,8 +521,7 @@ static __always_inline struct sys_stats *slot_process(const struct sys_key *tkey
 	struct sys_stats *v;
 	__u32 idx, *pidx;
 
-	key.tid = 0;
-	key.owner = SYS_OWNER_CPU0 + bpf_get_smp_processor_id();
+	key_to_process(&key);
 	pidx = bpf_map_lookup_elem(&stats_idx, &key);
 	v = pidx ? slot_of(*pidx, &key) : slot_new(&key, &idx);
 	if (!v)
@@ -580,10 +586,8 @@ static __always_inline struct sys_stats *call_slot(struct sys_task *t)
 		.owner = SYS_OWNER_THREAD,
 	};
 
-	if (filter_grain[filter_idx & 1] == GRAIN_PROCESS) {
-		key.tid = 0;
-		key.owner = SYS_OWNER_CPU0 + bpf_get_smp_processor_id();
-	}
+	if (filter_grain[filter_idx & 1] == GRAIN_PROCESS)
+		key_to_process(&key);
 	key.comm[0] = comm[0];
 	key.comm[1] = comm[1];
 	if (!filter_nocgroup[filter_idx & 1])

@@ -288,13 +288,19 @@ static void slot_evict(struct syscalls_priv *sp, uint32_t i, const struct sys_ke
 	sp->prev[i] = NULL;
 }
 
+/* The stack free slot idx goes back to (as slot_push does in BPF): the
+ * spare one for the array's last slots, process keys' only. */
+static int slot_stack_fd(const struct syscalls_priv *sp, uint32_t idx)
+{
+	return bpf_map__fd(idx >= sp->spare_first ? sp->skel->maps.stats_spare :
+						    sp->skel->maps.stats_free);
+}
+
 /* Hand the evicted slots back: SYS_RELEASE_MAX a run of release_slots, or
  * two system calls a slot where the kernel cannot run it. */
 static void slots_release(struct syscalls_priv *sp)
 {
 	int idx_fd = bpf_map__fd(sp->skel->maps.stats_idx);
-	int free_fd = bpf_map__fd(sp->skel->maps.stats_free);
-	int spare_fd = bpf_map__fd(sp->skel->maps.stats_spare);
 	int prog_fd = bpf_program__fd(sp->skel->progs.release_slots);
 	size_t done = 0, n, j;
 
@@ -317,8 +323,8 @@ static void slots_release(struct syscalls_priv *sp)
 		}
 		for (j = done; j < done + n; j++) {
 			bpf_map_delete_elem(idx_fd, &sp->rel[j].key);
-			bpf_map_update_elem(sp->rel[j].idx >= sp->spare_first ? spare_fd : free_fd,
-					    NULL, &sp->rel[j].idx, BPF_ANY);
+			bpf_map_update_elem(slot_stack_fd(sp, sp->rel[j].idx), NULL, &sp->rel[j].idx,
+					    BPF_ANY);
 		}
 		done += n;
 	}
@@ -763,8 +769,6 @@ static void syscalls_close(struct probe *p)
 static int map_slots(struct syscalls_priv *sp, char **cause)
 {
 	size_t len = (size_t)bpf_map__value_size(sp->skel->maps.stats_arr) * sp->nslots;
-	int free_fd = bpf_map__fd(sp->skel->maps.stats_free);
-	int spare_fd = bpf_map__fd(sp->skel->maps.stats_spare);
 	void *m;
 	uint32_t i;
 
@@ -796,8 +800,7 @@ static int map_slots(struct syscalls_priv *sp, char **cause)
 	sp->prev = xcalloc(sp->nslots, sizeof(*sp->prev));
 	sp->rel = xcalloc(sp->nslots, sizeof(*sp->rel));
 	for (i = sp->nslots; i-- > sp->novf;) {
-		if (bpf_map_update_elem(i >= sp->spare_first ? spare_fd : free_fd, NULL, &i,
-					BPF_ANY)) {
+		if (bpf_map_update_elem(slot_stack_fd(sp, i), NULL, &i, BPF_ANY)) {
 			*cause = xasprintf("syscalls: filling the free slot stack: %s",
 					   strerror(errno));
 			return -1;
