@@ -173,6 +173,58 @@ bool feature_btf(char *why, size_t len)
 	return false;
 }
 
+bool feature_read_in_place(char *why, size_t len)
+{
+	static const char key[] = "kfunc:bpf_rdonly_cast";
+	const struct feature_answer *a = cache_find(key);
+	struct btf *btf;
+	char msg[160], num[24];
+	int tp, fn, ty, fd;
+
+	if (a) {
+		snprintf(why, len, "%s", a->why);
+		return a->ok;
+	}
+	btf = kernel_btf();
+	if (!btf) {
+		snprintf(msg, sizeof(msg), "%s: no kernel BTF (%s)", key, strerror(vmlinux_err));
+	} else if ((fn = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC)) < 0) {
+		snprintf(msg, sizeof(msg), "%s: not in this kernel (6.2 and later have it)", key);
+	} else if ((tp = btf__find_by_name_kind(btf, "btf_trace_sched_switch",
+						 BTF_KIND_TYPEDEF)) < 0 ||
+		   (ty = btf__find_by_name_kind(btf, "sk_buff", BTF_KIND_STRUCT)) < 0) {
+		snprintf(msg, sizeof(msg), "%s: no sched_switch tracepoint or sk_buff in BTF", key);
+	} else {
+		/* r0 = bpf_rdonly_cast(0, <sk_buff>); return 0 */
+		struct bpf_insn insns[] = {
+			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 0 },
+			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = ty },
+			{ .code = BPF_JMP | BPF_CALL, .src_reg = BPF_PSEUDO_KFUNC_CALL, .imm = fn },
+			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+			{ .code = BPF_JMP | BPF_EXIT },
+		};
+		LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP,
+			    .attach_btf_id = tp);
+
+		fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "latop_feature", "GPL", insns,
+				   sizeof(insns) / sizeof(insns[0]), &opts);
+		if (fd < 0) {
+			int err = errno;
+
+			snprintf(msg, sizeof(msg), "%s: %s at load (%s)", key,
+				 errno_name(err, num, sizeof(num)), strerror(err));
+		} else {
+			close(fd);
+			cache_put(key, true, "kfunc:bpf_rdonly_cast: loads");
+			snprintf(why, len, "kfunc:bpf_rdonly_cast: loads");
+			return true;
+		}
+	}
+	cache_put(key, false, msg);
+	snprintf(why, len, "%s", msg);
+	return false;
+}
+
 /* Return the fd of loaded module BTF object module ("nvme_tcp"), or -1. */
 static int module_btf_fd(const char *module, __u32 *id_out)
 {

@@ -17,6 +17,10 @@ bool feature_tp_btf(const char *tp, char *why, size_t len);
 /* Return true when the kernel exposes BTF (/sys/kernel/btf/vmlinux); else fill why. */
 bool feature_btf(char *why, size_t len);
 
+/* Return true when a tracing program may read kernel memory in place through
+ * a typed read-only pointer (the bpf_rdonly_cast kfunc, 6.2+); else fill why. */
+bool feature_read_in_place(char *why, size_t len);
+
 /* The same for a function or tracepoint of a loaded kernel module ("nvme_tcp"). */
 bool feature_fentry_mod(const char *module, const char *func, char *why, size_t len);
 bool feature_tp_btf_mod(const char *module, const char *tp, char *why, size_t len);

@@ -122,6 +122,35 @@ void hook_disable(struct bpf_object *obj, const struct hook_spec *spec, int keep
 	}
 }
 
+int hook_use_twins(struct bpf_object *obj, const struct hook_spec *specs, size_t n,
+		   const int *used, const char *suffix)
+{
+	int swapped = 0, j;
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		const struct hook_alt *a;
+
+		if (used[i] < 0)
+			continue;
+		a = &specs[i].alt[used[i]];
+		for (j = 0; j < HOOK_PROGS && a->progs[j]; j++) {
+			struct bpf_program *p = bpf_object__find_program_by_name(obj, a->progs[j]);
+			struct bpf_program *twin;
+			char name[64];
+
+			snprintf(name, sizeof(name), "%s%s", a->progs[j], suffix);
+			twin = bpf_object__find_program_by_name(obj, name);
+			if (!p || !twin)
+				continue;
+			bpf_program__set_autoload(p, false);
+			bpf_program__set_autoload(twin, true);
+			swapped++;
+		}
+	}
+	return swapped;
+}
+
 /* The cause of a required stage without a hook. */
 static char *required_cause(const char *probe, const struct hook_choice *c)
 {

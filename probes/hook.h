@@ -77,6 +77,16 @@ int hook_choose(const struct hook_spec *spec, struct hook_choice *choice, unsign
 void hook_disable(struct bpf_object *obj, const struct hook_spec *spec, int keep);
 
 /*
+ * Before obj is loaded, load instead of each program of the alternatives
+ * used (used[i], as hook_choose_all fills it; -1: none) its twin, the
+ * program named the same with suffix ("rx_tp" -> "rx_tp_d"), where obj has
+ * one; the twins are declared not to load ("?" sections).  Return how many
+ * were swapped.
+ */
+int hook_use_twins(struct bpf_object *obj, const struct hook_spec *specs, size_t n,
+		   const int *used, const char *suffix);
+
+/*
  * Choose each of specs[0..n-1] into choices[0..n-1] (hook_choose), and
  * with obj given switch off the programs not used; used[i] (when used is
  * not NULL) gets each stage's alternative or -1.  0, or -1 with *cause
