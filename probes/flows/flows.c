@@ -854,7 +854,7 @@ static void capacity_choice(struct hook_choice *c, uint32_t max_keys)
 	 * allocator's share, about 64 bytes on 6.1. */
 	probe_capacity(c, "connections tracked at once (latoprc flow_max)", max_keys,
 		       "connections", sizeof(struct fl_key) + sizeof(struct fl_stats) + 64, false,
-		       "more are followed on their sockets (the hook below is attached while "
+		       "more are followed on their sockets (the hook above is attached while "
 		       "the map is half full, latoprc flow_spill), counted in the overflow row "
 		       "(in their group if the query reads no flow, rport)");
 }
@@ -1049,13 +1049,105 @@ static void flows_close(struct probe *p)
 	p->priv = NULL;
 }
 
+/* The segment hooks' twins that read headers in place (flows.bpf.c). */
+#define IN_PLACE_TWIN "_d"
+
+/*
+ * Whether the segment hooks may read packet headers in place here: the
+ * kernel lets them (feature_read_in_place) and LATOP_FLOWS_READS (copy or
+ * auto) does not say copy.  why gets the reason when not; -1 with *cause
+ * for a value of LATOP_FLOWS_READS it does not know.
+ */
+static int reads_in_place(char *why, size_t len, char **cause)
+{
+	const char *v = getenv("LATOP_FLOWS_READS");
+
+	if (v && strcmp(v, "auto") && strcmp(v, "copy")) {
+		if (cause)
+			*cause = xasprintf("flows: LATOP_FLOWS_READS=%s: not copy or auto", v);
+		return -1;
+	}
+	if (v && !strcmp(v, "copy")) {
+		snprintf(why, len, "LATOP_FLOWS_READS=copy in the environment");
+		return 0;
+	}
+	if (feature_read_in_place(why, len)) {
+		why[0] = 0;
+		return 1;
+	}
+	return 0;
+}
+
+/* Fill c with how the segment hooks read packet headers, and why not in place. */
+static void reads_choice(struct hook_choice *c, bool in_place, const char *why)
+{
+	c->stage = "packet headers";
+	c->hook = in_place ? "read in place (bpf_rdonly_cast)" : "copied (bpf_probe_read_kernel)";
+	c->first = in_place;
+	snprintf(c->why, sizeof(c->why), "%s%s", in_place ? "" : "not in place: ", why);
+}
+
+/*
+ * Open, set up and load the BPF object, its segment hooks reading headers
+ * in place when in_place; p->hooks get the choices.  0; or -1 with
+ * *load_err the load's error (fp->skel then freed), or with *cause set
+ * when a step before it failed.
+ */
+static int load_skel(struct probe *p, struct flows_priv *fp, bool in_place, int *load_err,
+		     char **cause)
+{
+	int used[NSPECS];
+	int err;
+
+	*load_err = 0;
+	fp->skel = flows_bpf__open();
+	if (!fp->skel) {
+		*cause = xasprintf("flows: opening the BPF object: %s", strerror(errno));
+		return -1;
+	}
+	if (hook_choose_all("flows", fp->skel->obj, hook_specs, NSPECS, p->hooks, used, 0, cause))
+		return -1;
+	if (in_place)
+		hook_use_twins(fp->skel->obj, hook_specs, NSPECS, used, IN_PLACE_TWIN);
+	fp->skel->rodata->spill_on = used[SPEC_SPILL] >= 0;
+	fp->spill_prog = NULL;
+	if (used[SPEC_SPILL] >= 0) {
+		char name[64];
+
+		snprintf(name, sizeof(name), "%s%s",
+			 hook_specs[SPEC_SPILL].alt[used[SPEC_SPILL]].progs[0],
+			 in_place ? IN_PLACE_TWIN : "");
+		fp->spill_prog = bpf_object__find_program_by_name(fp->skel->obj, name);
+		if (fp->spill_prog)
+			bpf_program__set_autoattach(fp->spill_prog, false);
+	}
+	capacity_choice(&p->hooks[NSPECS], fp->max_keys);
+	p->nhooks = NSPECS + 2;
+	if (bpf_map__set_max_entries(fp->skel->maps.flows, fp->max_keys) ||
+	    bpf_map__set_max_entries(fp->skel->maps.agg, fp->max_keys) ||
+	    bpf_map__set_max_entries(fp->skel->maps.departed, fp->max_keys)) {
+		*cause = xasprintf("flows: sizing the flows, agg and departed maps to %u: %s",
+				   fp->max_keys, strerror(errno));
+		return -1;
+	}
+	fp->skel->rodata->timeout_ns = fp->timeout_ns;
+	fp->skel->rodata->nr_cpus = (uint32_t)libbpf_num_possible_cpus();
+	err = flows_bpf__load(fp->skel);
+	if (!err)
+		return 0;
+	flows_bpf__destroy(fp->skel);
+	fp->skel = NULL;
+	fp->spill_prog = NULL;
+	*load_err = err;
+	return -1;
+}
+
 /* Choose hooks and load; flows_attach starts counting. */
 static int flows_open(struct probe *p, char **cause)
 {
 	struct flows_priv *fp = xcalloc(1, sizeof(*fp));
-	int used[NSPECS];
 	char why[160];
-	int err;
+	int err, in_place;
 
 	p->priv = fp;
 	if (!feature_btf(why, sizeof(why))) {
@@ -1064,37 +1156,23 @@ static int flows_open(struct probe *p, char **cause)
 	}
 	fp->timeout_ns = read_timeout();
 	fp->max_keys = read_max_keys();
-	fp->skel = flows_bpf__open();
-	if (!fp->skel) {
-		*cause = xasprintf("flows: opening the BPF object: %s", strerror(errno));
-		goto fail;
-	}
-	if (hook_choose_all("flows", fp->skel->obj, hook_specs, NSPECS, p->hooks, used, 0, cause))
-		goto fail;
-	fp->skel->rodata->spill_on = used[SPEC_SPILL] >= 0;
-	if (used[SPEC_SPILL] >= 0) {
-		fp->spill_prog = bpf_object__find_program_by_name(fp->skel->obj,
-			hook_specs[SPEC_SPILL].alt[used[SPEC_SPILL]].progs[0]);
-		if (fp->spill_prog)
-			bpf_program__set_autoattach(fp->spill_prog, false);
-	}
 	fp->spill_always = read_spill_always();
-	capacity_choice(&p->hooks[NSPECS], fp->max_keys);
-	p->nhooks = NSPECS + 1;
-	if (bpf_map__set_max_entries(fp->skel->maps.flows, fp->max_keys) ||
-	    bpf_map__set_max_entries(fp->skel->maps.agg, fp->max_keys) ||
-	    bpf_map__set_max_entries(fp->skel->maps.departed, fp->max_keys)) {
-		*cause = xasprintf("flows: sizing the flows, agg and departed maps to %u: %s",
-				   fp->max_keys, strerror(errno));
+	in_place = reads_in_place(why, sizeof(why), cause);
+	if (in_place < 0)
+		goto fail;
+	if (load_skel(p, fp, in_place, &err, cause) && in_place && err && err != -EPERM) {
+		/* A verifier that refuses the twins: copy, and say so. */
+		snprintf(why, sizeof(why), "the programs that read in place failed to load (%s)",
+			 strerror(-err));
+		in_place = 0;
+		load_skel(p, fp, false, &err, cause);
+	}
+	if (!fp->skel) {
+		if (err)
+			*cause = hook_load_cause("flows", err);
 		goto fail;
 	}
-	fp->skel->rodata->timeout_ns = fp->timeout_ns;
-	fp->skel->rodata->nr_cpus = (uint32_t)libbpf_num_possible_cpus();
-	err = flows_bpf__load(fp->skel);
-	if (err) {
-		*cause = hook_load_cause("flows", err);
-		goto fail;
-	}
+	reads_choice(&p->hooks[NSPECS + 1], in_place, why);
 	fp->rb = ring_buffer__new(bpf_map__fd(fp->skel->maps.events), on_event, fp, NULL);
 	if (!fp->rb) {
 		*cause = xasprintf("flows: opening the events ring buffer: %s", strerror(errno));
@@ -1134,11 +1212,19 @@ static int flows_attach(struct probe *p, char **cause)
 /* What each stage would use here, every alternative tried. */
 static size_t flows_hooks(struct hook_choice *out, size_t max)
 {
-	if (max < NSPECS + 1)
+	char why[160];
+	int in_place;
+
+	if (max < NSPECS + 2)
 		return 0;
 	hook_choose_all("flows", NULL, hook_specs, NSPECS, out, NULL, HOOK_CHECK_ALL, NULL);
 	capacity_choice(&out[NSPECS], read_max_keys());
-	return NSPECS + 1;
+	in_place = reads_in_place(why, sizeof(why), NULL);
+	if (in_place < 0)
+		snprintf(why, sizeof(why), "LATOP_FLOWS_READS=%s: not copy or auto (flows will "
+			 "not open)", getenv("LATOP_FLOWS_READS"));
+	reads_choice(&out[NSPECS + 1], in_place > 0, why);
+	return NSPECS + 2;
 }
 
 /* List the fds of the loaded programs. */

@@ -13,14 +13,16 @@
  *
  *   reqsrv client ADDR PORT N [-P pipeline] [-s req_bytes] [-r resp_bytes]
  *                 [-d delay_us] [-x unanswered_index] [-n rename_index]
- *                 [-w wait_ms] [-g gap_us] [-b bind_addr]
+ *                 [-w wait_ms] [-g gap_us] [-b bind_addr] [-o]
  *       Opens one connection, sends N requests and reads their responses,
  *       P at a time (each request its own send(), gap_us apart), then
  *       closes.  The server waits delay_us before each response.  Request
  *       number X (0-based) asks the server not to answer, request number
  *       R to rename its serving thread reqsrv-renamed once it has answered;
  *       the client then waits wait_ms before going on; -b binds the
- *       client's end to an address first.  Prints "client LPORT" at the end.
+ *       client's end to an address first; -o (IPv4) sends with 4 bytes of IP
+ *       options (a 24-byte IP header) and asks the server to answer with
+ *       them too.  Prints "client LPORT" at the end.
  *
  *   reqsrv many PORT CONNS ROUNDS
  *       Opens CONNS keep-alive connections to itself on 127.0.0.1:PORT, all
@@ -51,6 +53,7 @@
 
 #define F_NOANSWER 1
 #define F_RENAME 2
+#define F_IPOPT 4
 #define MAX_REQ (1 << 20)
 #define MAX_LOG 100000
 
@@ -110,6 +113,16 @@ static unsigned sock_port(int fd, int peer)
 		die("getsockname");
 	return ntohs(sa.ss_family == AF_INET ? ((struct sockaddr_in *)&sa)->sin_port :
 					       ((struct sockaddr_in6 *)&sa)->sin6_port);
+}
+
+/* Send on IPv4 socket fd with 4 bytes of IP options (three NOPs, an end):
+ * a 24-byte IP header. */
+static void set_ip_options(int fd)
+{
+	static const unsigned char opts[4] = {1, 1, 1, 0};
+
+	if (setsockopt(fd, IPPROTO_IP, IP_OPTIONS, opts, sizeof(opts)))
+		die("setsockopt IP_OPTIONS");
 }
 
 /* Write all of buf. */
@@ -187,6 +200,8 @@ static void serve(int fd)
 			e.seq = seq++;
 			e.answered = !(h.flags & F_NOANSWER);
 			e.truth_ns = 0;
+			if (h.flags & F_IPOPT)
+				set_ip_options(fd);
 			if (e.answered) {
 				uint64_t t_send;
 
@@ -278,15 +293,15 @@ static int run_client(int argc, char **argv)
 	long gap = 0, i, j;
 	char *buf, *rbuf;
 	const char *bind_addr = NULL;
-	int fd, one = 1, opt;
+	int fd, one = 1, opt, ipopt = 0;
 
 	if (argc < 3)
 		return 2;
 	len = make_addr(argv[0], atoi(argv[1]), &sa);
 	n = atol(argv[2]);
 	optind = 3;
-	while ((opt = getopt(argc, argv, "P:s:r:d:x:n:w:g:b:")) != -1) {
-		long v = atol(optarg);
+	while ((opt = getopt(argc, argv, "P:s:r:d:x:n:w:g:b:o")) != -1) {
+		long v = optarg ? atol(optarg) : 0;
 
 		switch (opt) {
 		case 'P': pipe = v; break;
@@ -298,6 +313,7 @@ static int run_client(int argc, char **argv)
 		case 'w': wait_ms = v; break;
 		case 'g': gap = v; break;
 		case 'b': bind_addr = optarg; break;
+		case 'o': ipopt = 1; break;
 		default: return 2;
 		}
 	}
@@ -317,6 +333,8 @@ static int run_client(int argc, char **argv)
 		if (bind(fd, (struct sockaddr *)&ba, blen))
 			die("bind");
 	}
+	if (ipopt)
+		set_ip_options(fd);
 	if (connect(fd, (struct sockaddr *)&sa, len))
 		die("connect");
 	for (i = 0; i < n; i += pipe) {
@@ -324,7 +342,8 @@ static int run_client(int argc, char **argv)
 
 		for (j = 0; j < batch; j++) {
 			struct hdr h = {req, resp, delay, (i + j == skip ? F_NOANSWER : 0) |
-						      (i + j == rename ? F_RENAME : 0)};
+						      (i + j == rename ? F_RENAME : 0) |
+						      (ipopt ? F_IPOPT : 0)};
 
 			memcpy(buf, &h, sizeof(h));
 			send_all(fd, buf, req);

@@ -35,7 +35,7 @@ import json, subprocess, sys
 progs = {p["id"]: p.get("name") for p in
          json.loads(subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True).stdout)}
 links = json.loads(subprocess.run(["bpftool", "link", "show", "--json"], capture_output=True).stdout)
-sys.exit(0 if any(progs.get(l.get("prog_id")) in ("rx_spill", "rx_spill_tp") for l in links) else 1)
+sys.exit(0 if any(progs.get(l.get("prog_id")) in ("rx_spill", "rx_spill_tp", "rx_spill_d", "rx_spill_tp_d") for l in links) else 1)
 EOF
 }
 spill_attached

@@ -6,6 +6,9 @@
 # the server's recv->send time and close to it, an unanswered request
 # evicted after the timeout and counted, and the kernel filter keeping
 # other flows out.  Only the test's own ports are looked at.
+# The headers are read in place where the kernel allows it; with
+# LATOP_FLOWS_READS=copy (tests/live/flows-copy.sh) they are copied, and the
+# same checks hold.
 . "$(dirname "$0")/../lib.sh"
 need_root
 L=${LATOP_BIN:?}
@@ -19,14 +22,43 @@ trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; rm -rf "$tmp"' EXIT
 export XDG_CONFIG_HOME=$tmp/cfg
 mkdir -p "$tmp/cfg/latop"; echo "flow_timeout = 300ms" > "$tmp/cfg/latop/latoprc"
 
+# How the segment hooks read headers: in place where this kernel has
+# bpf_rdonly_cast (6.2+), unless LATOP_FLOWS_READS=copy.
+want="copied (bpf_probe_read_kernel)"
+if [ "${LATOP_FLOWS_READS:-auto}" != copy ] &&
+	bpftool btf dump file /sys/kernel/btf/vmlinux 2>/dev/null | grep -q "FUNC 'bpf_rdonly_cast'"; then
+	want="read in place (bpf_rdonly_cast)"
+fi
+got=$("$L" probes | grep "^  packet headers")
+case $got in *"$want"*) true ;; *) false ;; esac
+ok $? "packet headers: $want (${LATOP_FLOWS_READS:-auto}; latop probes: ${got##*  })"
+
 base=$(free_ports 4)
 P4=$base P6=$((base + 1)) PX=$((base + 2))
 
 "$L" record -o "$tmp/lo.snap" -i 250ms --quiet \
 	-q "from flows where lport in ($P4, $P6) threshold 20ms sample 1/10" & rec_pid=$!
 wait_recording "$tmp/lo.snap"; ok $? "the recorder attaches"
+# The segment programs the recorder loaded: the twins that read in place
+# (*_d), or the plain ones.
+progs=$(bpftool prog show --json | python3 -c '
+import glob, json, sys
+ids = set()
+for f in glob.glob("/proc/%s/fdinfo/*" % sys.argv[1]):
+    try:
+        ids |= {int(l.split()[1]) for l in open(f) if l.startswith("prog_id:")}
+    except OSError:
+        pass
+names = sorted(p["name"] for p in json.load(sys.stdin)
+               if p["id"] in ids and p["name"].startswith(("rx_", "tx_")))
+print(" ".join(names))' $rec_pid)
+case $want in
+"read in place"*) [[ " $progs " == *" rx_tp_d "* || " $progs " == *" rx_tcp_d "* ]] && [[ " $progs " != *" rx_tp "* ]] ;;
+*) [[ " $progs " == *" rx_tp "* || " $progs " == *" rx_tcp "* ]] && [[ " $progs " != *"_d "* ]] ;;
+esac
+ok $? "the segment programs loaded match: $progs"
 
-"$R" server 127.0.0.1 $P4 4 2 > "$tmp/srv4" & s4=$!
+"$R" server 127.0.0.1 $P4 5 2 > "$tmp/srv4" & s4=$!
 "$R" server ::1 $P6 3 2 > "$tmp/srv6" & s6=$!
 # Traffic on a port outside the filter: the kernel must not count it.
 "$R" server 127.0.0.1 $PX 1 1 > "$tmp/srvx" & sx=$!
@@ -38,6 +70,7 @@ ok $? "three servers listen"
 	"$R" client 127.0.0.1 $P4 40 -P 4 -g 300 -d 3000 | sed 's/^/pipe4 /'
 	"$R" client 127.0.0.1 $P4 5 -x 2 -w 700 | sed 's/^/evict4 /'
 	"$R" client 127.0.0.1 $P4 40 -s 20000 -r 200000 -d 25000 | sed 's/^/big4 /'
+	"$R" client 127.0.0.1 $P4 100 -o -s 300 -r 3000 -d 300 | sed 's/^/opt4 /'
 	"$R" client ::1 $P6 300 -d 300 | sed 's/^/plain6 /'
 	"$R" client ::1 $P6 40 -P 4 -g 300 -d 3000 | sed 's/^/pipe6 /'
 	"$R" client ::1 $P6 40 -s 20000 -r 200000 -d 500 | sed 's/^/big6 /'
@@ -81,7 +114,7 @@ def answered(tag):
     return [ns for ns, a in truth[key(tag)] if a]
 msg = ["connections split over rows: %s" % split] if split else []
 if name == "counts":
-    for tag in ("plain4", "pipe4", "big4", "plain6", "pipe6", "big6", "evict4"):
+    for tag in ("plain4", "pipe4", "big4", "opt4", "plain6", "pipe6", "big6", "evict4"):
         got, want = flows[key(tag)]["count"], len(answered(tag))
         hist = flows[key(tag)]["count(lat)"]
         msg.append("%s %d/%d" % (tag, got, want) + (" hist %d" % hist if hist != got else ""))
@@ -116,6 +149,10 @@ elif name == "bytes":
     r = flows[key("big4")]
     msg.append("in %d out %d" % (r["sum(bytes_in)"], r["sum(bytes_out)"]))
     assert r["sum(bytes_in)"] == 40 * 20000 and r["sum(bytes_out)"] == 40 * 200000, msg
+    # 24-byte IP headers both ways: the TCP header is found after the options.
+    r = flows[key("opt4")]
+    msg.append("with IP options: in %d out %d" % (r["sum(bytes_in)"], r["sum(bytes_out)"]))
+    assert r["sum(bytes_in)"] == 100 * 300 and r["sum(bytes_out)"] == 100 * 3000, msg
 elif name == "slow":
     slow = [e for e in events if e["kind"] == "slow"]
     big = [e for e in slow if e["rport"] == clients["big4"]]
@@ -140,11 +177,11 @@ print("; ".join(msg))
 EOF
 }
 
-out=$(check counts 2>&1); ok $? "exact request counts per flow, v4 and v6, and in their latency histograms ($out)"
+out=$(check counts 2>&1); ok $? "exact request counts per flow, v4 (also with IP options) and v6, and in their latency histograms ($out)"
 out=$(check truth 2>&1); ok $? "host latency >= server truth, within 2 ms per request ($out)"
 out=$(check pipeline 2>&1); ok $? "pipelined requests (4 deep) all matched ($out)"
 out=$(check evict 2>&1); ok $? "the unanswered request is evicted after 300 ms and counted ($out)"
-out=$(check bytes 2>&1); ok $? "payload bytes in and out exact for 20 KB requests / 200 KB responses ($out)"
+out=$(check bytes 2>&1); ok $? "payload bytes in and out exact for 20 KB requests / 200 KB responses, and with IP options ($out)"
 out=$(check slow 2>&1); ok $? "threshold 20ms: every 25 ms request crossed as a slow event ($out)"
 out=$(check sample 2>&1); ok $? "sample 1/10: about a tenth of the other requests crossed, all still counted ($out)"
 out=$(check owner 2>&1); ok $? "flows belong to the serving process ($out)"
