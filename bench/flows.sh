@@ -22,6 +22,14 @@
 #                          time another tenant takes is not in it),
 #                          ns_median_batch (wall), cpu_per_rt or ns_per_rt
 #                          (plain means)
+#   BENCH_BPF_STATS [0]    1: turn kernel.bpf_stats_enabled on for the runs and
+#                          add "bpf ns" (the tracer's programs' run time per
+#                          round trip, as the kernel times them) and the
+#                          same beyond the floor's empty programs (the
+#                          medians', and the median over rounds of each
+#                          round's difference: "paired").  The
+#                          stats add two clock reads to every program run
+#                          (to the floor's too), so the other columns grow.
 #
 # The tracer's own CPU time during the run (user and system, from
 # /proc/PID/stat) is divided by the round trips too: "tracer ns" is what it
@@ -38,13 +46,17 @@ cd "$(dirname "$0")/.."
 ROUNDS=${BENCH_ROUNDS:-7} SECS=${BENCH_SECONDS:-1}
 CPU=${BENCH_CPU:-1} TCPU=${BENCH_TRACER_CPU:-0} RETRIES=${BENCH_RETRIES:-2}
 STAT=${BENCH_STAT:-cpu_median_batch}
+BPF_STATS=${BENCH_BPF_STATS:-0}
 read -r -a CONFIGS <<<"${BENCH_CONFIGS:-none floor latop pcap}"
 OUT=.output/bench
 [ "$(id -u)" -eq 0 ] || { echo "bench/flows.sh: needs root (BPF, packet capture)" >&2; exit 1; }
 make --no-print-directory -s latop $OUT/pingpong $OUT/netfloor $OUT/pcapmatch || exit 1
 WORK=$(mktemp -d)
 TRACER=
-trap '[ -n "$TRACER" ] && kill -9 $TRACER 2>/dev/null; rm -rf "$WORK"' EXIT
+STATS_WAS=$(sysctl -n kernel.bpf_stats_enabled 2>/dev/null || echo 0)
+trap '[ -n "$TRACER" ] && kill -9 $TRACER 2>/dev/null; rm -rf "$WORK"
+	[ "$BPF_STATS" = 1 ] && sysctl -qw kernel.bpf_stats_enabled="$STATS_WAS"' EXIT
+[ "$BPF_STATS" = 1 ] && sysctl -qw kernel.bpf_stats_enabled=1
 
 # Wait up to 10 s for file $1 to exist.
 wait_file() {
@@ -90,12 +102,27 @@ proc_cpu_ns() {
 	awk -v hz="$(getconf CLK_TCK)" '{sub(/.*\) /, ""); print ($12 + $13) * 1e9 / hz}' "/proc/$1/stat"
 }
 
+# Print the run time (ns) of the BPF programs process $1 holds, as
+# kernel.bpf_stats_enabled counts it (0 when there is none).
+prog_run_ns() {
+	[ "$BPF_STATS" = 1 ] && [ -n "$1" ] || { echo 0; return; }
+	bpftool prog show --json 2>/dev/null | python3 -c '
+import glob, json, sys
+ids = set()
+for f in glob.glob("/proc/%s/fdinfo/*" % sys.argv[1]):
+    try:
+        ids |= {int(l.split()[1]) for l in open(f) if l.startswith("prog_id:")}
+    except OSError:
+        pass
+print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin) if p["id"] in ids))' "$1"
+}
+
 # Print how many BPF tracing links exist (tp_btf, raw tracepoints, perf events).
 foreign_links() {
 	bpftool link list 2>/dev/null | grep -c -E '^[0-9]+: (tracing|raw_tracepoint|perf_event|kprobe|uprobe)'
 }
 
-declare -A RES ROUND RATIO DIRTY DRES TNS DTNS
+declare -A RES ROUND RATIO DIRTY DRES TNS DTNS BNS DBNS BROUND BPAIR
 for ((r = 0; r < ROUNDS; r++)); do
 	n=${#CONFIGS[@]}
 	for ((i = 0; i < n; i++)); do
@@ -109,7 +136,9 @@ for ((r = 0; r < ROUNDS; r++)); do
 			stop_tracer; continue 2
 		fi
 		tc0=$(proc_cpu_ns "$TRACER")
+		bp0=$(prog_run_ns "$TRACER")
 		line=$(taskset -c "$CPU" $OUT/pingpong "$CPU" "$SECS" $port)
+		bp1=$(prog_run_ns "$TRACER")
 		case $c in latop*) sleep 1.5 ;; esac	# one more tick, so the last requests are recorded
 		tc1=$(proc_cpu_ns "$TRACER")
 		stop_tracer
@@ -122,6 +151,7 @@ for ((r = 0; r < ROUNDS; r++)); do
 		ns=$(echo "$line" | awk -v k="$STAT" '{for (i = 1; i < NF; i += 2) if ($i == k) print $(i + 1)}')
 		rts=$(echo "$line" | awk '{print $6}')
 		tns=$(awk -v a="$tc0" -v b="$tc1" -v n="$rts" 'BEGIN {printf "%.0f", n ? (b - a) / n : 0}')
+		bns=$(awk -v a="$bp0" -v b="$bp1" -v n="$rts" 'BEGIN {printf "%.0f", n ? (b - a) / n : 0}')
 		seen=
 		case $c in
 		latop*) seen=$(./latop report "$WORK/run.snap" -q "from flows show count" --json |
@@ -134,9 +164,12 @@ for ((r = 0; r < ROUNDS; r++)); do
 		if [ "$dirty" -eq 0 ]; then
 			RES[$c]+="$ns "
 			TNS[$c]+="$tns "
+			BNS[$c]+="$bns "
+			BROUND[$c]=$bns
 			ROUND[$c]=$ns
 		else
 			DTNS[$c]+="$tns "
+			DBNS[$c]+="$bns "
 			DRES[$c]+="$ns "
 		fi
 	done
@@ -145,7 +178,12 @@ for ((r = 0; r < ROUNDS; r++)); do
 		[ -n "${ROUND[$c]:-}" ] && [ -n "${ROUND[none]:-}" ] &&
 			RATIO[$c]+="$(awk -v a="${ROUND[$c]}" -v b="${ROUND[none]}" 'BEGIN {printf "%.4f", a / b}') "
 	done
-	ROUND=()
+	# And the programs' time beyond this round's floor run.
+	for c in "${CONFIGS[@]}"; do
+		[ -n "${BROUND[$c]:-}" ] && [ -n "${BROUND[floor]:-}" ] &&
+			BPAIR[$c]+="$((BROUND[$c] - BROUND[floor])) "
+	done
+	ROUND=() BROUND=()
 done
 
 median() { tr ' ' '\n' | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
@@ -153,6 +191,7 @@ for c in "${CONFIGS[@]}"; do
 	if [ -z "${RES[$c]:-}" ]; then	# no clean run: use the dirty ones
 		RES[$c]=${DRES[$c]:-}
 		TNS[$c]=${DTNS[$c]:-}
+		BNS[$c]=${DBNS[$c]:-}
 	fi
 done
 none=$(echo "${RES[none]:-}" | median)
@@ -173,3 +212,17 @@ for c in "${CONFIGS[@]}"; do
 		printf "%-8s %10.0f %10.0f %8.3f %9s %9s %10.0f %6s   %s\n", c, m, add, ratio, xf, pr,
 			tn, d, runs }'
 done
+if [ "$BPF_STATS" = 1 ]; then
+	fb=$(echo "${BNS[floor]:-}" | median)
+	echo "BPF programs' run time per round trip (kernel.bpf_stats_enabled), medians over rounds:"
+	printf '%-8s %10s %14s %14s   %s\n' config "bpf ns" "beyond floor" "paired" runs
+	for c in "${CONFIGS[@]}"; do
+		case $c in none | pcap) continue ;; esac
+		m=$(echo "${BNS[$c]:-}" | median)
+		[ -n "$m" ] || continue
+		pb=$(echo "${BPAIR[$c]:-}" | median)
+		awk -v c="$c" -v m="$m" -v f="${fb:-}" -v pb="${pb:--}" -v runs="${BNS[$c]}" 'BEGIN {
+			printf "%-8s %10.0f %14s %14s   %s\n", c, m, f == "" ? "-" : sprintf("%.0f", m - f),
+				pb, runs }'
+	done
+fi
