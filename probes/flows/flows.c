@@ -1142,12 +1142,21 @@ static int load_skel(struct probe *p, struct flows_priv *fp, bool in_place, int 
 	return -1;
 }
 
+/* Drop libbpf's messages (a trial load's verifier log). */
+static int quiet_libbpf(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+	return 0;
+}
+
 /* Choose hooks and load; flows_attach starts counting. */
 static int flows_open(struct probe *p, char **cause)
 {
 	struct flows_priv *fp = xcalloc(1, sizeof(*fp));
 	char why[160];
-	int err, in_place;
+	int err, rc, in_place;
 
 	p->priv = fp;
 	if (!feature_btf(why, sizeof(why))) {
@@ -1160,14 +1169,24 @@ static int flows_open(struct probe *p, char **cause)
 	in_place = reads_in_place(why, sizeof(why), cause);
 	if (in_place < 0)
 		goto fail;
-	if (load_skel(p, fp, in_place, &err, cause) && in_place && err && err != -EPERM) {
-		/* A verifier that refuses the twins: copy, and say so. */
-		snprintf(why, sizeof(why), "the programs that read in place failed to load (%s)",
-			 strerror(-err));
-		in_place = 0;
-		load_skel(p, fp, false, &err, cause);
+	if (in_place) {
+		/* A trial: should the twins fail, the copies load, and a
+		 * verifier log on stderr would say nothing of use. */
+		libbpf_print_fn_t was = libbpf_set_print(quiet_libbpf);
+
+		rc = load_skel(p, fp, true, &err, cause);
+		libbpf_set_print(was);
+		if (rc && err && err != -EPERM) {
+			/* A verifier that refuses the twins: copy, and say so. */
+			snprintf(why, sizeof(why), "the programs that read in place failed to "
+				 "load (%s)", strerror(-err));
+			in_place = 0;
+			rc = load_skel(p, fp, false, &err, cause);
+		}
+	} else {
+		rc = load_skel(p, fp, false, &err, cause);
 	}
-	if (!fp->skel) {
+	if (rc) {
 		if (err)
 			*cause = hook_load_cause("flows", err);
 		goto fail;
