@@ -194,6 +194,9 @@ struct {
 
 /* Samples that copied their stack this tick; user space zeroes it every tick. */
 volatile __u64 copies_used = 0;
+/* Samples a tick that copy their stack (latoprc lock_stack_copies, at most
+ * LK_STACK_COPIES): the rest send only the frame-pointer stack id. */
+const volatile __u64 stack_copies = LK_STACK_COPIES;
 
 /* What the filter tests of a wait (a global function's argument: no pointers inside). */
 struct lk_filter_args {
@@ -448,7 +451,7 @@ static __always_inline __u64 stack_copy(struct lk_sample_rec *e)
 
 /*
  * Send a stack sample of the current thread tid of tgid, holder h: within
- * this tick's LK_STACK_COPIES its user registers and up to LK_STACK_BYTES
+ * this tick's stack_copies its user registers and up to LK_STACK_BYTES
  * of its user stack, else its frame-pointer user stack id; and at a tick
  * its kernel stack id (at a switch-out it costs tens of microseconds: the
  * off-CPU span says why it left).  slot: sample_buf's slot of this program
@@ -478,7 +481,7 @@ static __always_inline void holder_sample_send(void *ctx, struct lk_holder *h, _
 	e->ustack = -1;
 	e->kstack = why != LS_TICK ? -1 : bpf_get_stackid(ctx, &stacks, BPF_F_REUSE_STACKID);
 	e->stack_len = 0;
-	if (copies_used < LK_STACK_COPIES) {
+	if (copies_used < stack_copies) {
 		len = stack_copy(e);
 		if (len)
 			__sync_fetch_and_add(&copies_used, 1);

@@ -185,7 +185,11 @@ static bool is_libc(const char *obj)
  * Put the user frames of sample s (stack: its copied stack) in sp->uips and
  * sp->uret; return how many.  The copy unwound with the call frame
  * information when that gets past the first frame, else the frame-pointer
- * stack (which, through code without frame pointers, skips callers).
+ * stack.  Through code without frame pointers (Debian's C library) that
+ * stack skips callers: a pc in fsync() is followed by its caller's caller.
+ * Where this build unwinds, such a stack (a sample past the tick's stack
+ * copies) keeps its first frame alone, the pc, which is certain; elsewhere
+ * it is all there is.
  */
 static size_t sample_user_frames(struct locks_priv *sp, const struct lk_sample_rec *s,
 				 const void *stack)
@@ -198,6 +202,8 @@ static size_t sample_user_frames(struct locks_priv *sp, const struct lk_sample_r
 	if (n >= 2)
 		return n;
 	n = stack_read(sp, s->ustack);
+	if (n > 1 && unwind_available())
+		n = 1;
 	for (i = 0; i < n; i++) {
 		sp->uips[i] = sp->ips[i];
 		sp->uret[i] = i > 0;
@@ -947,6 +953,14 @@ static uint32_t read_max_waits(void)
 				 false, "waits");
 }
 
+/* Return latoprc's lock_stack_copies: holder samples a tick that copy their
+ * stack, at most (and by default) LK_STACK_COPIES. */
+static uint32_t read_stack_copies(void)
+{
+	return probe_size_option("lock_stack_copies", 0, LK_STACK_COPIES, LK_STACK_COPIES, false,
+				 "stack copies");
+}
+
 /* Fill c[0] and c[1] with the stats hash's and the matching tables'
  * capacity and what happens when each is full. */
 static void capacity_choices(struct hook_choice *c, uint32_t max_keys, uint32_t max_waits)
@@ -1009,6 +1023,7 @@ static int locks_open(struct probe *p, char **cause)
 		;
 	sp->prev = xcalloc(sp->nprev, sizeof(*sp->prev));
 	sp->skel->rodata->self_tgid = getpid();
+	sp->skel->rodata->stack_copies = read_stack_copies();
 	err = locks_bpf__load(sp->skel);
 	if (err) {
 		*cause = hook_load_cause("locks", err);
@@ -1090,7 +1105,8 @@ static const struct schema *const locks_tables[] = {
 };
 
 /* The latoprc keys this probe reads. */
-static const char *const rc_keys[] = {"lock_max", "lock_wait_max", NULL};
+static const char *const rc_keys[] = {"lock_max", "lock_wait_max", "lock_stack_copies",
+					 NULL};
 
 const struct probe_ops locks_probe_ops = {
 	.name = "locks",

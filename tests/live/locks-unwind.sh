@@ -20,7 +20,8 @@ run() {
 	"$bin" 4000 "$tmp" < "$tmp/go" > "$tmp/out" & demo_pid=$!
 	exec 3> "$tmp/go"
 	for _ in $(seq 50); do [ -s "$tmp/out" ] && break; sleep 0.1; done
-	"$L" record -o "$snap" -d 8s --quiet -q "from locks where pid == $demo_pid threshold 1us" & rec_pid=$!
+	XDG_CONFIG_HOME=${CFG:-$tmp/nocfg} "$L" record -o "$snap" -d 8s --quiet \
+		-q "from locks where pid == $demo_pid threshold 1us" & rec_pid=$!
 	wait_recording "$snap" || { echo "# the recorder did not start"; return 1; }
 	echo g >&3; exec 3>&-
 	wait $demo_pid; demo_pid=
@@ -84,4 +85,33 @@ for r in rows:
 assert any("flush_journal" in r["holder_fns"] for r in rows), rows
 '; ok $? "$name: holder_fns has flush_journal, not worker, flusher or busy_ns, which run outside the lock ($out)"
 done
+
+# Past the tick's stack copies (latoprc lock_stack_copies; here none at
+# all) a sample has only the frame-pointer stack, which from inside the C
+# library (no frame pointers) skips its caller: fsync() is followed by
+# flusher, not flush_journal.  Such a sample names only the function it was
+# in, never a caller's caller.
+mkdir -p "$tmp/cfg0/latop"; echo "lock_stack_copies = 0" > "$tmp/cfg0/latop/latoprc"
+if [ -x "$LATOP_HELPERS/journal" ]; then
+	CFG=$tmp/cfg0 run "$LATOP_HELPERS/journal" "$tmp/fp.snap"; ok $? "recording journal with lock_stack_copies = 0 exits 0"
+	out=$(json "$tmp/fp.snap" "from lock_events where holder_comm == 'flusher' and samples > 0 show holder_fn, holder_stack")
+	echo "$out" | python3 -c '
+import json, re, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert len(rows) >= 10, rows
+for r in rows:
+    assert r["holder_fn"] not in ("flusher", "worker", "busy_ns"), r
+    assert not re.search(r"\bflusher\b", r["holder_stack"]), r
+'; ok $? "frame-pointer stacks alone: no flusher sample names flusher, the caller's caller ($(echo "$out" | head -c 400))"
+	out=$(json "$tmp/fp.snap" "from locks where holder_comm == 'flusher' group by holder_fns show count")
+	echo "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+for r in rows:
+    fns = {f.split(".")[0] for f in r["holder_fns"].split(", ")}
+    assert not {"worker", "flusher", "busy_ns"} & fns, r
+'; ok $? "frame-pointer stacks alone: holder_fns has no worker, flusher or busy_ns ($out)"
+else
+	skip "no journal helper (make tests-build)"
+fi
 done_testing
