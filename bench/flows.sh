@@ -106,15 +106,7 @@ proc_cpu_ns() {
 # kernel.bpf_stats_enabled counts it (0 when there is none).
 prog_run_ns() {
 	[ "$BPF_STATS" = 1 ] && [ -n "$1" ] || { echo 0; return; }
-	bpftool prog show --json 2>/dev/null | python3 -c '
-import glob, json, sys
-ids = set()
-for f in glob.glob("/proc/%s/fdinfo/*" % sys.argv[1]):
-    try:
-        ids |= {int(l.split()[1]) for l in open(f) if l.startswith("prog_id:")}
-    except OSError:
-        pass
-print(sum(p.get("run_time_ns", 0) for p in json.load(sys.stdin) if p["id"] in ids))' "$1"
+	scripts/held-progs "$1" | awk '{n += $3} END {print n + 0}'
 }
 
 # Print how many BPF tracing links exist (tp_btf, raw tracepoints, perf events).

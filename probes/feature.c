@@ -60,6 +60,28 @@ static struct btf *kernel_btf(void)
 	return vmlinux_btf;
 }
 
+/* When key has an answer, copy its why and return true with *ok set. */
+static bool cached(const char *key, char *why, size_t len, bool *ok)
+{
+	const struct feature_answer *a = cache_find(key);
+
+	if (!a)
+		return false;
+	snprintf(why, len, "%s", a->why);
+	*ok = a->ok;
+	return true;
+}
+
+/* Return the running kernel's BTF, or NULL with msg saying so for key. */
+static struct btf *btf_for(const char *key, char *msg, size_t len)
+{
+	struct btf *btf = kernel_btf();
+
+	if (!btf)
+		snprintf(msg, len, "%s: no kernel BTF (%s)", key, strerror(vmlinux_err));
+	return btf;
+}
+
 /* Return the errno name of err ("EPERM"), or its number. */
 static const char *errno_name(int err, char *buf, size_t len)
 {
@@ -121,21 +143,16 @@ static int try_tracing(const char *what, int btf_id, enum bpf_attach_type at,
 static bool feature_tracing(const char *prefix, const char *name, const char *btf_name,
 			    int kind, enum bpf_attach_type at, char *why, size_t len)
 {
-	const struct feature_answer *a;
 	char key[80], msg[160];
 	struct btf *btf;
 	int id;
 	bool ok;
 
 	snprintf(key, sizeof(key), "%s:%s", prefix, name);
-	a = cache_find(key);
-	if (a) {
-		snprintf(why, len, "%s", a->why);
-		return a->ok;
-	}
-	btf = kernel_btf();
+	if (cached(key, why, len, &ok))
+		return ok;
+	btf = btf_for(key, msg, sizeof(msg));
 	if (!btf) {
-		snprintf(msg, sizeof(msg), "%s: no kernel BTF (%s)", key, strerror(vmlinux_err));
 		ok = false;
 	} else if ((id = btf__find_by_name_kind(btf, btf_name, kind)) < 0) {
 		snprintf(msg, sizeof(msg), "%s: not in this kernel's BTF", key);
@@ -173,56 +190,62 @@ bool feature_btf(char *why, size_t len)
 	return false;
 }
 
+/*
+ * Load "r0 = bpf_rdonly_cast(0, <sk_buff>); return 0" as a tp_btf program of
+ * btf (not attached).  Return 0, or fill msg with the failure for key.
+ */
+static int try_rdonly_cast(struct btf *btf, const char *key, char *msg, size_t len)
+{
+	int tp = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	int fn = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC);
+	int ty = btf__find_by_name_kind(btf, "sk_buff", BTF_KIND_STRUCT);
+	struct bpf_insn insns[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 0 },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = ty },
+		{ .code = BPF_JMP | BPF_CALL, .src_reg = BPF_PSEUDO_KFUNC_CALL, .imm = fn },
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP,
+		    .attach_btf_id = tp);
+	char num[24];
+	int fd, err;
+
+	if (fn < 0) {
+		snprintf(msg, len, "%s: not in this kernel (6.2 and later have it)", key);
+		return -1;
+	}
+	if (tp < 0 || ty < 0) {
+		snprintf(msg, len, "%s: no sched_switch tracepoint or sk_buff in BTF", key);
+		return -1;
+	}
+	fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "latop_feature", "GPL", insns,
+			   sizeof(insns) / sizeof(insns[0]), &opts);
+	if (fd < 0) {
+		err = errno;
+		snprintf(msg, len, "%s: %s at load (%s)", key, errno_name(err, num, sizeof(num)),
+			 strerror(err));
+		return -1;
+	}
+	close(fd);
+	snprintf(msg, len, "%s: loads", key);
+	return 0;
+}
+
 bool feature_read_in_place(char *why, size_t len)
 {
 	static const char key[] = "kfunc:bpf_rdonly_cast";
-	const struct feature_answer *a = cache_find(key);
 	struct btf *btf;
-	char msg[160], num[24];
-	int tp, fn, ty, fd;
+	char msg[160];
+	bool ok;
 
-	if (a) {
-		snprintf(why, len, "%s", a->why);
-		return a->ok;
-	}
-	btf = kernel_btf();
-	if (!btf) {
-		snprintf(msg, sizeof(msg), "%s: no kernel BTF (%s)", key, strerror(vmlinux_err));
-	} else if ((fn = btf__find_by_name_kind(btf, "bpf_rdonly_cast", BTF_KIND_FUNC)) < 0) {
-		snprintf(msg, sizeof(msg), "%s: not in this kernel (6.2 and later have it)", key);
-	} else if ((tp = btf__find_by_name_kind(btf, "btf_trace_sched_switch",
-						 BTF_KIND_TYPEDEF)) < 0 ||
-		   (ty = btf__find_by_name_kind(btf, "sk_buff", BTF_KIND_STRUCT)) < 0) {
-		snprintf(msg, sizeof(msg), "%s: no sched_switch tracepoint or sk_buff in BTF", key);
-	} else {
-		/* r0 = bpf_rdonly_cast(0, <sk_buff>); return 0 */
-		struct bpf_insn insns[] = {
-			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_1, .imm = 0 },
-			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_2, .imm = ty },
-			{ .code = BPF_JMP | BPF_CALL, .src_reg = BPF_PSEUDO_KFUNC_CALL, .imm = fn },
-			{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
-			{ .code = BPF_JMP | BPF_EXIT },
-		};
-		LIBBPF_OPTS(bpf_prog_load_opts, opts, .expected_attach_type = BPF_TRACE_RAW_TP,
-			    .attach_btf_id = tp);
-
-		fd = bpf_prog_load(BPF_PROG_TYPE_TRACING, "latop_feature", "GPL", insns,
-				   sizeof(insns) / sizeof(insns[0]), &opts);
-		if (fd < 0) {
-			int err = errno;
-
-			snprintf(msg, sizeof(msg), "%s: %s at load (%s)", key,
-				 errno_name(err, num, sizeof(num)), strerror(err));
-		} else {
-			close(fd);
-			cache_put(key, true, "kfunc:bpf_rdonly_cast: loads");
-			snprintf(why, len, "kfunc:bpf_rdonly_cast: loads");
-			return true;
-		}
-	}
-	cache_put(key, false, msg);
+	if (cached(key, why, len, &ok))
+		return ok;
+	btf = btf_for(key, msg, sizeof(msg));
+	ok = btf && try_rdonly_cast(btf, key, msg, sizeof(msg)) == 0;
+	cache_put(key, ok, msg);
 	snprintf(why, len, "%s", msg);
-	return false;
+	return ok;
 }
 
 /* Return the fd of loaded module BTF object module ("nvme_tcp"), or -1. */
@@ -262,7 +285,6 @@ static bool feature_tracing_mod(const char *prefix, const char *module, const ch
 		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0 },
 		{ .code = BPF_JMP | BPF_EXIT },
 	};
-	const struct feature_answer *a;
 	char key[80], msg[160], num[24];
 	struct btf *base, *mod = NULL;
 	int fd = -1, prog = -1, link, id, err;
@@ -270,10 +292,8 @@ static bool feature_tracing_mod(const char *prefix, const char *module, const ch
 	bool ok = false;
 
 	snprintf(key, sizeof(key), "%s:%s:%s", prefix, module, name);
-	if ((a = cache_find(key))) {
-		snprintf(why, len, "%s", a->why);
-		return a->ok;
-	}
+	if (cached(key, why, len, &ok))
+		return ok;
 	if (!(base = kernel_btf())) {
 		snprintf(msg, sizeof(msg), "%s:%s: no kernel BTF (%s)", prefix, name,
 			 strerror(vmlinux_err));

@@ -41,17 +41,8 @@ P4=$base P6=$((base + 1)) PX=$((base + 2))
 wait_recording "$tmp/lo.snap"; ok $? "the recorder attaches"
 # The segment programs the recorder loaded: the twins that read in place
 # (*_d), or the plain ones.
-progs=$(bpftool prog show --json | python3 -c '
-import glob, json, sys
-ids = set()
-for f in glob.glob("/proc/%s/fdinfo/*" % sys.argv[1]):
-    try:
-        ids |= {int(l.split()[1]) for l in open(f) if l.startswith("prog_id:")}
-    except OSError:
-        pass
-names = sorted(p["name"] for p in json.load(sys.stdin)
-               if p["id"] in ids and p["name"].startswith(("rx_", "tx_")))
-print(" ".join(names))' $rec_pid)
+progs=$("$LATOP_TOP/scripts/held-progs" $rec_pid | awk '$2 ~ /^(rx|tx)_/ {print $2}' | sort | tr '\n' ' ')
+progs=${progs% }
 case $want in
 "read in place"*) [[ " $progs " == *" rx_tp_d "* || " $progs " == *" rx_tcp_d "* ]] && [[ " $progs " != *" rx_tp "* ]] ;;
 *) [[ " $progs " == *" rx_tp "* || " $progs " == *" rx_tcp "* ]] && [[ " $progs " != *"_d "* ]] ;;
