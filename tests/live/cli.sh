@@ -120,13 +120,14 @@ block_max = 8192
 block_inflight_max = 16384
 lock_max = 65536
 lock_wait_max = 16384
+lock_stack_copies = 512
 nvme_max = 65536
 nvme_inflight_max = 16384
 paths_ring_mb = 16
 flow_maxx = 100
 RC
 out=$(XDG_CONFIG_HOME=$tmp/cfg "$L" probes 2>&1 >/dev/null)
-[ "$out" = "latop: warning: $tmp/cfg/latop/latoprc:17: flow_maxx: not a latoprc key; ignored (did you mean 'flow_max'?)" ]
+[ "$out" = "latop: warning: $tmp/cfg/latop/latoprc:18: flow_maxx: not a latoprc key; ignored (did you mean 'flow_max'?)" ]
 ok $? "latoprc: each key latop reads is known; a misspelt one is named with its line and the key meant ($out)"
 out=$(XDG_CONFIG_HOME=$tmp/cfg "$L" report "$LATOP_TOP/tests/data/sweep/syscalls.snap" -q "from syscalls show count" 2>&1 >/dev/null)
 [ -z "$out" ]; ok $? "report, which reads no latoprc, does not check it ($out)"
