@@ -131,10 +131,12 @@ struct {
 } agg SEC(".maps");
 
 /*
- * Connections whose 4-tuple came back (a client that reuses its port at
- * once, the server having closed first) before user space read their last
- * totals: kept whole under their key and birth until it reads them, while
- * the flows entry starts over for the new connection.
+ * Connections that ended, moved here at their close (or when their 4-tuple
+ * came back before the close was seen): kept whole under their key and
+ * birth until user space reads their last totals and removes them.  User
+ * space never removes a flows entry it did not see closed and still there,
+ * so a 4-tuple that comes back at once (a client that reuses its port, the
+ * server having closed first) finds its new connection's entry whole.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -1064,7 +1066,7 @@ static __always_inline void spill_close(struct sock *sk, const struct fl_key *k)
 
 /*
  * The end of tracked flow k (st): the bytes it received join its row, the
- * requests it left pending are evicted, and user space removes it.
+ * requests it left pending are evicted, and it is closed.
  */
 static __always_inline void flow_end(const struct fl_key *k, struct fl_stats *st)
 {
@@ -1075,6 +1077,21 @@ static __always_inline void flow_end(const struct fl_key *k, struct fl_stats *st
 	move_bytes(&st->bytes_unmoved, row, keep_flow(k, &w));
 	close_pending(k, &st->q, row, &w);
 	st->closed = 1;
+}
+
+/*
+ * Move closed flow k (st) to departed, where user space reads its last
+ * totals.  Return false when departed is full: then it stays in flows,
+ * closed, for user space to read and remove.
+ */
+static __always_inline bool flow_depart(const struct fl_key *k, struct fl_stats *st)
+{
+	struct fl_dkey dk = {.k = *k, .born_ns = st->born_ns};
+
+	if (bpf_map_update_elem(&departed, &dk, st, BPF_NOEXIST))
+		return false;
+	bpf_map_delete_elem(&flows, k);
+	return true;
 }
 
 /* Track accepted connections from establishment to close. */
@@ -1108,13 +1125,14 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 				spill_new(sk, &k);
 				return 0;
 			}
-			/* The same 4-tuple again before user space removed the
-			 * old connection: its totals wait in departed, whole,
-			 * and the flow starts over (born_ns tells it apart). */
+			/* The same 4-tuple again while the old connection is
+			 * still here (its close went unseen, or departed was
+			 * full at it): its totals wait in departed, whole, and
+			 * the flow starts over (born_ns tells it apart). */
 			struct fl_dkey dk = {.k = k, .born_ns = st->born_ns};
 
 			if (!st->closed)
-				flow_end(&k, st);	/* its close went unseen */
+				flow_end(&k, st);
 			if (bpf_map_update_elem(&departed, &dk, st, BPF_NOEXIST))
 				health_inc(FH_LOST);
 			bpf_map_update_elem(&flows, &k, init, BPF_EXIST);
@@ -1145,6 +1163,7 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 		return 0;
 	}
 	flow_end(&k, st);
+	flow_depart(&k, st);
 	return 0;
 }
 

@@ -76,6 +76,7 @@ struct prev_ent {
 	struct fl_akey key;
 	uint64_t seen;		/* the collect round that last saw it */
 	uint32_t idle;		/* a group's reads in a row that found it unchanged */
+	uint32_t closed;	/* a flow's reads that found it closed, still in flows */
 	uint64_t born_ns, count, lat_sum, lat_min, lat_max;
 	uint64_t bytes_in, bytes_out, evicted, unsolicited;
 	uint64_t *hist;		/* nhist sparse buckets, room for hcap */
@@ -411,7 +412,7 @@ static bool moved(const struct fl_stats *cur, const struct prev_ent *p)
 }
 
 /* Fold flow k, whose totals are cur, into f; note it for removal when it
- * closed.  Return requests counted. */
+ * was closed at the last read too.  Return requests counted. */
 static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const void *key,
 			  const struct fl_stats *cur)
 {
@@ -431,7 +432,13 @@ static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const void *ke
 		return 0;
 	if (moved(cur, p))
 		events = add_row(fp, f, &ak, cur, p);
-	if (cur->closed) {
+	/*
+	 * The kernel moves a flow to departed at its close, just after marking
+	 * it closed: one read closed may be on its way there (removing it
+	 * here could remove the next connection of its 4-tuple instead).  One
+	 * still here at the next read stayed, departed being full.
+	 */
+	if (cur->closed && p->closed++) {
 		if (fp->ndead == fp->dcap) {
 			fp->dcap = fp->dcap ? 2 * fp->dcap : 64;
 			fp->dead = xreallocarray(fp->dead, fp->dcap, sizeof(*fp->dead));
@@ -465,7 +472,7 @@ typedef uint64_t batch_fold_fn(struct flows_priv *fp, struct frame *f, const voi
 enum batch_map {
 	BM_FLOWS,	/* the connections */
 	BM_GROUPS,	/* agg: a grouped query's totals */
-	BM_DEPARTED,	/* connections whose 4-tuple came back: read and removed */
+	BM_DEPARTED,	/* connections that ended: read and removed */
 };
 
 /*
@@ -521,10 +528,14 @@ static int read_batches(struct flows_priv *fp, enum batch_map which, struct fram
 }
 
 /*
- * Fold every flow of the map into f and remove the closed ones, then fold
- * the departed connections (after the flows: a connection the kernel moved
- * there since the flows were read was read as a flow first, and its prev
- * entry is still there).  The requests counted in *events; -1 with errno.
+ * Fold every flow of the map into f, then the departed connections (after
+ * the flows: a connection the kernel moved there since the flows were read
+ * was read as a flow first, and its prev entry is still there).  The kernel
+ * moves a flow to departed at its close; one found closed in flows at two
+ * reads (departed was full then) is removed here, and should its 4-tuple
+ * have come back since the read, the entry removed was the new
+ * connection's: it is put back, and what its segments did in between is
+ * lost, and counted so.  The requests counted in *events; -1 with errno.
  */
 static int read_flows(struct flows_priv *fp, struct frame *f, uint64_t *events)
 {
@@ -539,12 +550,23 @@ static int read_flows(struct flows_priv *fp, struct frame *f, uint64_t *events)
 	for (j = 0; j < fp->ndead; j++) {
 		const struct fl_dkey *d = &fp->dead[j];
 
-		if (bpf_map_lookup_and_delete_elem(fd, &d->k, &fp->cur) ||
-		    fp->cur.born_ns == d->born_ns)
+		struct fl_akey ak = {.k = d->k};
+		struct prev_ent *p;
+
+		if (bpf_map_lookup_and_delete_elem(fd, &d->k, &fp->cur))
 			continue;
+		if (fp->cur.born_ns == d->born_ns) {
+			/* Its last totals, should a segment have been
+			 * counted since the read. */
+			p = prev_get(fp, &ak, d->born_ns);
+			if (moved(&fp->cur, p))
+				*events += add_row(fp, f, &ak, &fp->cur, p);
+			continue;
+		}
 		/* Its 4-tuple came back since the read (the closed connection
 		 * waits in departed): that was the new one's entry. */
 		bpf_map_update_elem(fd, &d->k, &fp->cur, BPF_NOEXIST);
+		f->stats.lost++;
 	}
 	if (!rc)
 		rc = read_batches(fp, BM_DEPARTED, f, fold_departed, events, NULL);

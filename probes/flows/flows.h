@@ -58,9 +58,8 @@ struct fl_key {
 };
 
 /*
- * A connection that ended where its 4-tuple came back before user space
- * read its last totals: its key and birth (fl_stats.born_ns), the departed
- * map's key.
+ * A connection that ended, whose last totals wait for user space: its key
+ * and birth (fl_stats.born_ns), the departed map's key.
  */
 struct fl_dkey {
 	struct fl_key k;
