@@ -1121,13 +1121,15 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 			return 0;
 		}
 	}
+	if (!wait_wanted(cur, tgid, tid, &sampled))
+		return 0;
+	/* Two waits open already (a third nested in them, or ends unseen):
+	 * one the query wants goes untracked, and is said so. */
 	slot = kw->s[0].lock ? 1 : 0;
 	if (kw->s[slot].lock) {
 		health_inc(LH_EVICTED);
 		return 0;
 	}
-	if (!wait_wanted(cur, tgid, tid, &sampled))
-		return 0;
 	now = bpf_ktime_get_ns();
 	kw->s[slot].lock = (__u64)lock;
 	kw->s[slot].start_ns = now;
