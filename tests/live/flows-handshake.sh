@@ -17,14 +17,20 @@ command -v ip >/dev/null || skip_all "no ip(8) (iproute2) to make network namesp
 [ "$(nproc)" -ge 2 ] || skip_all "the race needs two CPUs; this machine has $(nproc)"
 N=300 P=$((20000 + RANDOM % 10000))
 NS_S=latop-hs-s$$ NS_C=latop-hs-c$$ V0=lhs$$a V1=lhs$$b
+tmp=$(mktemp -d); rec_pid= tfs=
 T=/sys/kernel/tracing
 [ -d $T/instances ] || T=/sys/kernel/debug/tracing
+# No tracefs mounted: one of this test's own (every mount of tracefs is
+# the same tree; the instance made in it is removed at the end).
+if [ ! -d $T/instances ] && mkdir "$tmp/tfs" && mount -t tracefs nodev "$tmp/tfs"; then
+	T=$tmp/tfs tfs=1
+fi
 TI=$T/instances/latop-hs-$$
-tmp=$(mktemp -d); rec_pid=
 cleanup() {
 	[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null
 	ip netns del $NS_S 2>/dev/null; ip netns del $NS_C 2>/dev/null
 	[ -d "$TI" ] && rmdir "$TI" 2>/dev/null
+	[ -n "$tfs" ] && umount "$tmp/tfs"
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
