@@ -450,6 +450,12 @@ static __always_inline bool sock_key(const struct sock *sk, struct fl_key *k)
 		return false;
 	}
 	k->lport = sk->__sk_common.skc_num;
+	/* By the time a connection's close is traced TCP has given its port
+	 * back (inet_put_port zeroes the number before the state is stored,
+	 * which is when the tracepoint fires); its source port stays.  It
+	 * lies past struct sock, where no direct load reaches. */
+	if (!k->lport)
+		k->lport = bpf_ntohs(BPF_CORE_READ((const struct inet_sock *)sk, inet_sport));
 	k->rport = bpf_ntohs(sk->__sk_common.skc_dport);
 	k->netns = sk->__sk_common.skc_net.net->ns.inum;
 	k->pad = 0;
