@@ -65,6 +65,19 @@ volatile __u64 flows_born = 0;		/* flows set_state made: ingress rechecks on a c
 const volatile bool spill_on = false;	/* the spill hook is attached: follow connections
 					 * beyond the flows map on their sockets */
 volatile __s64 spilled_n = 0;		/* connections followed in spill now */
+volatile __u32 spill_live = 0;		/* user space: the spill hook is attached now */
+volatile __u64 spill_wake_pending = 0;	/* a wake is on its way to user space */
+
+/*
+ * Where a connection finds the flows map full before the spill hook is
+ * attached (the map went from under half full to full within a tick), a
+ * record here wakes user space to attach it at once, not at the next tick:
+ * until then the spilled connections' requests pass unseen.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 4096);
+} spill_wake SEC(".maps");
 /*
  * Local ports a socket has listened on, in any network namespace, since
  * latop started (user space marks the ones listening before): a segment
@@ -1043,6 +1056,17 @@ static __always_inline void spill_new(struct sock *sk, const struct fl_key *k)
 	__sync_fetch_and_add(&spilled_n, 1);
 	health_inc(FH_SPILLED);
 	take_early_any(k, &sp->q, bytes_to(ovf, &sp->bytes_unmoved));
+	if (!spill_live && !spill_wake_pending &&
+	    __sync_val_compare_and_swap(&spill_wake_pending, 0, 1) == 0) {
+		__u64 *r = bpf_ringbuf_reserve(&spill_wake, sizeof(*r), 0);
+
+		if (r) {
+			*r = 1;
+			bpf_ringbuf_submit(r, BPF_RB_FORCE_WAKEUP);
+		} else {
+			spill_wake_pending = 0;
+		}
+	}
 }
 
 /* The close of sk (key k), when it is a spilled connection: what it left

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
+#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -111,6 +112,8 @@ struct flows_priv {
 	 * always; NULL prog when this kernel has none. */
 	struct bpf_program *spill_prog;
 	struct bpf_link *spill_link;
+	struct ring_buffer *wake_rb;	/* spill_wake: the kernel asks for the spill hook */
+	int wake_epfd;			/* watches it (-1: no spill hook) */
 	bool spill_always;
 	uint64_t nflows;	/* flows in the map at the last read */
 	uint64_t seeded;	/* connections open at start added to the map */
@@ -674,6 +677,18 @@ static int64_t read_overflow(struct flows_priv *fp, struct frame *f)
  * every segment an established socket takes.  -1 with *cause when it
  * cannot be attached.
  */
+/* Attach the spill hook (when it is not); -1 with errno. */
+static int spill_attach(struct flows_priv *fp)
+{
+	if (fp->spill_link)
+		return 0;
+	fp->spill_link = bpf_program__attach(fp->spill_prog);
+	if (!fp->spill_link)
+		return -1;
+	__atomic_store_n(&fp->skel->bss->spill_live, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
 static int spill_tick(struct flows_priv *fp, char **cause)
 {
 	bool want;
@@ -683,18 +698,52 @@ static int spill_tick(struct flows_priv *fp, char **cause)
 	want = fp->spill_always || fp->nflows * 2 >= fp->max_keys ||
 	       (fp->spill_link && (fp->nflows * 4 >= fp->max_keys ||
 				   __atomic_load_n(&fp->skel->bss->spilled_n, __ATOMIC_RELAXED) > 0));
-	if (want && !fp->spill_link) {
-		fp->spill_link = bpf_program__attach(fp->spill_prog);
-		if (!fp->spill_link) {
-			*cause = xasprintf("flows: attaching %s for the connections beyond flow_max: %s",
-					   bpf_program__name(fp->spill_prog), strerror(errno));
-			return -1;
-		}
+	if (want && spill_attach(fp)) {
+		*cause = xasprintf("flows: attaching %s for the connections beyond flow_max: %s",
+				   bpf_program__name(fp->spill_prog), strerror(errno));
+		return -1;
 	} else if (!want && fp->spill_link) {
+		__atomic_store_n(&fp->skel->bss->spill_live, 0, __ATOMIC_RELEASE);
 		bpf_link__destroy(fp->spill_link);
 		fp->spill_link = NULL;
+		/* A map full again may ask for it again. */
+		__atomic_store_n(&fp->skel->bss->spill_wake_pending, 0, __ATOMIC_RELEASE);
 	}
 	return 0;
+}
+
+/* A spill_wake record: nothing to read in it. */
+static int on_spill_wake(void *ctx, void *data, size_t size)
+{
+	(void)ctx;
+	(void)data;
+	(void)size;
+	return 0;
+}
+
+/* The fd the kernel wakes when the flows map is full before the spill
+ * hook is attached. */
+static int flows_wake_fd(struct probe *p)
+{
+	struct flows_priv *fp = p->priv;
+
+	return fp ? fp->wake_epfd : -1;
+}
+
+/* Attach the spill hook now, not at the next tick.  A failure is left to
+ * the tick, which tries again and says why. */
+static void flows_wake(struct probe *p)
+{
+	struct flows_priv *fp = p->priv;
+	struct epoll_event ev;
+
+	/* Take the edge, so the fd is quiet until the next wakeup. */
+	while (epoll_wait(fp->wake_epfd, &ev, 1, 0) > 0)
+		;
+	ring_buffer__consume(fp->wake_rb);
+	if (!spill_attach(fp))
+		return;
+	__atomic_store_n(&fp->skel->bss->spill_wake_pending, 0, __ATOMIC_RELEASE);
 }
 
 /* Read and fold this tick's totals and events into two frames of t. */
@@ -1056,6 +1105,9 @@ static void flows_close(struct probe *p)
 	if (!fp)
 		return;
 	ring_buffer__free(fp->rb);
+	ring_buffer__free(fp->wake_rb);
+	if (fp->wake_epfd >= 0)
+		close(fp->wake_epfd);
 	bpf_link__destroy(fp->spill_link);
 	flows_bpf__destroy(fp->skel);
 	prev_sweep(fp, true);
@@ -1181,6 +1233,7 @@ static int flows_open(struct probe *p, char **cause)
 	int err, rc, in_place;
 
 	p->priv = fp;
+	fp->wake_epfd = -1;
 	if (!feature_btf(why, sizeof(why))) {
 		*cause = xasprintf("flows: %s", why);
 		goto fail;
@@ -1218,6 +1271,20 @@ static int flows_open(struct probe *p, char **cause)
 	if (!fp->rb) {
 		*cause = xasprintf("flows: opening the events ring buffer: %s", strerror(errno));
 		goto fail;
+	}
+	/* Edge-triggered: a wakeup makes the fd readable once. */
+	if (fp->spill_prog) {
+		int wfd = bpf_map__fd(fp->skel->maps.spill_wake);
+
+		fp->wake_rb = ring_buffer__new(wfd, on_spill_wake, fp, NULL);
+		fp->wake_epfd = epoll_create1(EPOLL_CLOEXEC);
+		if (!fp->wake_rb || fp->wake_epfd < 0 ||
+		    epoll_ctl(fp->wake_epfd, EPOLL_CTL_ADD, wfd,
+			      &(struct epoll_event){.events = EPOLLIN | EPOLLET})) {
+			*cause = xasprintf("flows: watching the spill_wake ring: %s",
+					   strerror(errno));
+			goto fail;
+		}
 	}
 	fp->ncpus = libbpf_num_possible_cpus();
 	fp->boot_offset_ns = boot_offset_ns();
@@ -1297,4 +1364,6 @@ const struct probe_ops flows_probe_ops = {
 	.hooks = flows_hooks,
 	.close = flows_close,
 	.prog_fds = flows_prog_fds,
+	.wake_fd = flows_wake_fd,
+	.wake = flows_wake,
 };

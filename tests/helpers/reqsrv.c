@@ -24,7 +24,7 @@
  *       options (a 24-byte IP header) and asks the server to answer with
  *       them too.  Prints "client LPORT" at the end.
  *
- *   reqsrv many PORT CONNS ROUNDS
+ *   reqsrv many PORT CONNS ROUNDS [PAUSE_MS]
  *       Opens CONNS keep-alive connections to itself on 127.0.0.1:PORT, all
  *       open at once, then ROUNDS times sends one 8-byte request on every
  *       one and answers each with 8 bytes; prints "requests N" (CONNS *
@@ -377,20 +377,22 @@ static void full_io(int fd, char *buf, size_t n, bool wr, const char *what)
 	}
 }
 
-/* reqsrv many PORT CONNS ROUNDS: CONNS connections at once, ROUNDS requests each. */
+/* reqsrv many PORT CONNS ROUNDS [PAUSE_MS]: CONNS connections at once,
+ * ROUNDS requests each, the first PAUSE_MS after the last connection. */
 static int run_many(int argc, char **argv)
 {
 	struct sockaddr_storage sa;
 	struct rlimit rl;
-	int port, conns, rounds, one = 1, *cli, *srv, i, r;
+	int port, conns, rounds, pause_ms, one = 1, *cli, *srv, i, r;
 	char buf[8] = "request";
 	socklen_t len;
 
-	if (argc != 3)
+	if (argc != 3 && argc != 4)
 		return 2;
 	port = atoi(argv[0]);
 	conns = atoi(argv[1]);
 	rounds = atoi(argv[2]);
+	pause_ms = argc == 4 ? atoi(argv[3]) : 0;
 	if (conns <= 0 || rounds <= 0)
 		return 2;
 	rl.rlim_cur = rl.rlim_max = (rlim_t)conns * 2 + 64;
@@ -415,6 +417,8 @@ static int run_many(int argc, char **argv)
 		setsockopt(cli[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 		setsockopt(srv[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	}
+	if (pause_ms > 0)
+		usleep((useconds_t)pause_ms * 1000);
 	for (r = 0; r < rounds; r++) {
 		for (i = 0; i < conns; i++)
 			full_io(cli[i], buf, sizeof(buf), true, "sending a request");
@@ -448,6 +452,6 @@ int main(int argc, char **argv)
 				"       reqsrv client ADDR PORT N [-P pipeline] [-s req_bytes] "
 				"[-r resp_bytes] [-d delay_us] [-x unanswered] [-n rename] [-w wait_ms] "
 				"[-g gap_us] [-b bind_addr]\n"
-				"       reqsrv many PORT CONNS ROUNDS\n");
+				"       reqsrv many PORT CONNS ROUNDS [PAUSE_MS]\n");
 	return rc;
 }
