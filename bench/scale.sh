@@ -9,6 +9,11 @@
 #   flows/port N the same, recorded grouped by port (from flows where lport
 #               in (...) group by lport show count, p99(lat)): counted in the
 #               kernel per port, not per connection
+#   churn N     reqsrv churn: N short loopback connections, one after
+#               another, BENCH_ROUNDS_CHURN requests each, the server closing
+#               first (truth: N x rounds); recorded: from flows.  Beyond
+#               flow_max connections in all, each is still its own row: a
+#               closed one leaves the map
 #   threads N   workload crowd: N threads alive at once, each making 8 cheap
 #               syscalls BENCH_CALLS times (truth: N x calls of each);
 #               recorded: from syscalls
@@ -33,6 +38,7 @@
 # (both sampled from /proc/PID/smaps every 0.5 s), ticks written and ticks
 # that came late (over 1.5 intervals).
 # Environment: BENCH_FLOWS="1000 10000 100000", BENCH_FLOWS_PORT="10000 100000",
+# BENCH_CHURN=100000, BENCH_ROUNDS_CHURN=2,
 # BENCH_THREADS="100 1000 10000",
 # BENCH_FORKS="1 2 4", BENCH_TUI_FORKS=2, BENCH_ROUNDS_FLOWS=20, BENCH_CALLS=20,
 # BENCH_FORK_S=10, LATOP (default ./latop), HELPERS (default .output/helpers).
@@ -43,6 +49,8 @@ L=${LATOP:-$PWD/latop}
 H=${HELPERS:-$PWD/.output/helpers}
 FLOWS=${BENCH_FLOWS:-1000 10000 100000}
 FLOWS_PORT=${BENCH_FLOWS_PORT:-10000 100000}
+CHURN=${BENCH_CHURN:-100000}
+ROUNDS_CHURN=${BENCH_ROUNDS_CHURN:-2}
 THREADS=${BENCH_THREADS:-100 1000 10000}
 FORKS=${BENCH_FORKS:-1 2 4}
 TUI_FORKS=${BENCH_TUI_FORKS:-2}
@@ -238,6 +246,18 @@ for n in $FLOWS; do
 done
 for n in $FLOWS_PORT; do
 	flows_row flows/port "$n" "group by lport show count, p99(lat)"
+done
+
+for n in $CHURN; do
+	p=$(free_ports 1)
+	XDG_CONFIG_HOME=$tmp/flowcfg start "from flows where lport == $p"
+	"$H/reqsrv" churn "$p" "$n" "$ROUNDS_CHURN" >"$tmp/churn" 2>&1
+	finish
+	truth=$(awk '/^requests / {print $2}' "$tmp/churn")
+	if [ "${truth:-0}" -ne $((n * ROUNDS_CHURN)) ]; then
+		echo "churn $n: reqsrv churn failed: $(head -1 "$tmp/churn")"; continue
+	fi
+	row churn "$n" "$truth" "from flows show count"
 done
 
 for n in $THREADS; do

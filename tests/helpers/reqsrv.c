@@ -28,7 +28,16 @@
  *       Opens CONNS keep-alive connections to itself on 127.0.0.1:PORT, all
  *       open at once, then ROUNDS times sends one 8-byte request on every
  *       one and answers each with 8 bytes; prints "requests N" (CONNS *
- *       ROUNDS) at the end.  Raises its open-file limit to fit.
+ *       ROUNDS) at the end.  Raises its open-file limit to fit.  The first
+ *       request goes PAUSE_MS after the last connection is made.
+ *
+ *   reqsrv churn PORT CONNS ROUNDS
+ *       Makes CONNS short connections to itself on 127.0.0.1:PORT, one
+ *       after another, from 127.0.0.2 to 127.0.0.251 in turn (so that
+ *       most 4-tuples are new): each sends ROUNDS 8-byte requests, each answered
+ *       with 8 bytes, and the server closes it first (so its end, not the
+ *       client's, waits in TIME_WAIT, and the client's ports come back at
+ *       once); prints "requests N" (CONNS * ROUNDS) at the end.
  *
  * A request is a 16-byte header {u32 req_bytes, resp_bytes, delay_us,
  * flags} and padding up to req_bytes; a response is resp_bytes bytes.
@@ -437,6 +446,55 @@ static int run_many(int argc, char **argv)
 	return 0;
 }
 
+/* reqsrv churn PORT CONNS ROUNDS: CONNS short connections, one after another. */
+static int run_churn(int argc, char **argv)
+{
+	struct sockaddr_storage sa;
+	int port, conns, rounds, one = 1, cli, srv, i, r;
+	char buf[8] = "request";
+	socklen_t len;
+
+	if (argc != 3)
+		return 2;
+	port = atoi(argv[0]);
+	conns = atoi(argv[1]);
+	rounds = atoi(argv[2]);
+	if (conns <= 0 || rounds <= 0)
+		return 2;
+	len = make_addr("127.0.0.1", port, &sa);
+	lfd = socket(sa.ss_family, SOCK_STREAM, 0);
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(lfd, (struct sockaddr *)&sa, len) || listen(lfd, 128))
+		die("listen");
+	for (i = 0; i < conns; i++) {
+		struct sockaddr_in from = {.sin_family = AF_INET,
+					   .sin_addr.s_addr = htonl(0x7f000002 + i % 250)};
+
+		cli = socket(sa.ss_family, SOCK_STREAM, 0);
+		if (cli < 0 || bind(cli, (struct sockaddr *)&from, sizeof(from)) ||
+		    connect(cli, (struct sockaddr *)&sa, len))
+			die("connect");
+		srv = accept(lfd, NULL, NULL);
+		if (srv < 0)
+			die("accept");
+		setsockopt(cli, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		setsockopt(srv, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+		for (r = 0; r < rounds; r++) {
+			full_io(cli, buf, sizeof(buf), true, "sending a request");
+			full_io(srv, buf, sizeof(buf), false, "reading a request");
+			full_io(srv, buf, sizeof(buf), true, "answering");
+			full_io(cli, buf, sizeof(buf), false, "reading an answer");
+		}
+		close(srv);
+		/* The server's FIN, then the client's. */
+		if (read(cli, buf, sizeof(buf)) != 0)
+			die("reading the server's close");
+		close(cli);
+	}
+	printf("requests %lld\n", (long long)conns * rounds);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int rc = 2;
@@ -447,11 +505,14 @@ int main(int argc, char **argv)
 		rc = run_client(argc - 2, argv + 2);
 	else if (argc > 1 && !strcmp(argv[1], "many"))
 		rc = run_many(argc - 2, argv + 2);
+	else if (argc > 1 && !strcmp(argv[1], "churn"))
+		rc = run_churn(argc - 2, argv + 2);
 	if (rc == 2)
 		fprintf(stderr, "usage: reqsrv server ADDR PORT CONNS [WORKERS]\n"
 				"       reqsrv client ADDR PORT N [-P pipeline] [-s req_bytes] "
 				"[-r resp_bytes] [-d delay_us] [-x unanswered] [-n rename] [-w wait_ms] "
 				"[-g gap_us] [-b bind_addr]\n"
-				"       reqsrv many PORT CONNS ROUNDS [PAUSE_MS]\n");
+				"       reqsrv many PORT CONNS ROUNDS [PAUSE_MS]\n"
+				"       reqsrv churn PORT CONNS ROUNDS\n");
 	return rc;
 }
