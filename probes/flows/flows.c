@@ -668,15 +668,6 @@ static int64_t read_overflow(struct flows_priv *fp, struct frame *f)
 	return (int64_t)add_row(fp, f, NULL, c, &fp->ovf_prev);
 }
 
-/*
- * Attach the spill hook when the flows map is at least half full, so that
- * it is there before a connection finds no room (a connection spilled
- * before it was attached is followed from then on, its earlier responses
- * counted as unsolicited); detach it when the map is below a quarter full
- * and nothing is spilled.  Until then the hook costs nothing: it runs for
- * every segment an established socket takes.  -1 with *cause when it
- * cannot be attached.
- */
 /* Attach the spill hook (when it is not); -1 with errno. */
 static int spill_attach(struct flows_priv *fp)
 {
@@ -689,6 +680,15 @@ static int spill_attach(struct flows_priv *fp)
 	return 0;
 }
 
+/*
+ * Attach the spill hook when the flows map is at least half full, so that
+ * it is there before a connection finds no room (a connection spilled
+ * before it was attached is followed from then on, its earlier responses
+ * counted as unsolicited); detach it when the map is below a quarter full
+ * and nothing is spilled.  Until then the hook costs nothing: it runs for
+ * every segment an established socket takes.  -1 with *cause when it
+ * cannot be attached.
+ */
 static int spill_tick(struct flows_priv *fp, char **cause)
 {
 	bool want;
@@ -731,7 +731,8 @@ static int flows_wake_fd(struct probe *p)
 }
 
 /* Attach the spill hook now, not at the next tick.  A failure is left to
- * the tick, which tries again and says why. */
+ * the tick, which tries again and says why (spill_wake_pending stays set
+ * until spill_tick detaches the hook: one wake until then). */
 static void flows_wake(struct probe *p)
 {
 	struct flows_priv *fp = p->priv;
@@ -741,9 +742,7 @@ static void flows_wake(struct probe *p)
 	while (epoll_wait(fp->wake_epfd, &ev, 1, 0) > 0)
 		;
 	ring_buffer__consume(fp->wake_rb);
-	if (!spill_attach(fp))
-		return;
-	__atomic_store_n(&fp->skel->bss->spill_wake_pending, 0, __ATOMIC_RELEASE);
+	spill_attach(fp);
 }
 
 /* Read and fold this tick's totals and events into two frames of t. */

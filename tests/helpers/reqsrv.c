@@ -386,6 +386,19 @@ static void full_io(int fd, char *buf, size_t n, bool wr, const char *what)
 	}
 }
 
+/* Listen on 127.0.0.1:port (lfd); sa and the return: its address. */
+static socklen_t listen_loopback(int port, struct sockaddr_storage *sa)
+{
+	socklen_t len = make_addr("127.0.0.1", port, sa);
+	int one = 1;
+
+	lfd = socket(sa->ss_family, SOCK_STREAM, 0);
+	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
+	    bind(lfd, (struct sockaddr *)sa, len) || listen(lfd, 128))
+		die("listen");
+	return len;
+}
+
 /* reqsrv many PORT CONNS ROUNDS [PAUSE_MS]: CONNS connections at once,
  * ROUNDS requests each, the first PAUSE_MS after the last connection. */
 static int run_many(int argc, char **argv)
@@ -407,11 +420,7 @@ static int run_many(int argc, char **argv)
 	rl.rlim_cur = rl.rlim_max = (rlim_t)conns * 2 + 64;
 	if (setrlimit(RLIMIT_NOFILE, &rl))
 		die("raising the open-file limit");
-	len = make_addr("127.0.0.1", port, &sa);
-	lfd = socket(sa.ss_family, SOCK_STREAM, 0);
-	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(lfd, (struct sockaddr *)&sa, len) || listen(lfd, 128))
-		die("listen");
+	len = listen_loopback(port, &sa);
 	cli = calloc((size_t)conns, sizeof(*cli));
 	srv = calloc((size_t)conns, sizeof(*srv));
 	if (!cli || !srv)
@@ -461,11 +470,7 @@ static int run_churn(int argc, char **argv)
 	rounds = atoi(argv[2]);
 	if (conns <= 0 || rounds <= 0)
 		return 2;
-	len = make_addr("127.0.0.1", port, &sa);
-	lfd = socket(sa.ss_family, SOCK_STREAM, 0);
-	if (lfd < 0 || setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(lfd, (struct sockaddr *)&sa, len) || listen(lfd, 128))
-		die("listen");
+	len = listen_loopback(port, &sa);
 	for (i = 0; i < conns; i++) {
 		struct sockaddr_in from = {.sin_family = AF_INET,
 					   .sin_addr.s_addr = htonl(0x7f000002 + i % 250)};
