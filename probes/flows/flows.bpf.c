@@ -1111,17 +1111,15 @@ static __always_inline void flow_end(const struct fl_key *k, struct fl_stats *st
 
 /*
  * Move closed flow k (st) to departed, where user space reads its last
- * totals.  Return false when departed is full: then it stays in flows,
- * closed, for user space to read and remove.
+ * totals.  When departed is full it stays in flows, closed, for user space
+ * to read and remove.
  */
-static __always_inline bool flow_depart(const struct fl_key *k, struct fl_stats *st)
+static __always_inline void flow_depart(const struct fl_key *k, struct fl_stats *st)
 {
 	struct fl_dkey dk = {.k = *k, .born_ns = st->born_ns};
 
-	if (bpf_map_update_elem(&departed, &dk, st, BPF_NOEXIST))
-		return false;
-	bpf_map_delete_elem(&flows, k);
-	return true;
+	if (!bpf_map_update_elem(&departed, &dk, st, BPF_NOEXIST))
+		bpf_map_delete_elem(&flows, k);
 }
 
 /* Track accepted connections from establishment to close. */
@@ -1158,13 +1156,18 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 			/* The same 4-tuple again while the old connection is
 			 * still here (its close went unseen, or departed was
 			 * full at it): its totals wait in departed, whole, and
-			 * the flow starts over (born_ns tells it apart). */
+			 * the flow starts over (born_ns tells it apart).  With
+			 * departed full the old one stays, for user space to
+			 * read, and the new one is followed as a connection
+			 * the map has no room for. */
 			struct fl_dkey dk = {.k = k, .born_ns = st->born_ns};
 
 			if (!st->closed)
 				flow_end(&k, st);
-			if (bpf_map_update_elem(&departed, &dk, st, BPF_NOEXIST))
-				health_inc(FH_LOST);
+			if (bpf_map_update_elem(&departed, &dk, st, BPF_NOEXIST)) {
+				spill_new(sk, &k);
+				return 0;
+			}
 			bpf_map_update_elem(&flows, &k, init, BPF_EXIST);
 		}
 		st = bpf_map_lookup_elem(&flows, &k);
