@@ -1157,17 +1157,14 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 			 * still here (its close went unseen, or departed was
 			 * full at it): its totals wait in departed, whole, and
 			 * the flow starts over (born_ns tells it apart).  With
-			 * departed full the old one stays, for user space to
-			 * read, and the new one is followed as a connection
-			 * the map has no room for. */
+			 * departed full, what user space had not read of the
+			 * old one is lost, and counted so. */
 			struct fl_dkey dk = {.k = k, .born_ns = st->born_ns};
 
 			if (!st->closed)
 				flow_end(&k, st);
-			if (bpf_map_update_elem(&departed, &dk, st, BPF_NOEXIST)) {
-				spill_new(sk, &k);
-				return 0;
-			}
+			if (bpf_map_update_elem(&departed, &dk, st, BPF_NOEXIST))
+				health_inc(FH_LOST);
 			bpf_map_update_elem(&flows, &k, init, BPF_EXIST);
 		}
 		st = bpf_map_lookup_elem(&flows, &k);
