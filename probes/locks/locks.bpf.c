@@ -192,6 +192,21 @@ struct {
 	__type(value, struct lk_sample_rec);
 } sample_buf SEC(".maps");
 
+/*
+ * Set while lock_begin or lock_end runs on the CPU.  A contention seen then
+ * is latop's own (a map's bucket lock, a ring buffer's spinlock, taken by
+ * the program) or an interrupt's that came in the middle of it, and its
+ * contention_end may never reach lock_end: the kernel does not run a
+ * program inside itself.  Taken as the thread's own, it would hold one of
+ * its two slots until its exit gave it up, counted as evicted.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} in_lock_prog SEC(".maps");
+
 /* Samples that copied their stack this tick; user space zeroes it every tick. */
 volatile __u64 copies_used = 0;
 /* Samples a tick that copy their stack (latoprc lock_stack_copies, at most
@@ -1099,8 +1114,8 @@ static __always_inline bool key_known(__u64 lock, __u32 tgid, __u32 holder, __u3
 	return bpf_map_lookup_elem(&stats, &sk) != NULL;
 }
 
-SEC("tp_btf/contention_begin")
-int BPF_PROG(lock_begin, void *lock, unsigned int flags)
+/* Open a kernel wait of the current thread on lock (lock_begin). */
+static __always_inline void kwait_open(void *ctx, void *lock, unsigned int flags)
 {
 	struct task_struct *cur = bpf_get_current_task_btf(), *owner;
 	__u64 id = bpf_get_current_pid_tgid(), now;
@@ -1110,25 +1125,25 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 	bool sampled;
 
 	if (tgid == self_tgid || !tid)
-		return 0;
+		return;
 	kw = bpf_task_storage_get(&kwaits, cur, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!kw)
-		return 0;
+		return;
 	/* A mutex waits twice (spinning, then sleeping): keep the first start. */
 	for (i = 0; i < KWAIT_SLOTS; i++) {
 		if (kw->s[i].lock == (__u64)lock) {
 			kw->s[i].kind = kind;
-			return 0;
+			return;
 		}
 	}
 	if (!wait_wanted(cur, tgid, tid, &sampled))
-		return 0;
+		return;
 	/* Two waits open already (a third nested in them, or ends unseen):
 	 * one the query wants goes untracked, and is said so. */
 	slot = kw->s[0].lock ? 1 : 0;
 	if (kw->s[slot].lock) {
 		health_inc(LH_EVICTED);
-		return 0;
+		return;
 	}
 	now = bpf_ktime_get_ns();
 	kw->s[slot].lock = (__u64)lock;
@@ -1149,11 +1164,10 @@ int BPF_PROG(lock_begin, void *lock, unsigned int flags)
 	if (!key_known((__u64)lock, tgid, kw->s[slot].owner, kind, kw->s[slot].kflags))
 		kw->s[slot].kstack = bpf_get_stackid(ctx, &stacks, 0);
 	lock_arrive((__u64)lock, 0, kw->s[slot].owner, kind, now);
-	return 0;
 }
 
-SEC("tp_btf/contention_end")
-int BPF_PROG(lock_end, void *lock, int ret)
+/* Close the current thread's kernel wait on lock, if it has one open (lock_end). */
+static __always_inline void kwait_close(void *lock)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 	struct lkstate_key sk = {.addr = (__u64)lock};
@@ -1165,12 +1179,12 @@ int BPF_PROG(lock_end, void *lock, int ret)
 
 	kw = bpf_task_storage_get(&kwaits, cur, 0, 0);
 	if (!kw)
-		return 0;
+		return;
 	for (i = 0; i < KWAIT_SLOTS; i++)
 		if (kw->s[i].lock == (__u64)lock)
 			slot = i;
 	if (slot >= KWAIT_SLOTS)
-		return 0;
+		return;
 	now = bpf_ktime_get_ns();
 	key.kind = kw->s[slot].kind;
 	key.holder = kw->s[slot].owner;
@@ -1192,6 +1206,39 @@ int BPF_PROG(lock_end, void *lock, int ret)
 		  kw->s[slot].sampled, kw->s[slot].kstack,
 		  key.holder ? kw->s[slot].owner_comm : NULL, NULL, -1);
 	kw->s[slot].lock = 0;
+}
+
+/* The flag of this CPU's in_lock_prog, NULL should the lookup fail. */
+static __always_inline __u32 *lock_prog_flag(void)
+{
+	__u32 zero = 0;
+
+	return bpf_map_lookup_elem(&in_lock_prog, &zero);
+}
+
+SEC("tp_btf/contention_begin")
+int BPF_PROG(lock_begin, void *lock, unsigned int flags)
+{
+	__u32 *busy = lock_prog_flag();
+
+	if (!busy || *busy)
+		return 0;
+	*busy = 1;
+	kwait_open(ctx, lock, flags);
+	*busy = 0;
+	return 0;
+}
+
+SEC("tp_btf/contention_end")
+int BPF_PROG(lock_end, void *lock, int ret)
+{
+	__u32 *busy = lock_prog_flag();
+
+	if (!busy || *busy)
+		return 0;
+	*busy = 1;
+	kwait_close(lock);
+	*busy = 0;
 	return 0;
 }
 
