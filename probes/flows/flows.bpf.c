@@ -741,20 +741,31 @@ static __always_inline struct who who_spilled(struct sock *sk, struct reader_id 
 }
 
 /*
+ * How far from the new connection's next expected byte (rcv_nxt) an early
+ * segment's sequence number may be: one left there by the connection its
+ * 4-tuple had before (its requests then found no flow) starts anywhere in
+ * the 32-bit space, far from it but for 1 in 2^15.
+ */
+#define EARLY_SEQ_SLACK (1U << 16)
+
+/*
  * Queue e's segment as the first request of the new flow k in q (adding
- * its bytes to *bytes_in), unless it is another flow's or someone else
- * queued it first.
+ * its bytes to *bytes_in), unless it is another flow's, an earlier
+ * connection's of the same 4-tuple (its sequence number far from rcv_nxt,
+ * the connection's next byte), or someone else queued it first.
  */
 static __always_inline void take_early(const struct fl_key *k, struct flowq *q, __u64 *bytes_in,
-				       struct early_seg *e)
+				       __u32 rcv_nxt, struct early_seg *e)
 {
 	struct seg s;
 	__u32 nb;
 
-	if (!e->live || !key_eq(&e->s.key, k) || __sync_val_compare_and_swap(&e->live, 1, 0) != 1)
+	if (!e->live || !key_eq(&e->s.key, k) ||
+	    e->s.seq - rcv_nxt + EARLY_SEQ_SLACK >= 2 * EARLY_SEQ_SLACK ||
+	    __sync_val_compare_and_swap(&e->live, 1, 0) != 1)
 		return;
 	s = e->s;
-	if (!key_eq(&s.key, k)) {
+	if (!key_eq(&s.key, k) || s.seq - rcv_nxt + EARLY_SEQ_SLACK >= 2 * EARLY_SEQ_SLACK) {
 		/* Its CPU reused the slot between the test and the claim. */
 		__sync_lock_test_and_set(&e->live, 1);
 		return;
@@ -808,7 +819,7 @@ static __always_inline void on_ingress(struct sk_buff *skb, bool at_data, bool i
 		if (!st && flows_born != born) {
 			st = bpf_map_lookup_elem(&flows, &s.key);
 			if (st && !st->closed)
-				take_early(&s.key, &st->q, bytes_to(st, &st->bytes_unmoved), e);
+				take_early(&s.key, &st->q, bytes_to(st, &st->bytes_unmoved), s.seq, e);
 		}
 		return;
 	}
@@ -1011,14 +1022,22 @@ int BPF_PROG(rx_spill_tp_d, struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
+/* The next byte connection sk expects: at its establishment, its first. */
+static __always_inline __u32 sk_rcv_nxt(struct sock *sk)
+{
+	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
+
+	return tp ? tp->rcv_nxt : 0;
+}
+
 /*
- * Queue the first request of new flow k in q when it waits in an early
- * slot: this CPU's when its segment made the connection, another's when it
- * arrived there while this CPU completed the handshake (kernels before 5.19
- * cannot look there).
+ * Queue the first request of new flow k, whose next expected byte is
+ * rcv_nxt, in q when it waits in an early slot: this CPU's when its
+ * segment made the connection, another's when it arrived there while this
+ * CPU completed the handshake (kernels before 5.19 cannot look there).
  */
 static __always_inline void take_early_any(const struct fl_key *k, struct flowq *q,
-					   __u64 *bytes_in)
+					   __u64 *bytes_in, __u32 rcv_nxt)
 {
 	struct early_seg *e;
 	__u32 zero = 0, cpu;
@@ -1027,12 +1046,12 @@ static __always_inline void take_early_any(const struct fl_key *k, struct flowq 
 		for (cpu = 0; cpu < nr_cpus && cpu < FLOW_MAX_CPUS; cpu++) {
 			e = bpf_map_lookup_percpu_elem(&early, &zero, cpu);
 			if (e)
-				take_early(k, q, bytes_in, e);
+				take_early(k, q, bytes_in, rcv_nxt, e);
 		}
 	} else {
 		e = bpf_map_lookup_elem(&early, &zero);
 		if (e)
-			take_early(k, q, bytes_in, e);
+			take_early(k, q, bytes_in, rcv_nxt, e);
 	}
 }
 
@@ -1055,7 +1074,7 @@ static __always_inline void spill_new(struct sock *sk, const struct fl_key *k)
 	__builtin_memset(sp, 0, sizeof(*sp));
 	__sync_fetch_and_add(&spilled_n, 1);
 	health_inc(FH_SPILLED);
-	take_early_any(k, &sp->q, bytes_to(ovf, &sp->bytes_unmoved));
+	take_early_any(k, &sp->q, bytes_to(ovf, &sp->bytes_unmoved), sk_rcv_nxt(sk));
 	if (!spill_live && !spill_wake_pending &&
 	    __sync_val_compare_and_swap(&spill_wake_pending, 0, 1) == 0) {
 		__u64 *r = bpf_ringbuf_reserve(&spill_wake, sizeof(*r), 0);
@@ -1112,13 +1131,20 @@ static __always_inline void flow_end(const struct fl_key *k, struct fl_stats *st
 /*
  * Move closed flow k (st) to departed, where user space reads its last
  * totals.  When departed is full it stays in flows, closed, for user space
- * to read and remove.
+ * to read and remove.  Should its 4-tuple have come back meanwhile on
+ * another CPU (the new connection's establishment moved this one to
+ * departed and took its place), the entry under k is the new one's, and
+ * stays.
  */
 static __always_inline void flow_depart(const struct fl_key *k, struct fl_stats *st)
 {
 	struct fl_dkey dk = {.k = *k, .born_ns = st->born_ns};
+	struct fl_stats *cur;
 
-	if (!bpf_map_update_elem(&departed, &dk, st, BPF_NOEXIST))
+	if (bpf_map_update_elem(&departed, &dk, st, BPF_NOEXIST))
+		return;
+	cur = bpf_map_lookup_elem(&flows, k);
+	if (cur && cur->born_ns == dk.born_ns)
 		bpf_map_delete_elem(&flows, k);
 }
 
@@ -1158,19 +1184,22 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 			 * full at it): its totals wait in departed, whole, and
 			 * the flow starts over (born_ns tells it apart).  With
 			 * departed full, what user space had not read of the
-			 * old one is lost, and counted so. */
+			 * old one is lost, and counted so; already there, its
+			 * close is moving it on another CPU. */
 			struct fl_dkey dk = {.k = k, .born_ns = st->born_ns};
+			long err;
 
 			if (!st->closed)
 				flow_end(&k, st);
-			if (bpf_map_update_elem(&departed, &dk, st, BPF_NOEXIST))
+			err = bpf_map_update_elem(&departed, &dk, st, BPF_NOEXIST);
+			if (err && err != -PROBE_EEXIST)
 				health_inc(FH_LOST);
 			bpf_map_update_elem(&flows, &k, init, BPF_EXIST);
 		}
 		st = bpf_map_lookup_elem(&flows, &k);
 		if (st) {
 			__sync_fetch_and_add(&flows_born, 1);
-			take_early_any(&k, &st->q, bytes_to(st, &st->bytes_unmoved));
+			take_early_any(&k, &st->q, bytes_to(st, &st->bytes_unmoved), sk_rcv_nxt(sk));
 		}
 		return 0;
 	}
