@@ -60,7 +60,10 @@ assert r["p50(wait)"] <= 0.25 * demo["hold_p50_ns"], (r, demo)
 ' "$demo"; ok $? "one contended mutex, named state_lock; p99.99 wait near the hold time, none longer than the longest lock() call, median small ($out)"
 
 # A request thread preempted while holding (2 busy vCPUs) can hold long
-# once; bgsnap holds long every time: compare the median holds.
+# once; bgsnap holds long every time: its median hold against lockdemo's
+# own count of its contended holds (from the first request that came to
+# wait, as latop's hold is: with the CPUs busy, requests come to wait
+# later into a hold, and the contended part is shorter than the hold).
 out=$(json "$tmp/snap.snap" "from locks where sym == 'state_lock' group by holder_comm show count, p50(hold), max(hold), sum(holder_offcpu) order by p50(hold) desc")
 echo "$out" | python3 -c '
 import json, sys
@@ -68,11 +71,11 @@ demo = json.loads(sys.argv[1])
 rows = [json.loads(l) for l in sys.stdin]
 top = rows[0]
 assert top["holder_comm"] == "bgsnap", rows
-assert top["p50(hold)"] >= 0.3 * demo["hold_p50_ns"], (top, demo)
+assert top["p50(hold)"] >= 0.5 * demo["contended_p50_ns"], (top, demo)
 assert top["max(hold)"] <= 1.5 * demo["hold_max_ns"] + 5e6, (top, demo)
 assert top["sum(holder_offcpu)"] > 0, top
 assert any(r["holder_comm"].startswith("req-") for r in rows), rows
-' "$demo"; ok $? "bgsnap is the holder with the longest median hold (near lockdemo's own), off CPU while holding ($out)"
+' "$demo"; ok $? "bgsnap is the holder with the longest median hold, near lockdemo's own count of its contended holds, off CPU while holding ($out)"
 
 out=$(json "$tmp/snap.snap" "from locks where sym == 'state_lock' and holder_comm == 'bgsnap' group by holder_fn show sum(samples) order by sum(samples) desc")
 echo "$out" | python3 -c '
