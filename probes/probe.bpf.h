@@ -54,7 +54,6 @@ static __always_inline void health_inc(__u32 idx)
 
 #define PROBE_ENOMEM 12
 #define PROBE_EEXIST 17
-#define PROBE_EEXIST 17
 
 /*
  * Return key's entry in the hash map stats, made from zero (its value size)
