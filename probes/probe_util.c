@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "../core/cgroup.h"
@@ -294,4 +295,28 @@ uint64_t probe_sweep_hash(int fd, size_t key_size, size_t value_size, probe_stal
 	free(keys);
 	free(val);
 	return gone;
+}
+
+int probe_wake_open(int ring_fd)
+{
+	int epfd = epoll_create1(EPOLL_CLOEXEC), err;
+
+	if (epfd < 0)
+		return -1;
+	if (epoll_ctl(epfd, EPOLL_CTL_ADD, ring_fd,
+		      &(struct epoll_event){.events = EPOLLIN | EPOLLET})) {
+		err = errno;
+		close(epfd);
+		errno = err;
+		return -1;
+	}
+	return epfd;
+}
+
+void probe_wake_take(int epfd)
+{
+	struct epoll_event ev;
+
+	while (epoll_wait(epfd, &ev, 1, 0) > 0)
+		;
 }

@@ -168,4 +168,12 @@ int probe_attach_skel(const char *probe, struct bpf_object_skeleton *s, char **c
 /* List into out (at most max) the fds of obj's programs that were loaded. */
 size_t probe_prog_fds(struct bpf_object *obj, int *out, size_t max);
 
+/* An epoll fd that becomes readable once for each wakeup of BPF ring
+ * buffer ring_fd (edge-triggered: data a drain leaves in the ring does not
+ * keep it so): a probe's wake_fd.  -1 with errno. */
+int probe_wake_open(int ring_fd);
+
+/* Take the edge of wake fd epfd, so it is quiet until the next wakeup. */
+void probe_wake_take(int epfd);
+
 #endif

@@ -748,6 +748,13 @@ static __always_inline struct who who_spilled(struct sock *sk, struct reader_id 
  */
 #define EARLY_SEQ_SLACK (1U << 16)
 
+/* Return true when early segment s is new flow k's (rcv_nxt: its next byte). */
+static __always_inline bool early_is_flows(const struct seg *s, const struct fl_key *k,
+					   __u32 rcv_nxt)
+{
+	return key_eq(&s->key, k) && s->seq - rcv_nxt + EARLY_SEQ_SLACK < 2 * EARLY_SEQ_SLACK;
+}
+
 /*
  * Queue e's segment as the first request of the new flow k in q (adding
  * its bytes to *bytes_in), unless it is another flow's, an earlier
@@ -760,12 +767,11 @@ static __always_inline void take_early(const struct fl_key *k, struct flowq *q, 
 	struct seg s;
 	__u32 nb;
 
-	if (!e->live || !key_eq(&e->s.key, k) ||
-	    e->s.seq - rcv_nxt + EARLY_SEQ_SLACK >= 2 * EARLY_SEQ_SLACK ||
+	if (!e->live || !early_is_flows(&e->s, k, rcv_nxt) ||
 	    __sync_val_compare_and_swap(&e->live, 1, 0) != 1)
 		return;
 	s = e->s;
-	if (!key_eq(&s.key, k) || s.seq - rcv_nxt + EARLY_SEQ_SLACK >= 2 * EARLY_SEQ_SLACK) {
+	if (!early_is_flows(&s, k, rcv_nxt)) {
 		/* Its CPU reused the slot between the test and the claim. */
 		__sync_lock_test_and_set(&e->live, 1);
 		return;
@@ -818,6 +824,7 @@ static __always_inline void on_ingress(struct sk_buff *skb, bool at_data, bool i
 		 * then is the map looked up again. */
 		if (!st && flows_born != born) {
 			st = bpf_map_lookup_elem(&flows, &s.key);
+			/* The slot holds this segment: its own seq passes. */
 			if (st && !st->closed)
 				take_early(&s.key, &st->q, bytes_to(st, &st->bytes_unmoved), s.seq, e);
 		}

@@ -14,7 +14,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
-#include <sys/epoll.h>
 #include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
@@ -736,11 +735,8 @@ static int flows_wake_fd(struct probe *p)
 static void flows_wake(struct probe *p)
 {
 	struct flows_priv *fp = p->priv;
-	struct epoll_event ev;
 
-	/* Take the edge, so the fd is quiet until the next wakeup. */
-	while (epoll_wait(fp->wake_epfd, &ev, 1, 0) > 0)
-		;
+	probe_wake_take(fp->wake_epfd);
 	ring_buffer__consume(fp->wake_rb);
 	spill_attach(fp);
 }
@@ -1271,15 +1267,12 @@ static int flows_open(struct probe *p, char **cause)
 		*cause = xasprintf("flows: opening the events ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	/* Edge-triggered: a wakeup makes the fd readable once. */
 	if (fp->spill_prog) {
 		int wfd = bpf_map__fd(fp->skel->maps.spill_wake);
 
 		fp->wake_rb = ring_buffer__new(wfd, on_spill_wake, fp, NULL);
-		fp->wake_epfd = epoll_create1(EPOLL_CLOEXEC);
-		if (!fp->wake_rb || fp->wake_epfd < 0 ||
-		    epoll_ctl(fp->wake_epfd, EPOLL_CTL_ADD, wfd,
-			      &(struct epoll_event){.events = EPOLLIN | EPOLLET})) {
+		fp->wake_epfd = fp->wake_rb ? probe_wake_open(wfd) : -1;
+		if (fp->wake_epfd < 0) {
 			*cause = xasprintf("flows: watching the spill_wake ring: %s",
 					   strerror(errno));
 			goto fail;

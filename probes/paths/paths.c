@@ -13,7 +13,6 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
-#include <sys/epoll.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "../../core/clock.h"
@@ -347,11 +346,8 @@ static int paths_wake_fd(struct probe *p)
 static void paths_wake(struct probe *p)
 {
 	struct paths_priv *sp = p->priv;
-	struct epoll_event ev;
 
-	/* Take the edge, so the fd is quiet until the next wakeup. */
-	while (epoll_wait(sp->epfd, &ev, 1, 0) > 0)
-		;
+	probe_wake_take(sp->epfd);
 	drain(sp);	/* an error is the tick's to report */
 	/* Only now may a record wake us again: clearing it before the drain
 	 * would let every record of it wake us. */
@@ -480,12 +476,8 @@ static int paths_open(struct probe *p, char **cause)
 		*cause = xasprintf("paths: opening the records ring buffer: %s", strerror(errno));
 		goto fail;
 	}
-	/* Edge-triggered: a wakeup makes the fd readable once, and data left
-	 * in the ring after a drain does not keep it so. */
-	sp->epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (sp->epfd < 0 ||
-	    epoll_ctl(sp->epfd, EPOLL_CTL_ADD, bpf_map__fd(sp->skel->maps.records),
-		      &(struct epoll_event){.events = EPOLLIN | EPOLLET})) {
+	sp->epfd = probe_wake_open(bpf_map__fd(sp->skel->maps.records));
+	if (sp->epfd < 0) {
 		*cause = xasprintf("paths: watching the records ring: %s", strerror(errno));
 		goto fail;
 	}
