@@ -741,10 +741,13 @@ static __always_inline struct who who_spilled(struct sock *sk, struct reader_id 
 }
 
 /*
- * How far from the new connection's next expected byte (rcv_nxt) an early
- * segment's sequence number may be: one left there by the connection its
- * 4-tuple had before (its requests then found no flow) starts anywhere in
- * the 32-bit space, far from it but for 1 in 2^15.
+ * How far past the new connection's next expected byte (rcv_nxt, at its
+ * establishment the first byte of data) an early segment may start.  One
+ * left there by the connection its 4-tuple had before (its requests then
+ * found no flow) starts before it: TCP's initial sequence numbers for one
+ * 4-tuple grow with time (about 16 million a second), past any byte of an
+ * earlier connection of it but for a gap of 2^32; an older one's lands
+ * in this window 1 time in 2^16.
  */
 #define EARLY_SEQ_SLACK (1U << 16)
 
@@ -752,13 +755,13 @@ static __always_inline struct who who_spilled(struct sock *sk, struct reader_id 
 static __always_inline bool early_is_flows(const struct seg *s, const struct fl_key *k,
 					   __u32 rcv_nxt)
 {
-	return key_eq(&s->key, k) && s->seq - rcv_nxt + EARLY_SEQ_SLACK < 2 * EARLY_SEQ_SLACK;
+	return key_eq(&s->key, k) && s->seq - rcv_nxt < EARLY_SEQ_SLACK;
 }
 
 /*
  * Queue e's segment as the first request of the new flow k in q (adding
  * its bytes to *bytes_in), unless it is another flow's, an earlier
- * connection's of the same 4-tuple (its sequence number far from rcv_nxt,
+ * connection's of the same 4-tuple (its sequence number before rcv_nxt,
  * the connection's next byte), or someone else queued it first.
  */
 static __always_inline void take_early(const struct fl_key *k, struct flowq *q, __u64 *bytes_in,
