@@ -193,7 +193,7 @@ struct {
 } events SEC(".maps");
 
 /* A connection the flows map had no room for: its matching state, and the
- * bytes it received under a FLOW_AGG mask before its server was known. */
+ * bytes it received not yet in its row (fl_stats.bytes_unmoved). */
 struct fl_spill {
 	struct flowq q;
 	__u64 bytes_unmoved;
@@ -591,14 +591,6 @@ static __always_inline __u32 keymask(void)
 	return filter_keymask[filter_idx & 1];
 }
 
-/* Where a connection's received bytes go: its row's totals (own: its
- * flows entry, or the overflow row), or under a FLOW_AGG mask *unmoved
- * until its server is known. */
-static __always_inline __u64 *bytes_to(struct fl_stats *own, __u64 *unmoved)
-{
-	return keymask() & FLOW_AGG ? unmoved : &own->bytes_in;
-}
-
 /*
  * The row connection k (served by w) counts in under key mask m: own (its
  * flows entry, or the overflow row for a spilled connection), or under a
@@ -621,8 +613,9 @@ static __always_inline struct fl_stats *row_of(const struct fl_key *k, const str
 }
 
 /*
- * Add the bytes a connection received under a FLOW_AGG mask (*unmoved) to
- * row, now that its server is known (kept: the filter keeps the flow).
+ * Add the bytes a connection received before its server was known, or
+ * under a FLOW_AGG mask (*unmoved), to row, now that its server is known
+ * (kept: the filter keeps the flow).
  * Ingress may add more on another CPU meanwhile: those wait for the next
  * move.
  */
@@ -664,8 +657,8 @@ static __always_inline void count_request(const struct fl_key *k, struct fl_stat
 /*
  * A response segment of flow k at now: match it in q and count what it
  * answered or evicted in st (the flow's totals, its group's, or the
- * overflow row's), with the bytes the connection received under a FLOW_AGG
- * mask (*unmoved).  The filter runs once, unless it tests lat: then once
+ * overflow row's), with the bytes the connection received before its server
+ * was known or under a FLOW_AGG mask (*unmoved).  The filter runs once, unless it tests lat: then once
  * for each latency.
  */
 static __always_inline void respond(const struct fl_key *k, struct flowq *q, __u64 *unmoved,
@@ -760,11 +753,12 @@ static __always_inline bool early_is_flows(const struct seg *s, const struct fl_
 
 /*
  * Queue e's segment as the first request of the new flow k in q (adding
- * its bytes to *bytes_in), unless it is another flow's, an earlier
- * connection's of the same 4-tuple (its sequence number before rcv_nxt,
- * the connection's next byte), or someone else queued it first.
+ * its bytes to *unmoved: its server is not known yet), unless it is
+ * another flow's, an earlier connection's of the same 4-tuple (its
+ * sequence number before rcv_nxt, the connection's next byte), or someone
+ * else queued it first.
  */
-static __always_inline void take_early(const struct fl_key *k, struct flowq *q, __u64 *bytes_in,
+static __always_inline void take_early(const struct fl_key *k, struct flowq *q, __u64 *unmoved,
 				       __u32 rcv_nxt, struct early_seg *e)
 {
 	struct seg s;
@@ -782,21 +776,31 @@ static __always_inline void take_early(const struct fl_key *k, struct flowq *q, 
 	if (fq_request(q, s.seq, s.len, s.psh && !s.fin, e->t_ns, &nb) == FQ_FULL)
 		health_inc(FH_FULL);
 	if (nb)
-		__sync_fetch_and_add(bytes_in, nb);
+		__sync_fetch_and_add(unmoved, nb);
 }
 
-/* Queue request segment s of flow k, arrived at now, in q; count its new
- * bytes in *bytes (the flow's totals, its unmoved bytes, or the overflow
- * row's). */
-static __always_inline void request(const struct fl_key *k, struct flowq *q, __u64 *bytes,
-				    const struct who *w, const struct seg *s, __u64 now)
+/*
+ * Queue request segment s of flow k (served by w), arrived at now, in q;
+ * count its new bytes in *own (the flow's totals, or the overflow row's)
+ * when the filter keeps the flow.  Until its server is known, or under a
+ * FLOW_AGG mask until its group is, they wait in *unmoved instead, judged
+ * by the filter when its next response or its close moves them (a filter
+ * on pid or comm cannot judge them before, nor count them as kept).
+ */
+static __always_inline void request(const struct fl_key *k, struct flowq *q, __u64 *own,
+				    __u64 *unmoved, const struct who *w, const struct seg *s,
+				    __u64 now)
 {
 	__u32 nb;
 
 	if (fq_request(q, s->seq, s->len, s->psh && !s->fin, now, &nb) == FQ_FULL)
 		health_inc(FH_FULL);
-	if (nb && keep_flow(k, w))
-		__sync_fetch_and_add(bytes, nb);
+	if (!nb)
+		return;
+	if (!w->pid || (keymask() & FLOW_AGG))
+		__sync_fetch_and_add(unmoved, nb);
+	else if (keep_flow(k, w))
+		__sync_fetch_and_add(own, nb);
 }
 
 /* A segment entering the host (network header at skb->data when at_data;
@@ -829,12 +833,12 @@ static __always_inline void on_ingress(struct sk_buff *skb, bool at_data, bool i
 			st = bpf_map_lookup_elem(&flows, &s.key);
 			/* The slot holds this segment: its own seq passes. */
 			if (st && !st->closed)
-				take_early(&s.key, &st->q, bytes_to(st, &st->bytes_unmoved), s.seq, e);
+				take_early(&s.key, &st->q, &st->bytes_unmoved, s.seq, e);
 		}
 		return;
 	}
 	w = who_of(st);
-	request(&s.key, &st->q, bytes_to(st, &st->bytes_unmoved), &w, &s, bpf_ktime_get_ns());
+	request(&s.key, &st->q, &st->bytes_in, &st->bytes_unmoved, &w, &s, bpf_ktime_get_ns());
 }
 
 /*
@@ -883,7 +887,7 @@ static __always_inline void on_ingress_spill(struct sock *sk, struct sk_buff *sk
 	if (!ovf)
 		return;
 	w = who_spilled(sk, &none);
-	request(&s.key, &sp->q, bytes_to(ovf, &sp->bytes_unmoved), &w, &s, arrival(&s));
+	request(&s.key, &sp->q, &ovf->bytes_in, &sp->bytes_unmoved, &w, &s, arrival(&s));
 }
 
 /* A segment leaving the host (headers read in place when in_place). */
@@ -1047,7 +1051,7 @@ static __always_inline __u32 sk_rcv_nxt(struct sock *sk)
  * CPU completed the handshake (kernels before 5.19 cannot look there).
  */
 static __always_inline void take_early_any(const struct fl_key *k, struct flowq *q,
-					   __u64 *bytes_in, __u32 rcv_nxt)
+					   __u64 *unmoved, __u32 rcv_nxt)
 {
 	struct early_seg *e;
 	__u32 zero = 0, cpu;
@@ -1056,12 +1060,12 @@ static __always_inline void take_early_any(const struct fl_key *k, struct flowq 
 		for (cpu = 0; cpu < nr_cpus && cpu < FLOW_MAX_CPUS; cpu++) {
 			e = bpf_map_lookup_percpu_elem(&early, &zero, cpu);
 			if (e)
-				take_early(k, q, bytes_in, rcv_nxt, e);
+				take_early(k, q, unmoved, rcv_nxt, e);
 		}
 	} else {
 		e = bpf_map_lookup_elem(&early, &zero);
 		if (e)
-			take_early(k, q, bytes_in, rcv_nxt, e);
+			take_early(k, q, unmoved, rcv_nxt, e);
 	}
 }
 
@@ -1084,7 +1088,7 @@ static __always_inline void spill_new(struct sock *sk, const struct fl_key *k)
 	__builtin_memset(sp, 0, sizeof(*sp));
 	__sync_fetch_and_add(&spilled_n, 1);
 	health_inc(FH_SPILLED);
-	take_early_any(k, &sp->q, bytes_to(ovf, &sp->bytes_unmoved), sk_rcv_nxt(sk));
+	take_early_any(k, &sp->q, &sp->bytes_unmoved, sk_rcv_nxt(sk));
 	if (!spill_live && !spill_wake_pending &&
 	    __sync_val_compare_and_swap(&spill_wake_pending, 0, 1) == 0) {
 		__u64 *r = bpf_ringbuf_reserve(&spill_wake, sizeof(*r), 0);
@@ -1209,7 +1213,7 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 		st = bpf_map_lookup_elem(&flows, &k);
 		if (st) {
 			__sync_fetch_and_add(&flows_born, 1);
-			take_early_any(&k, &st->q, bytes_to(st, &st->bytes_unmoved), sk_rcv_nxt(sk));
+			take_early_any(&k, &st->q, &st->bytes_unmoved, sk_rcv_nxt(sk));
 		}
 		return 0;
 	}

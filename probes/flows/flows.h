@@ -138,9 +138,9 @@ struct fl_stats {
 	__u64 bytes_out;	/* payload sent (retransmissions once) */
 	__u64 evicted;		/* requests never answered */
 	__u64 unsolicited;	/* responses with no request to answer */
-	__u64 bytes_unmoved;	/* payload received under a FLOW_AGG mask, not yet
-				 * added to the group of the flow's server: its next
-				 * response or its close moves them */
+	__u64 bytes_unmoved;	/* payload received before the flow's server is known,
+				 * or under a FLOW_AGG mask, not yet added to its row:
+				 * its next response or its close moves them */
 	__u32 pid;		/* the process that last read from the socket */
 	__u32 closed;		/* the connection closed: user space removes it */
 	__u64 sk;		/* the socket that made the flow (0 when seeded from

@@ -200,11 +200,17 @@ assert rows == [("reqsrv", 100), ("reqsrv-renamed", 100)], rows
 # connection (two answers 400 ms late each) while the second's request sits
 # in its socket for ticks.  Its bytes are its reader's, shown under reqsrv,
 # not in a row of their own under pid 0.  (Φ is the default here: no
-# request waits past it.)
+# request waits past it.)  Recordings filtered on the server's name (not
+# known until it reads) count those bytes too, per connection and grouped.
 PW=$((base + 4))
 XDG_CONFIG_HOME=$tmp/none "$L" record -o "$tmp/wait.snap" -i 100ms --quiet \
 	-q "from flows where lport == $PW" & rec_pid=$!
-wait_recording "$tmp/wait.snap"
+XDG_CONFIG_HOME=$tmp/none "$L" record -o "$tmp/waitc.snap" -i 100ms --quiet \
+	-q "from flows where comm == 'reqsrv'" & rec_c=$!
+XDG_CONFIG_HOME=$tmp/none "$L" record -o "$tmp/waitg.snap" -i 100ms --quiet \
+	-q "from flows where comm == 'reqsrv' group by lport" & rec_pid="$rec_pid $rec_c $!"
+wait_recording "$tmp/wait.snap" && wait_recording "$tmp/waitc.snap" &&
+	wait_recording "$tmp/waitg.snap"
 "$R" server 127.0.0.1 $PW 2 1 > "$tmp/srvw" & sw=$!
 wait_ready "$tmp/srvw"
 "$R" client 127.0.0.1 $PW 2 -d 400000 >/dev/null & cw=$!
@@ -212,12 +218,23 @@ sleep 0.2
 "$R" client 127.0.0.1 $PW 1 -s 4000 >/dev/null
 wait $cw $sw; sleep 0.5
 kill -TERM $rec_pid; wait $rec_pid; rec_pid=
-out=$("$L" report "$tmp/wait.snap" --json -q "from flows group by rport, pid, comm show count, sum(bytes_in)")
-echo "$out" | python3 -c '
+# unread SNAP: SNAP's rows of port PW are the two connections, whole.
+unread() {
+	"$L" report "$1" --json -q "from flows where lport == $PW group by rport, pid, comm \
+show count, sum(bytes_in)" 2>/dev/null | python3 -c '
 import json, sys
 rows = [json.loads(l) for l in sys.stdin if l.strip()]
 assert len(rows) == 2 and all(r["comm"] == "reqsrv" and r["pid"] > 0 for r in rows), rows
 assert sorted(r["count"] for r in rows) == [1, 2], rows
 assert sorted(r["sum(bytes_in)"] for r in rows) == [128, 4000], rows
-'; ok $? "a request left unread for ticks: its bytes under the process that reads it, one row a connection ($(echo $out | head -c 300))"
+print(json.dumps(rows))'
+}
+out=$(unread "$tmp/wait.snap" 2>&1)
+ok $? "a request left unread for ticks: its bytes under the process that reads it, one row a connection ($(echo $out | head -c 300))"
+out=$(unread "$tmp/waitc.snap" 2>&1)
+ok $? "the same filtered on the server's name: every byte ($(echo $out | head -c 300))"
+out=$("$L" report "$tmp/waitg.snap" --json -q "from flows where lport == $PW group by lport \
+show count, sum(bytes_in)" 2>/dev/null)
+[ "$out" = "{\"lport\":$PW,\"count\":3,\"sum(bytes_in)\":4128}" ]
+ok $? "the same grouped in the kernel: every byte ($out)"
 done_testing
