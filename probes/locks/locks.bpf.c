@@ -25,7 +25,9 @@
  *
  * While a lock has waiters, its holder is in the holders map.  A cpu-clock
  * perf event samples every CPU; its program records a stack only when the
- * running thread is in that map.  A hold of a user lock that no tick
+ * running thread is in that map, or is named owner by its process's last
+ * contended glibc mutex while others wait (a thread that took the lock
+ * between a release and the woken waiter's return, which no wait saw).  A hold of a user lock that no tick
  * sampled is sampled when its holder leaves the CPU (where it blocked) or,
  * failing that, when it releases the lock (the unlock's caller): every
  * contended hold gets a sample, however short.  A sample is taken in the holder's own context and
@@ -163,6 +165,19 @@ struct {
 	__type(key, __u32);
 	__type(value, struct lk_early_wake);
 } early_wakes SEC(".maps");
+
+/*
+ * Each process's last contended glibc mutex, for the sampler: a thread
+ * that took it with no kernel event (between a release and the return of
+ * the waiter it woke: it barged in) is its holder from its first sample,
+ * not from the next wait.  LRU: the processes gone make room.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, LK_DEFAULT_WAITS);
+	__type(key, __u32);
+	__type(value, struct lk_proclock);
+} proc_locks SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_STACK_TRACE);
@@ -524,6 +539,16 @@ static __always_inline void release_sample(void *ctx, __u32 tgid, __u32 tid, __u
 		holder_sample_send(ctx, h, tgid, tid, LS_RELEASE, 1);
 }
 
+/* Note glibc mutex addr as process tgid's last contended one. */
+static __always_inline void proc_lock_note(__u32 tgid, __u64 addr)
+{
+	struct lk_proclock *pl = bpf_map_lookup_elem(&proc_locks, &tgid);
+	struct lk_proclock v = {.addr = addr};
+
+	if (!pl || pl->addr != addr)
+		bpf_map_update_elem(&proc_locks, &tgid, &v, BPF_ANY);
+}
+
 /* A waiter arrives at lock (addr, tgid) whose holder is owner (0: unknown). */
 static __always_inline void lock_arrive(__u64 addr, __u32 tgid, __u32 owner, __u32 kind,
 					__u64 now)
@@ -544,6 +569,8 @@ static __always_inline void lock_arrive(__u64 addr, __u32 tgid, __u32 owner, __u
 	__sync_fetch_and_add(&st->nwait, 1);
 	if (!owner)
 		return;
+	if (kind == LK_MUTEX)
+		proc_lock_note(tgid, addr);
 	if (st->holder != owner) {
 		st->holder = owner;
 		st->since_ns = now;
@@ -905,8 +932,11 @@ static __always_inline void futex_wait_end(struct task_struct *task, __u32 tgid,
 	wait_done(task, &key, tid, w.start_ns, now, hold_start, hold_end, w.sampled, -1,
 		  holder_comm, best < LK_RELS ? st : NULL,
 		  futex_by_sched && (filter_need[filter_idx & 1] & LK_NEED_CGROUP) ? (__s64)w.cg_bits : -1);
-	if (st && lkstate_leave(st, &sk) && woken && (w.kind == LK_MUTEX || w.kind == LK_PI)) {
-		/* Woken with others still waiting: it takes the lock next. */
+	if (st && lkstate_leave(st, &sk) && woken && (w.kind == LK_MUTEX || w.kind == LK_PI) &&
+	    !st->holder) {
+		/* Woken with others still waiting: it takes the lock next,
+		 * unless a holder was found since the release (a thread that
+		 * barged in while this one was slow to run, sampled). */
 		st->holder = tid;
 		st->since_ns = now;
 		holder_set(tid, w.addr, tgid, w.kind, true);
@@ -1347,6 +1377,39 @@ int BPF_PROG(sched_switch, bool preempt, struct task_struct *prev,
 	return 0;
 }
 
+/*
+ * The current thread tid of tgid as the holder of its process's last
+ * contended glibc mutex, when the mutex names it its owner and others wait
+ * for it: it took the lock with no kernel event (after a release, before
+ * the waiter that release woke came back), and no wait has seen it yet.
+ * Its hold counts from now: when it took the lock is not known, and the
+ * release before may be long before (its woken waiter slow to run).  NULL
+ * when it holds none.
+ */
+static __always_inline struct lk_holder *holder_barged(__u32 tgid, __u32 tid)
+{
+	struct lk_proclock *pl = bpf_map_lookup_elem(&proc_locks, &tgid);
+	struct lkstate_key k = {};
+	struct lkstate *st;
+	__u32 owner = 0;
+
+	if (!pl)
+		return NULL;
+	k.addr = pl->addr;
+	k.tgid = tgid;
+	if (bpf_probe_read_user(&owner, sizeof(owner), (void *)(k.addr + 8)) || owner != tid)
+		return NULL;
+	st = bpf_map_lookup_elem(&lkstates, &k);
+	if (!st || (__s32)st->nwait <= 0)
+		return NULL;
+	if (st->holder != tid) {
+		st->holder = tid;
+		st->since_ns = bpf_ktime_get_ns();
+	}
+	holder_set(tid, k.addr, tgid, LK_MUTEX, true);
+	return bpf_map_lookup_elem(&holders, &tid);
+}
+
 SEC("perf_event")
 int holder_sample(struct bpf_perf_event_data *ctx)
 {
@@ -1357,7 +1420,11 @@ int holder_sample(struct bpf_perf_event_data *ctx)
 	if (!tid)
 		return 0;
 	h = bpf_map_lookup_elem(&holders, &tid);
-	if (!h || !holder_holds(h, tid, true))
+	if (!h)
+		h = holder_barged(id >> 32, tid);
+	else if (!holder_holds(h, tid, true))
+		return 0;
+	if (!h)
 		return 0;
 	holder_sample_send(ctx, h, id >> 32, tid, LS_TICK, 0);
 	return 0;

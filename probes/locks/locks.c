@@ -929,11 +929,13 @@ static void sampler_choice(struct hook_choice *c)
 /* A stats hash entry: its key and value, and the element header and the
  * allocator's share, about 64 bytes on 6.1. */
 #define LK_KEY_BYTES (sizeof(struct lk_key) + sizeof(struct lk_stats) + 64)
-/* A thread's entries in the four matching tables (a wait, its lock's state,
- * a holder, an early wake), each with its element header. */
+/* A thread's entries in the five matching tables (a wait, its lock's state,
+ * a holder, an early wake, its process's last contended mutex), each with
+ * its element header. */
 #define LK_WAIT_BYTES (sizeof(struct lk_uwait) + sizeof(struct lkstate) + \
 		       sizeof(struct lk_holder) + sizeof(struct lk_early_wake) + \
-		       3 * sizeof(__u32) + sizeof(struct lkstate_key) + 4 * 64)
+		       sizeof(struct lk_proclock) + 4 * sizeof(__u32) + \
+		       sizeof(struct lkstate_key) + 5 * 64)
 
 /* Return latoprc's lock_max, or the default that fits this machine (said,
  * when it is bad). */
@@ -1014,7 +1016,8 @@ static int locks_open(struct probe *p, char **cause)
 	if (bpf_map__set_max_entries(sp->skel->maps.uwaits, sp->max_waits) ||
 	    bpf_map__set_max_entries(sp->skel->maps.lkstates, sp->max_waits) ||
 	    bpf_map__set_max_entries(sp->skel->maps.holders, sp->max_waits) ||
-	    bpf_map__set_max_entries(sp->skel->maps.early_wakes, sp->max_waits)) {
+	    bpf_map__set_max_entries(sp->skel->maps.early_wakes, sp->max_waits) ||
+	    bpf_map__set_max_entries(sp->skel->maps.proc_locks, sp->max_waits)) {
 		*cause = xasprintf("locks: sizing the matching tables to %u: %s", sp->max_waits,
 				   strerror(errno));
 		goto fail;

@@ -226,6 +226,11 @@ struct lk_holder {
 	__u8 pad2[3];
 };
 
+/* A process's last contended glibc mutex (the sampler's proc_locks). */
+struct lk_proclock {
+	__u64 addr;
+};
+
 /* A futex waiter woken before it got off the CPU (found at its switch-out). */
 struct lk_early_wake {
 	__u64 ts_ns;

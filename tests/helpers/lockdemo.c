@@ -28,6 +28,17 @@
  *                              many timed out, and how many times the thread
  *                              went to sleep in them (a call whose timer fired
  *                              before it got off the CPU never sleeps).
+ *   lockdemo barge MS N        N rounds on one mutex, each: the main thread
+ *                              holds it while two threads wait in the kernel
+ *                              (futex(FUTEX_WAIT) on its word, as glibc's lock
+ *                              does, but they never take it); it releases,
+ *                              waking the first ("woken"), and "barger" takes
+ *                              the lock at once, with no kernel event, and
+ *                              holds it MS ms in barge_hold().  "woken" comes
+ *                              back MS/2 ms later and waits again (for at
+ *                              most MS ms); barger's release wakes the other
+ *                              ("waiter", which gives up after MS + 300 ms).
+ *                              Prints barger's holds 1.5 s after the last.
  *   lockdemo crowd N K         N threads ("crowd-N") wait at once: K rounds, in
  *                              each every thread makes one futex(FUTEX_WAIT)
  *                              call on a word of its own, sleeping until its
@@ -318,6 +329,141 @@ static void *crowd_main(void *arg)
 	return NULL;
 }
 
+static pthread_mutex_t barge_lock = PTHREAD_MUTEX_INITIALIZER;
+static volatile int barge_go, barge_done, barge_waits;
+static volatile pid_t barge_tid;
+static uint64_t barge_ns;
+
+/* Wait in the kernel on barge_lock's word, as glibc's lock does when it is
+ * held (word 2: held with waiters), for at most ms; or (ms 0) until woken,
+ * then again MS/2 ms later, for at most MS ms. */
+static void *barge_wait(void *arg)
+{
+	long ms = (long)(intptr_t)arg;
+	struct timespec to = {ms / 1000, (ms % 1000) * 1000000};
+	int *word = &barge_lock.__data.__lock;
+
+	pthread_setname_np(pthread_self(), ms ? "waiter" : "woken");
+	__atomic_exchange_n(word, 2, __ATOMIC_ACQ_REL);
+	barge_tid = (pid_t)syscall(SYS_gettid);
+	if (syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 2, ms ? &to : NULL, NULL, 0) &&
+	    errno != ETIMEDOUT && errno != EAGAIN)
+		die("futex wait");
+	if (!ms) {
+		/* Back late, as a woken waiter may be: the lock is barger's, and
+		 * it waits again (barger's release wakes the first waiter). */
+		to.tv_sec = run_ms / 1000;
+		to.tv_nsec = (run_ms % 1000) * 1000000;
+		sleep_ms(run_ms / 2);
+		__atomic_exchange_n(word, 2, __ATOMIC_ACQ_REL);
+		if (syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, 2, &to, NULL, 0) &&
+		    errno != ETIMEDOUT && errno != EAGAIN)
+			die("futex wait");
+	}
+	__atomic_add_fetch(&barge_waits, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* What barger does while it holds the lock: work for run_ms, the clock
+ * (the vDSO's) read once every 10,000 steps. */
+static __attribute__((noinline)) void barge_hold(void)
+{
+	uint64_t t0 = now_ns();
+	volatile uint32_t x = 1;
+	int i;
+
+	while (now_ns() - t0 < (uint64_t)run_ms * 1000000)
+		for (i = 0; i < 10000; i++)
+			x = x * 31 + 7;
+}
+
+/* Take barge_lock as soon as it is released, hold it in barge_hold(). */
+static void *barge_main(void *arg)
+{
+	long rounds = (long)(intptr_t)arg, r;
+
+	pthread_setname_np(pthread_self(), "barger");
+	for (r = 0; r < rounds; r++) {
+		uint64_t t0;
+
+		while (__atomic_load_n(&barge_go, __ATOMIC_ACQUIRE) <= r)
+			sched_yield();
+		pthread_mutex_lock(&barge_lock);
+		t0 = now_ns();
+		barge_hold();
+		barge_ns += now_ns() - t0;
+		pthread_mutex_unlock(&barge_lock);
+		__atomic_store_n(&barge_done, r + 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+/* Return true when thread t of this process sleeps in futex(2): off its
+ * run queue in a futex wait (its wchan; /proc's syscall file names futex
+ * already while the thread, preempted, has yet to sleep). */
+static int in_futex(pid_t t)
+{
+	char path[64], buf[64] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/wchan", (int)t);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = 0;
+	fclose(f);
+	return !strncmp(buf, "futex", 5);
+}
+
+/* Start barge_wait(ms), detached, and return once it sleeps in the kernel. */
+static void barge_waiter(long ms)
+{
+	pthread_attr_t a;
+	pthread_t t;
+	pid_t tid;
+
+	barge_tid = 0;
+	if (pthread_attr_init(&a) || pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) ||
+	    pthread_create(&t, &a, barge_wait, (void *)(intptr_t)ms))
+		die("pthread_create");
+	pthread_attr_destroy(&a);
+	while (!(tid = barge_tid))
+		sleep_ms(1);
+	while (!in_futex(tid))
+		sleep_ms(1);
+	sleep_ms(2);	/* past the switch that put it to sleep */
+}
+
+/* n rounds of a barged-in hold (see the top of this file).  Nothing is
+ * joined (a join waits on a futex): the ends are awaited by sleeping. */
+static void run_barge(long n)
+{
+	pthread_attr_t a;
+	pthread_t b;
+	long r;
+
+	handshake();
+	if (pthread_attr_init(&a) || pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED) ||
+	    pthread_create(&b, &a, barge_main, (void *)(intptr_t)n))
+		die("pthread_create");
+	pthread_attr_destroy(&a);
+	for (r = 0; r < n; r++) {
+		pthread_mutex_lock(&barge_lock);
+		barge_waiter(0);
+		barge_waiter(run_ms + 300);
+		pthread_mutex_unlock(&barge_lock);
+		__atomic_store_n(&barge_go, r + 1, __ATOMIC_RELEASE);
+		while (__atomic_load_n(&barge_waits, __ATOMIC_ACQUIRE) < 2 * (r + 1) ||
+		       __atomic_load_n(&barge_done, __ATOMIC_ACQUIRE) <= r)
+			sleep_ms(1);
+	}
+	/* Alive a while yet: a recorder reads its last samples' stacks. */
+	sleep_ms(1500);
+	printf("{\"pid\": %d, \"mode\": \"barge\", \"rounds\": %ld, \"hold_ns\": %llu}\n",
+	       getpid(), n, (unsigned long long)barge_ns);
+}
+
 /* Run n threads that wait at once, k rounds; print how many waits.  The
  * threads are not joined (a join may wait on a futex): their end is awaited
  * by sleeping. */
@@ -378,7 +524,7 @@ int main(int argc, char **argv)
 
 	if (argc != 4) {
 		fprintf(stderr, "usage: lockdemo snapshot MS DIR | mmap MS N | bench MS N | "
-			"words N K | crowd N K\n");
+			"words N K | crowd N K | barge MS N\n");
 		return 2;
 	}
 	run_ms = atol(argv[2]);
@@ -389,6 +535,8 @@ int main(int argc, char **argv)
 		run_threads(mapper_main, atol(argv[3]), "mmap");
 	} else if (!strcmp(argv[1], "words")) {
 		run_words(atol(argv[2]), atol(argv[3]));
+	} else if (!strcmp(argv[1], "barge")) {
+		run_barge(atol(argv[3]));
 	} else if (!strcmp(argv[1], "crowd")) {
 		run_crowd(atol(argv[2]), atol(argv[3]));
 	} else if (!strcmp(argv[1], "bench")) {

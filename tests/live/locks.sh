@@ -173,4 +173,30 @@ assert rows[0]["sym"] == "state_lock" and rows[0]["count"] >= 20, rows
 # reads them again.
 assert all(r["sym"] for r in rows), rows
 '; ok $? "lockdemo of 300 ms, gone before the first 4 s tick: its waits are on state_lock, every lock named ($(echo $out))"
+
+# A holder that took the lock with no kernel event: main releases (waking
+# "woken"), "barger" takes the lock at once and holds it 300 ms in
+# barge_hold() while "waiter" waits on; woken waits again only 150 ms in.
+# Barger is the holder from its first sample (the mutex names its owner),
+# not from woken's second wait: the hold its waiters waited through is all
+# 300 ms but a sampler's period, and barge_hold is what it ran.
+run "$tmp/barge.snap" "threshold 1us" barge 300 3; ok $? "recording lockdemo barge exits 0"
+demo=$(sed 's/^r//' "$tmp/out")
+out=$(json "$tmp/barge.snap" "from locks where holder_comm == 'barger' and kind == 'mutex' \
+group by holder_comm show count, min(hold), max(hold)" 2>/dev/null)
+echo "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+# Waiter'"'"'s 3 waits and woken'"'"'s 3 second ones; min(hold) is a histogram
+# bucket'"'"'s floor, within 1/16 of the hold.
+assert len(rows) == 1 and rows[0]["count"] == 6, rows
+assert rows[0]["min(hold)"] >= 0.8 * 300e6, rows
+'; ok $? "a holder that barged in: its whole hold counts, from its first sample ($demo; $(echo $out))"
+out=$(json "$tmp/barge.snap" "from locks where holder_comm == 'barger' group by holder_fn \
+show sum(samples) order by sum(samples) desc" 2>/dev/null)
+echo "$out" | python3 -c '
+import json, sys
+rows = [json.loads(l) for l in sys.stdin]
+assert rows and rows[0]["holder_fn"] == "barge_hold" and rows[0]["sum(samples)"] > 0, rows
+'; ok $? "a holder that barged in: its samples name barge_hold ($(echo $out))"
 done_testing
