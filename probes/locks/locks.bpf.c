@@ -480,6 +480,20 @@ static __always_inline __u64 stack_copy(struct lk_sample_rec *e)
 #endif
 
 /*
+ * Whether a tick's sample may take a record of this tick's budget: ticks
+ * take half of it at most, the rest is kept for the waits and for the one
+ * sample each hold gets where it blocks or ends unsampled (a busy lock's
+ * holders, sampled at every tick on every CPU, would take it all).
+ */
+static __always_inline bool tick_share(void)
+{
+	const struct filter_prog *f = filter_cur();
+	__u64 budget = f->max_events ? f->max_events : PROBE_MAX_EVENTS;
+
+	return events_used < budget / 2;
+}
+
+/*
  * Send a stack sample of the current thread tid of tgid, holder h: within
  * this tick's stack_copies its user registers and up to LK_STACK_BYTES
  * of its user stack, else its frame-pointer user stack id; and at a tick
@@ -494,10 +508,16 @@ static __always_inline void holder_sample_send(void *ctx, struct lk_holder *h, _
 	__u64 len = 0;
 
 	h->seen = 1;
-	h->nsamples++;
 	health_inc(LH_SAMPLES);
+	if (why == LS_TICK && !tick_share()) {
+		health_inc(LH_BUDGET);
+		return;
+	}
 	if (!budget_take())
 		return;
+	/* Only a sample sent spares the hold its one at a switch-out or
+	 * release. */
+	h->nsamples++;
 	e = bpf_map_lookup_elem(&sample_buf, &slot);
 	if (!e)
 		return;
