@@ -6,7 +6,8 @@
  * and include probes/filter.h before this header.  A probe that sends single
  * events also defines PROBE_MAX_EVENTS (its budget per tick without BUFFER)
  * and PROBE_HEALTH_BUDGET (the counter of events over it), and gets
- * budget_take() and events_used, which user space zeroes every tick.
+ * budget_take(), budget_max() and events_used, which user space zeroes every
+ * tick.
  */
 #ifndef LATOP_PROBE_BPF_H
 #define LATOP_PROBE_BPF_H
@@ -113,13 +114,18 @@ static __always_inline const struct filter_prog *filter_cur(void)
 /* Single events sent this tick; user space zeroes it every tick. */
 volatile __u64 events_used = 0;
 
+/* This tick's budget: the query's BUFFER, else the probe's default. */
+static __always_inline __u64 budget_max(void)
+{
+	const struct filter_prog *f = filter_cur();
+
+	return f->max_events ? f->max_events : PROBE_MAX_EVENTS;
+}
+
 /* Take one event's place in this tick's budget; false (counted) when spent. */
 static __always_inline bool budget_take(void)
 {
-	const struct filter_prog *f = filter_cur();
-	__u64 budget = f->max_events ? f->max_events : PROBE_MAX_EVENTS;
-
-	if (events_used >= budget) {
+	if (events_used >= budget_max()) {
 		health_inc(PROBE_HEALTH_BUDGET);
 		return false;
 	}

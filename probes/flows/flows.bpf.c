@@ -658,8 +658,8 @@ static __always_inline void count_request(const struct fl_key *k, struct fl_stat
  * A response segment of flow k at now: match it in q and count what it
  * answered or evicted in st (the flow's totals, its group's, or the
  * overflow row's), with the bytes the connection received before its server
- * was known or under a FLOW_AGG mask (*unmoved).  The filter runs once, unless it tests lat: then once
- * for each latency.
+ * was known or under a FLOW_AGG mask (*unmoved).  The filter runs once,
+ * unless it tests lat: then once for each latency.
  */
 static __always_inline void respond(const struct fl_key *k, struct flowq *q, __u64 *unmoved,
 				    struct fl_stats *st, const struct who *w, const struct seg *s,

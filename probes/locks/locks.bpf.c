@@ -27,10 +27,11 @@
  * perf event samples every CPU; its program records a stack only when the
  * running thread is in that map, or is named owner by its process's last
  * contended glibc mutex while others wait (a thread that took the lock
- * between a release and the woken waiter's return, which no wait saw).  A hold of a user lock that no tick
- * sampled is sampled when its holder leaves the CPU (where it blocked) or,
- * failing that, when it releases the lock (the unlock's caller): every
- * contended hold gets a sample, however short.  A sample is taken in the holder's own context and
+ * between a release and the woken waiter's return, which no wait saw).
+ * A hold of a user lock that no tick sampled is sampled when its holder
+ * leaves the CPU (where it blocked) or, failing that, when it releases the
+ * lock (the unlock's caller): every contended hold gets a sample, however
+ * short.  A sample is taken in the holder's own context and
  * copies its user registers and stack, which user space unwinds with the
  * DWARF call frame information (code without frame pointers too).
  * sched_switch records when such a holder leaves the CPU and why
@@ -487,10 +488,7 @@ static __always_inline __u64 stack_copy(struct lk_sample_rec *e)
  */
 static __always_inline bool tick_share(void)
 {
-	const struct filter_prog *f = filter_cur();
-	__u64 budget = f->max_events ? f->max_events : PROBE_MAX_EVENTS;
-
-	return events_used < budget / 2;
+	return events_used < budget_max() / 2;
 }
 
 /*
