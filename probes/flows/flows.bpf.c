@@ -53,8 +53,10 @@
 #define ETH_P_IPV6 0x86DD
 #define IPPROTO_TCP 6
 #define TCP_ESTABLISHED 1
+#define TCP_SYN_SENT 2
 #define TCP_SYN_RECV 3
 #define TCP_CLOSE 7
+#define TCP_CLOSE_WAIT 8
 #define TCP_LISTEN 10
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -169,16 +171,23 @@ static const struct fl_stats zero_stats;
 /* Who read a socket last: its process, the reading thread's name and cgroup. */
 struct reader_id {
 	__u32 tgid;
-	__u32 pad;
+	__u32 flags;			/* READER_CONNECTING */
 	__u64 comm[FLOW_COMM_LEN / 8];	/* as the kernel keeps it, NUL-padded */
 	__u64 cgroup;			/* cgroup v2 id */
 };
 
 /*
+ * The socket opened a connection (connect()) from a served port, found at
+ * its establishment: it is never a flow, and recv_len passes it at once.
+ */
+#define READER_CONNECTING 1
+
+/*
  * The reader last seen on each socket, kept on the socket: recv() by the
  * same process under the same name in the same cgroup again, on a flow or
  * not, needs no lookup; a reader renamed (exec, prctl, pthread_setname_np)
- * or moved to another cgroup is learnt anew.
+ * or moved to another cgroup is learnt anew.  A socket with no entry has
+ * never been read (recv_len adopts it when no flow has it).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -1036,12 +1045,16 @@ int BPF_PROG(rx_spill_tp_d, struct sock *sk, struct sk_buff *skb)
 	return 0;
 }
 
-/* The next byte connection sk expects: at its establishment, its first. */
-static __always_inline __u32 sk_rcv_nxt(struct sock *sk)
+/*
+ * The sequence number of the first byte connection sk received (or will
+ * receive): the next byte it expects less every byte it took so far (the
+ * FIN's too; at its establishment, none).
+ */
+static __always_inline __u32 sk_first_seq(struct sock *sk)
 {
 	struct tcp_sock *tp = bpf_skc_to_tcp_sock(sk);
 
-	return tp ? tp->rcv_nxt : 0;
+	return tp ? tp->rcv_nxt - (__u32)tp->bytes_received : 0;
 }
 
 /*
@@ -1088,7 +1101,7 @@ static __always_inline void spill_new(struct sock *sk, const struct fl_key *k)
 	__builtin_memset(sp, 0, sizeof(*sp));
 	__sync_fetch_and_add(&spilled_n, 1);
 	health_inc(FH_SPILLED);
-	take_early_any(k, &sp->q, &sp->bytes_unmoved, sk_rcv_nxt(sk));
+	take_early_any(k, &sp->q, &sp->bytes_unmoved, sk_first_seq(sk));
 	if (!spill_live && !spill_wake_pending &&
 	    __sync_val_compare_and_swap(&spill_wake_pending, 0, 1) == 0) {
 		__u64 *r = bpf_ringbuf_reserve(&spill_wake, sizeof(*r), 0);
@@ -1162,6 +1175,56 @@ static __always_inline void flow_depart(const struct fl_key *k, struct fl_stats 
 		bpf_map_delete_elem(&flows, k);
 }
 
+/*
+ * Add flow k of socket sk to the flows map, born now; the result of the
+ * update (an error when k is there already or the map is full).
+ */
+static __always_inline long flow_insert(struct sock *sk, const struct fl_key *k)
+{
+	__u32 zero = 0;
+	struct fl_stats *init = bpf_map_lookup_elem(&newborn, &zero);
+
+	if (!init)
+		return -1;
+	init->born_ns = bpf_ktime_get_ns();
+	init->sk = (__u64)sk;
+	return bpf_map_update_elem(&flows, k, init, BPF_NOEXIST);
+}
+
+/* Let the ingress hooks look again, and queue new flow k's first request
+ * (st) when it waits in an early slot. */
+static __always_inline void flow_born(struct sock *sk, const struct fl_key *k, struct fl_stats *st)
+{
+	__sync_fetch_and_add(&flows_born, 1);
+	take_early_any(k, &st->q, &st->bytes_unmoved, sk_first_seq(sk));
+}
+
+/*
+ * Follow accepted connection sk (key k), in no flow at its first read:
+ * its establishment ran no program (this kernel skipped the run, counted
+ * as lost, or ran none where it runs none, in some sandboxes' threads).
+ * Its first request is queued when it still waits in an early slot;
+ * responses to requests that came before and did not are unsolicited.
+ * Sockets followed in spill, a full map and states past the peer's
+ * close are left as they are.
+ */
+static __always_inline struct fl_stats *flow_adopt(struct sock *sk, const struct fl_key *k)
+{
+	struct fl_stats *st;
+	__u8 state = sk->__sk_common.skc_state;
+
+	if (state != TCP_ESTABLISHED && state != TCP_CLOSE_WAIT)
+		return NULL;
+	if (spilled_n > 0 && bpf_sk_storage_get(&spill, sk, 0, 0))
+		return NULL;
+	if (flow_insert(sk, k))
+		return NULL;
+	st = bpf_map_lookup_elem(&flows, k);
+	if (st)
+		flow_born(sk, k, st);
+	return st;
+}
+
 /* Track accepted connections from establishment to close. */
 SEC("tp_btf/inet_sock_set_state")
 int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
@@ -1175,6 +1238,18 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 		port_served(k.lport, true);
 		return 0;
 	}
+	if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_SENT) {
+		/* A connection opened from a served port is no flow: its
+		 * first read must not adopt it. */
+		struct reader_id *r;
+
+		if (!port_served(k.lport, false))
+			return 0;
+		r = bpf_sk_storage_get(&reader, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
+		if (r)
+			r->flags = READER_CONNECTING;
+		return 0;
+	}
 	if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
 		__u32 zero = 0;
 		struct fl_stats *init = bpf_map_lookup_elem(&newborn, &zero);
@@ -1184,9 +1259,7 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 		port_served(k.lport, true);
 		if (!init)
 			return 0;
-		init->born_ns = bpf_ktime_get_ns();
-		init->sk = (__u64)sk;
-		if (bpf_map_update_elem(&flows, &k, init, BPF_NOEXIST)) {
+		if (flow_insert(sk, &k)) {
 			st = bpf_map_lookup_elem(&flows, &k);
 			if (!st) {
 				/* The map is full. */
@@ -1211,10 +1284,8 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 			bpf_map_update_elem(&flows, &k, init, BPF_EXIST);
 		}
 		st = bpf_map_lookup_elem(&flows, &k);
-		if (st) {
-			__sync_fetch_and_add(&flows_born, 1);
-			take_early_any(&k, &st->q, &st->bytes_unmoved, sk_rcv_nxt(sk));
-		}
+		if (st)
+			flow_born(sk, &k, st);
 		return 0;
 	}
 	if (newstate != TCP_CLOSE)
@@ -1245,7 +1316,8 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
  * its reading thread is now.  The kernel pads a name with zeros, so two
  * loads read it whole.  A socket whose local port no one serves (the
  * client end of a connection) is no flow's, and passes before any helper
- * call.
+ * call; so does one that connected from a served port.  A socket's first
+ * read that finds no flow adopts its connection (flow_adopt).
  */
 SEC("tp_btf/sock_recv_length")
 int BPF_PROG(recv_len, struct sock *sk, int ret, int flags)
@@ -1256,6 +1328,7 @@ int BPF_PROG(recv_len, struct sock *sk, int ret, int flags)
 	struct reader_id *seen;
 	struct fl_stats *st;
 	struct fl_key k;
+	__u32 first;
 
 	if (ret <= 0 || !port_served(sk->__sk_common.skc_num, false))
 		return 0;
@@ -1266,12 +1339,18 @@ int BPF_PROG(recv_len, struct sock *sk, int ret, int flags)
 		.cgroup = task_cgroup_id(task),
 	};
 	seen = bpf_sk_storage_get(&reader, sk, 0, 0);
+	first = !seen;
+	barrier_var(first);	/* kept apart: the verifier refuses st | seen */
+	if (seen && (seen->flags & READER_CONNECTING))
+		return 0;
 	if (seen && seen->tgid == id.tgid && seen->comm[0] == id.comm[0] &&
 	    seen->comm[1] == id.comm[1] && seen->cgroup == id.cgroup)
 		return 0;
 	if (!sock_key(sk, &k))
 		return 0;
 	st = bpf_map_lookup_elem(&flows, &k);
+	if (!st && first)
+		st = flow_adopt(sk, &k);
 	if (st) {
 		st->pid = id.tgid;
 		__builtin_memcpy(st->comm, id.comm, sizeof(st->comm));
