@@ -102,28 +102,19 @@ ok $? "a connection to $P accepted, from port $cport ($(cat "$tmp/cli.err"))"
 
 # The recorder's flows entry of that connection, removed: as if its
 # establishment ran no program.  Prints what it removed.
-python3 - "$rec_pid" "$P" "$cport" > "$tmp/removed" 2>&1 <<'EOF'
-import json, os, subprocess, sys
-pid, lport, rport = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
-ids = set()
-for fd in os.listdir("/proc/%s/fdinfo" % pid):
-    try:
-        for line in open("/proc/%s/fdinfo/%s" % (pid, fd)):
-            if line.startswith("map_id:"):
-                ids.add(int(line.split()[1]))
-    except OSError:
-        pass
-bt = lambda *a: json.loads(subprocess.run(["bpftool", "-j"] + list(a), capture_output=True,
-                                          text=True, check=True).stdout)
-m = [m["id"] for m in bt("map", "show") if m["id"] in ids and m.get("name") == "flows"]
-assert len(m) == 1, m
+fmap=$("$LATOP_TOP/scripts/held-maps" "$rec_pid" | awk '$2 == "flows" {print $1}')
+python3 - "$fmap" "$P" "$cport" > "$tmp/removed" 2>&1 <<'EOF'
+import json, subprocess, sys
+m, lport, rport = sys.argv[1], int(sys.argv[2]), int(sys.argv[3])
+assert m.isdigit(), "no flows map (%r)" % m
+dump = json.loads(subprocess.run(["bpftool", "-j", "map", "dump", "id", m], capture_output=True,
+                                 text=True, check=True).stdout)
 found = 0
-for e in bt("map", "dump", "id", str(m[0])):
+for e in dump:
     key = bytes(int(b, 16) for b in e["key"])
     if int.from_bytes(key[32:36], "little") == lport and \
        int.from_bytes(key[36:40], "little") == rport:
-        subprocess.run(["bpftool", "map", "delete", "id", str(m[0]), "key"] + e["key"],
-                       check=True)
+        subprocess.run(["bpftool", "map", "delete", "id", m, "key"] + e["key"], check=True)
         found += 1
 print("removed", found)
 assert found == 1

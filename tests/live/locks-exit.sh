@@ -29,23 +29,7 @@ ok $? "latop probes names the exit hook"
 # the running recorder's uwaits table; sets id and key.
 open_wait() {
 	local uw
-	uw=$(python3 - "$rec_pid" <<'EOF'
-import json, os, subprocess, sys
-pid = sys.argv[1]
-ids = set()
-for fd in os.listdir("/proc/%s/fdinfo" % pid):
-    try:
-        for line in open("/proc/%s/fdinfo/%s" % (pid, fd)):
-            if line.startswith("map_id:"):
-                ids.add(int(line.split()[1]))
-    except OSError:
-        pass
-maps = json.loads(subprocess.run(["bpftool", "-j", "map", "show"], capture_output=True,
-                                 text=True, check=True).stdout)
-m = [m for m in maps if m["id"] in ids and m.get("name") == "uwaits"]
-print(m[0]["id"], m[0]["bytes_value"])
-EOF
-)
+	uw=$("$LATOP_TOP/scripts/held-maps" "$rec_pid" | awk '$2 == "uwaits" {print $1, $4; exit}')
 	id=${uw% *}
 	key=$(python3 -c 'import sys; print(" ".join(str(b) for b in int(sys.argv[1]).to_bytes(4, "little")))' "$1")
 	[ -n "$id" ] && bpftool map update id "$id" key $key \
