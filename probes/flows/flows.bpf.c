@@ -1175,20 +1175,18 @@ static __always_inline void flow_depart(const struct fl_key *k, struct fl_stats 
 		bpf_map_delete_elem(&flows, k);
 }
 
-/*
- * Add flow k of socket sk to the flows map, born now; the result of the
- * update (an error when k is there already or the map is full).
- */
-static __always_inline long flow_insert(struct sock *sk, const struct fl_key *k)
+/* The first value of a flow of socket sk, born now (this CPU's newborn),
+ * or NULL. */
+static __always_inline struct fl_stats *newborn_of(struct sock *sk)
 {
 	__u32 zero = 0;
 	struct fl_stats *init = bpf_map_lookup_elem(&newborn, &zero);
 
-	if (!init)
-		return -1;
-	init->born_ns = bpf_ktime_get_ns();
-	init->sk = (__u64)sk;
-	return bpf_map_update_elem(&flows, k, init, BPF_NOEXIST);
+	if (init) {
+		init->born_ns = bpf_ktime_get_ns();
+		init->sk = (__u64)sk;
+	}
+	return init;
 }
 
 /* Let the ingress hooks look again, and queue new flow k's first request
@@ -1203,21 +1201,22 @@ static __always_inline void flow_born(struct sock *sk, const struct fl_key *k, s
  * Follow accepted connection sk (key k), in no flow at its first read:
  * its establishment ran no program (this kernel skipped the run, counted
  * as lost, or ran none where it runs none, in some sandboxes' threads).
- * Its first request is queued when it still waits in an early slot;
- * responses to requests that came before and did not are unsolicited.
+ * Its first request is queued when it still waits in an early slot; a
+ * response to an earlier request no slot holds any more is unsolicited.
  * Sockets followed in spill, a full map and states past the peer's
  * close are left as they are.
  */
 static __always_inline struct fl_stats *flow_adopt(struct sock *sk, const struct fl_key *k)
 {
-	struct fl_stats *st;
+	struct fl_stats *st, *init;
 	__u8 state = sk->__sk_common.skc_state;
 
 	if (state != TCP_ESTABLISHED && state != TCP_CLOSE_WAIT)
 		return NULL;
 	if (spilled_n > 0 && bpf_sk_storage_get(&spill, sk, 0, 0))
 		return NULL;
-	if (flow_insert(sk, k))
+	init = newborn_of(sk);
+	if (!init || bpf_map_update_elem(&flows, k, init, BPF_NOEXIST))
 		return NULL;
 	st = bpf_map_lookup_elem(&flows, k);
 	if (st)
@@ -1251,15 +1250,15 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 		return 0;
 	}
 	if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
-		__u32 zero = 0;
-		struct fl_stats *init = bpf_map_lookup_elem(&newborn, &zero);
+		struct fl_stats *init;
 
 		/* A listener from before latop, in a namespace it did not
 		 * look in. */
 		port_served(k.lport, true);
+		init = newborn_of(sk);
 		if (!init)
 			return 0;
-		if (flow_insert(sk, &k)) {
+		if (bpf_map_update_elem(&flows, &k, init, BPF_NOEXIST)) {
 			st = bpf_map_lookup_elem(&flows, &k);
 			if (!st) {
 				/* The map is full. */
