@@ -39,7 +39,8 @@
 # vCPUs spin at the jump label being patched in syscall_trace_enter
 # (int3 and sync IPIs of text_poke_bp in flight), "soft lockup" until
 # qemu's timeout.  Single was 25 of 25 clean runs of syscalls-fentry and
-# no slower (21-26 s a run).
+# no slower (21-26 s a run).  vm/flows-handshake runs under multi unless
+# told otherwise: its race needs two vCPUs running at once.
 set -u
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	echo "1..0 # SKIP tests/vm/lib.sh is the library the vm tests source, not a test"
