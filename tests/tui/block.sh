@@ -12,7 +12,7 @@ tui_require
 need_root
 command -v losetup >/dev/null || skip_all "no losetup (util-linux)"
 tmp=$(mktemp -d); loop=; bg_pid=; rec_pid=
-trap 'tmux kill-session -t "$S" 2>/dev/null; [ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; [ -n "$bg_pid" ] && kill -9 $bg_pid 2>/dev/null; [ -n "$loop" ] && losetup -d $loop; rm -rf "$tmp" /dev/shm/latop-tui-$$.img' EXIT
+trap 'tui_end; [ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; [ -n "$bg_pid" ] && kill -9 $bg_pid 2>/dev/null; [ -n "$loop" ] && losetup -d $loop; rm -rf "$tmp" /dev/shm/latop-tui-$$.img' EXIT
 truncate -s 64M /dev/shm/latop-tui-$$.img
 loop=$(losetup -f --show /dev/shm/latop-tui-$$.img) || skip_all "losetup failed"
 D=$(basename "$loop")

@@ -13,7 +13,7 @@ tui_require
 
 tmp=$(mktemp -d)
 cleanup() {
-	tmux kill-session -t "$S" 2>/dev/null
+	tui_end
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

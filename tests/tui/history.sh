@@ -16,7 +16,7 @@ tmp=$(mktemp -d)
 loops=()
 cleanup() {
 	[ ${#loops[@]} -gt 0 ] && kill "${loops[@]}" 2>/dev/null
-	tmux kill-session -t "$S" 2>/dev/null
+	tui_end
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -8,11 +8,30 @@
 #   wait_gone ERE [SECS]   wait until it no longer matches (at most SECS, 10)
 #   check STATUS DESC      ok, and on failure the screen as TAP comments
 #   keys KEY...            send keys; type_text TEXT sends TEXT literally
+#   tui_end                stop the test's tmux server (in its EXIT trap)
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	echo "1..0 # SKIP tests/tui/lib.sh is the library the tui tests source, not a test"
 	exit 0
 fi
 BIN=$(realpath "${LATOP_BIN:-.output/san/latop}" 2>/dev/null)
+
+# Every tmux command of a test goes to a server of its own, which outlives
+# its last session: start kills a test's session before it makes the next,
+# and a tmux client that reaches a server on its way out after its last
+# session fails ("server exited unexpectedly": 2 of 300 kill-then-new
+# cycles here, a test's checks lost with it).  Its socket and config are
+# made at the first command; tui_end stops it and removes them.
+TUI_TMUX=${TMPDIR:-/tmp}/latop-tmux-$$
+tmux() {
+	if [ ! -e "$TUI_TMUX/tmux.conf" ]; then
+		mkdir -p "$TUI_TMUX" && echo 'set-option -s exit-empty off' >"$TUI_TMUX/tmux.conf"
+	fi
+	command tmux -S "$TUI_TMUX/sock" -f "$TUI_TMUX/tmux.conf" "$@"
+}
+tui_end() {
+	[ -e "$TUI_TMUX/sock" ] && command tmux -S "$TUI_TMUX/sock" kill-server 2>/dev/null
+	rm -rf "$TUI_TMUX"
+}
 
 tui_require() {
 	command -v tmux >/dev/null || skip_all "tmux is not installed"

@@ -15,7 +15,7 @@ need_root
 
 tmp=$(mktemp -d) rec_pid= demo_pid=
 cleanup() {
-	tmux kill-session -t "$S" 2>/dev/null
+	tui_end
 	[ -n "$rec_pid" ] && kill -9 "$rec_pid" 2>/dev/null
 	[ -n "$demo_pid" ] && kill -9 "$demo_pid" 2>/dev/null
 	rm -rf "$tmp"

@@ -12,7 +12,7 @@ tui_require
 need_root
 tmp=$(mktemp -d); pids=()
 cleanup() {
-	tmux kill-session -t "$S" 2>/dev/null
+	tui_end
 	for p in "${pids[@]}"; do kill -9 $p 2>/dev/null; wait $p 2>/dev/null; done
 	rm -rf "$tmp"
 }

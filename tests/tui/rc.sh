@@ -15,7 +15,7 @@ need_root
 
 tmp=$(mktemp -d)
 cleanup() {
-	tmux kill-session -t "$S" 2>/dev/null
+	tui_end
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

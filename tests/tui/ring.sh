@@ -14,7 +14,7 @@ tmp=$(mktemp -d)
 wl_pid=
 cleanup() {
 	[ -n "$wl_pid" ] && kill "$wl_pid" 2>/dev/null
-	tmux kill-session -t "$S" 2>/dev/null
+	tui_end
 	rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -14,7 +14,7 @@ need_root
 tmp=$(mktemp -d)
 wl_pid=
 cleanup() {
-	tmux kill-session -t "$S" 2>/dev/null
+	tui_end
 	[ -n "$wl_pid" ] && kill "$wl_pid" 2>/dev/null
 	rm -rf "$tmp"
 }
