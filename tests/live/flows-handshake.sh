@@ -91,20 +91,7 @@ fi
 "$L" report "$tmp/x.snap" --json -q "from flows group by rport show count, sum(evicted), sum(bytes_in), \
 sum(bytes_out)" > "$tmp/flows.json" 2>"$tmp/report.err"
 ok $? "report --json over the recording"
-out=$(python3 - "$tmp" $N <<'PY' 2>&1
-import json, sys
-tmp, n = sys.argv[1], int(sys.argv[2])
-rows = [json.loads(l) for l in open(tmp + "/flows.json")]
-ports = {int(l.split()[1]) for l in open(tmp + "/cli") if l.startswith("client ")}
-by = {r["rport"]: r for r in rows}
-bad = [p for p in sorted(ports) if p not in by or (by[p]["count"], by[p]["sum(evicted)"],
-       by[p]["sum(bytes_in)"], by[p]["sum(bytes_out)"]) != (2, 0, 128, 128)]
-total = sum(r["count"] for r in rows)
-print("%d flows, %d requests counted; wrong: %s" % (len(by), total,
-      ", ".join("%d %s" % (p, by.get(p)) for p in bad[:5]) or "none"))
-sys.exit(1 if bad or len(ports) != n or total != 2 * n else 0)
-PY
-)
+out=$("$LATOP_TOP/scripts/synrace-rows" "$tmp/flows.json" "$tmp/cli" $N 2>&1)
 ok $? "every connection: 2 requests counted, none evicted, 128 bytes each way ($out)"
 
 out=$("$L" report "$tmp/other.snap" --json -q "from flows" 2>&1 | grep -v '"health"' | head -c 300)

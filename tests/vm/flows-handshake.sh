@@ -79,19 +79,6 @@ fi
 "$L" report "$S/x.snap" --json -q "from flows group by rport show count, sum(evicted), \
 sum(bytes_in), sum(bytes_out)" >"$S/flows.json" 2>"$S/flows.err"
 ok $? "report --json over the recording ($(cat "$S/flows.err"))"
-out=$(python3 - "$S" $N <<'PY' 2>&1
-import collections, json, sys
-s, n = sys.argv[1], int(sys.argv[2])
-rows = [json.loads(l) for l in open(s + "/flows.json") if '"health"' not in l]
-ports = {int(l.split()[1]) for l in open(s + "/cli") if l.startswith("client ")}
-by = {r["rport"]: r for r in rows}
-got = {p: (by[p]["count"], by[p]["sum(evicted)"], by[p]["sum(bytes_in)"], by[p]["sum(bytes_out)"])
-       if p in by else None for p in ports}
-shapes = collections.Counter(v[:2] if v else "no row" for v in got.values())
-print("%d connections; (requests, evicted): %s" % (len(ports),
-      ", ".join("%s x%d" % (k, c) for k, c in sorted(shapes.items(), key=str))))
-sys.exit(0 if len(ports) == n and all(v == (2, 0, 128, 128) for v in got.values()) else 1)
-PY
-)
+out=$("$top/scripts/synrace-rows" "$S/flows.json" "$S/cli" $N 2>&1)
 ok $? "every connection: 2 requests counted, none evicted, 128 bytes each way ($out)"
 done_testing
