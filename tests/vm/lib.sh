@@ -40,7 +40,9 @@
 # (int3 and sync IPIs of text_poke_bp in flight), "soft lockup" until
 # qemu's timeout.  Single was 25 of 25 clean runs of syscalls-fentry and
 # no slower (21-26 s a run).  vm/flows-handshake runs under multi unless
-# told otherwise: its race needs two vCPUs running at once.
+# told otherwise: its race needs two vCPUs running at once.  Under single
+# a thread's on-CPU time includes the other vCPU's turns: vm/syscalls-fentry,
+# which checks where a call's time went, runs one vCPU.
 set -u
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then
 	echo "1..0 # SKIP tests/vm/lib.sh is the library the vm tests source, not a test"
