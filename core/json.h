@@ -14,12 +14,4 @@
  */
 void json_str(FILE *out, const char *s);
 
-/*
- * Return the length of the well-formed UTF-8 sequence at s (1 to 4), or 0
- * if the bytes there do not form one (RFC 3629's table: no overlong forms,
- * no surrogates, nothing above U+10FFFF).  Reads at most up to s's first
- * byte that does not continue a sequence (a NUL ends it).
- */
-int json_utf8_len(const unsigned char *s);
-
 #endif

@@ -3,7 +3,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include "../core/json.h"
+#include "../core/utf8.h"
 #include "../core/xalloc.h"
 #include "expose.h"
 
@@ -107,7 +107,7 @@ static void put_escaped(FILE *out, const char *s, bool quote)
 	const unsigned char *p = (const unsigned char *)(s ? s : "");
 
 	while (*p) {
-		int n = json_utf8_len(p);
+		int n = utf8_len(p);
 
 		if (*p == '\\' || (quote && *p == '"'))
 			fprintf(out, "\\%c", *p);

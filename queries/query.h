@@ -157,7 +157,10 @@ static inline struct result_val *result_row(const struct result *r, size_t i)
 
 enum result_format { RF_TEXT, RF_JSON, RF_CSV };
 /* Print a result as text, JSON or CSV.  JSON: one object per line per row
- * (JSON Lines), keyed by column name; durations in ns. */
+ * (JSON Lines), keyed by column name; durations in ns.  JSON and CSV are
+ * valid UTF-8 whatever the strings hold; text gives every string whole,
+ * made safe for a terminal (utf8_clean), in columns as wide as a terminal
+ * shows their widest cell. */
 void result_print(FILE *out, const struct result *r, enum result_format fmt);
 /* A value as the TUI shows it ("1.84ms", "12.3K", "read"; "-" for no value). */
 void result_format_val(const struct result *r, size_t col, const struct result_val *v,

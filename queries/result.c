@@ -8,6 +8,9 @@
  * value, dist() as {"count":N,"buckets":[[low,count],...]}.  BASELINE ratios
  * are reals ("p99(lat)/base": 3.52); text shows them as 3.52x.  CSV has a
  * header row, the same numbers, RFC 4180 quoting, and empty fields for null.
+ * JSON and CSV are valid UTF-8 (a byte that starts no well-formed sequence
+ * is U+FFFD); text gives strings whole, stray bytes as U+FFFD and control
+ * characters as '?', and pads by the columns a terminal shows, not bytes.
  * GROUP BY time(...)'s time column is local time: "2026-11-25 10:00:10" as
  * text, RFC 3339 with the offset ("2026-11-25T10:00:10+01:00") in JSON
  * (a string) and CSV.
@@ -17,6 +20,7 @@
 #include <string.h>
 #include "../core/fmt.h"
 #include "../core/json.h"
+#include "../core/utf8.h"
 #include "../core/xalloc.h"
 #include "ast.h"
 #include "qtime.h"
@@ -100,20 +104,29 @@ static void result_json_val(FILE *out, const struct result_col *c, const struct 
 		result_number(out, c, v);
 }
 
-/* Print a CSV field, quoting it when it holds a comma, quote or newline. */
+/* Print a CSV field, quoting it when it holds a comma, quote or newline;
+ * valid UTF-8 whatever s holds (a byte that starts no well-formed
+ * sequence is U+FFFD, as in JSON). */
 static void result_csv_str(FILE *out, const char *s)
 {
-	if (!strpbrk(s, ",\"\r\n")) {
-		fputs(s, out);
-		return;
-	}
-	fputc('"', out);
-	for (; *s; s++) {
-		if (*s == '"')
+	const unsigned char *p = (const unsigned char *)s;
+	bool quote = strpbrk(s, ",\"\r\n") != NULL;
+
+	if (quote)
+		fputc('"', out);
+	while (*p) {
+		int n = utf8_len(p);
+
+		if (*p == '"')
 			fputc('"', out);
-		fputc(*s, out);
+		if (n)
+			fwrite(p, 1, (size_t)n, out);
+		else
+			fputs("\xef\xbf\xbd", out);
+		p += n ? n : 1;
 	}
-	fputc('"', out);
+	if (quote)
+		fputc('"', out);
 }
 
 /* Print one value as CSV. */
@@ -144,37 +157,58 @@ static void result_csv_val(FILE *out, const struct result_col *c, const struct r
 	}
 }
 
-/* Print rows as aligned text with a header. */
+/*
+ * Return one cell as text (malloc'd): a string whole, made safe for a
+ * terminal (utf8_clean); anything else as the TUI formats it.
+ */
+static char *result_text_cell(const struct result *r, size_t col, const struct result_val *v)
+{
+	const struct result_col *c = &r->cols[col];
+	char b[64];
+
+	if (!v->null && !c->time && (c->type == FT_STR || c->type == FT_IP))
+		return utf8_clean(v->s);
+	result_format_val(r, col, v, b, sizeof(b));
+	return utf8_clean(b);
+}
+
+/* Print rows as aligned text with a header: columns as wide as a terminal
+ * shows their widest cell, strings never cut. */
 static void result_text(FILE *out, const struct result *r)
 {
 	size_t i, j, *w = xcalloc(r->ncols + 1, sizeof(*w));
-	char *cells = xcalloc((r->nrows + 1) * r->ncols + 1, 64);
+	char **cells = xcalloc((r->nrows + 1) * r->ncols + 1, sizeof(*cells));
 
-	for (j = 0; j < r->ncols; j++)
-		w[j] = strlen(r->cols[j].name);
-	for (i = 0; i < r->nrows; i++)
+	for (i = 0; i <= r->nrows; i++)
 		for (j = 0; j < r->ncols; j++) {
-			char *b = cells + (i * r->ncols + j) * 64;
+			char **c = &cells[i * r->ncols + j];
+			size_t cw;
 
-			result_format_val(r, j, &result_row(r, i)[j], b, 64);
-			if (strlen(b) > w[j])
-				w[j] = strlen(b);
+			*c = i ? result_text_cell(r, j, &result_row(r, i - 1)[j])
+			       : utf8_clean(r->cols[j].name);
+			cw = (size_t)utf8_width(*c);
+			if (cw > w[j])
+				w[j] = cw;
 		}
 	for (i = 0; i <= r->nrows; i++) {
 		for (j = 0; j < r->ncols; j++) {
-			const char *s = i ? cells + ((i - 1) * r->ncols + j) * 64 : r->cols[j].name;
+			const char *s = cells[i * r->ncols + j];
 			bool left = r->cols[j].type == FT_STR || r->cols[j].type == FT_IP ||
 				    r->cols[j].time;
 			bool last = j + 1 == r->ncols;
+			size_t pad = w[j] - (size_t)utf8_width(s);
 
 			fprintf(out, "%s", j ? "  " : "");
-			if (left)
-				fprintf(out, "%-*s", last ? 0 : (int)w[j], s);
-			else
-				fprintf(out, "%*s", (int)w[j], s);
+			if (!left)
+				fprintf(out, "%*s", (int)pad, "");
+			fputs(s, out);
+			if (left && !last)
+				fprintf(out, "%*s", (int)pad, "");
 		}
 		fputc('\n', out);
 	}
+	for (i = 0; i < (r->nrows + 1) * r->ncols; i++)
+		free(cells[i]);
 	free(cells);
 	free(w);
 }
