@@ -1143,6 +1143,29 @@ static int report_distinct(const char *who, char **paths, struct source **srcs, 
 	return rc;
 }
 
+/*
+ * The same query text works live and over a recording, but some options
+ * steer only the live probes: say so, rather than let "threshold 8ms" or
+ * "every 2s" seem to select or regroup what a report shows.
+ */
+static void report_probe_options(const struct query *q)
+{
+	static const char *const kernel[] = {"sample", "threshold", "buffer", NULL};
+	static const char *const tick[] = {"every", NULL};
+	char *k = query_options_written(q, kernel), *t = query_options_written(q, tick);
+
+	if (k)
+		fprintf(stderr, "latop report: warning: %s: %s what the probes send while "
+			"recording, and nothing over a recording, which holds what its own "
+			"query kept; select single events by latency with WHERE lat >= DUR\n",
+			k, strchr(k, ',') ? "these choose" : "this chooses");
+	if (t)
+		fprintf(stderr, "latop report: warning: %s: the live probes' tick interval; a "
+			"recording's ticks are as recorded (GROUP BY time(DUR) groups them)\n", t);
+	free(k);
+	free(t);
+}
+
 /* latop report FILE... -q QUERY [--json|--csv]: scripting and CI. */
 static int cmd_report(int argc, char **argv)
 {
@@ -1246,6 +1269,7 @@ static int cmd_report(int argc, char **argv)
 		rc = 2;
 		goto out;
 	}
+	report_probe_options(q);
 	run = query_run_new(q, &err);
 	if (!run) {
 		char buf[1024];

@@ -345,6 +345,22 @@ bool query_option_given(const struct query *q, const char *name)
 	return false;
 }
 
+char *query_options_written(const struct query *q, const char *const *names)
+{
+	struct sbuf b = {0};
+	int i, j;
+
+	for (i = 0; i < OPT_COUNT; i++) {
+		if (!(q->optset & (1u << i)) || 1u << i == OPT_BASELINE)
+			continue;
+		for (j = 0; names[j] && strcmp(names[j], ast_opt_names[i]); j++)
+			;
+		if (names[j])
+			sb_printf(&b, "%s%s %s", b.n ? ", " : "", ast_opt_names[i], q->optraw[i]);
+	}
+	return b.s;
+}
+
 /* Return the options (defaults where not written). */
 const struct query_opts *query_options(const struct query *q)
 {

@@ -104,6 +104,19 @@ out=$(TZ=UTC "$L" report "$LATOP_TOP/tests/data/sweep/syscalls.snap" --json \
 	-q "from syscalls show count since '2026-11-25 18:11:18'" 2>&1)
 echo "$out" | grep -q '^{"health": {"table": "syscalls", "events": 1080, .*"ticks": 1, "ticks_late": 0,'
 ok $? "report --json: the health line counts the stretch's ticks (1 of 2) and events ($out)"
+# The options that steer live probes do nothing over a recording: report
+# says so (and the same count comes out), and says nothing without them.
+sweep=$LATOP_TOP/tests/data/sweep/syscalls.snap
+plain=$("$L" report "$sweep" -q "from syscalls show count" 2>"$tmp/plain.err")
+opts=$("$L" report "$sweep" -q "from syscalls show count sample 1/4 threshold 8ms every 2s" 2>"$tmp/opts.err")
+[ "$plain" = "$opts" ] && [ ! -s "$tmp/plain.err" ] &&
+	grep -qx "latop report: warning: sample 1/4, threshold 8ms: these choose what the probes send while recording, and nothing over a recording, which holds what its own query kept; select single events by latency with WHERE lat >= DUR" "$tmp/opts.err" &&
+	grep -qx "latop report: warning: every 2s: the live probes' tick interval; a recording's ticks are as recorded (GROUP BY time(DUR) groups them)" "$tmp/opts.err" &&
+	[ "$(wc -l <"$tmp/opts.err")" -eq 2 ]
+ok $? "report: sample, threshold and every are said to do nothing over a recording; the count is the same ($(cat "$tmp/opts.err" | head -c 300))"
+"$L" report "$sweep" -q "from syscalls show count buffer 100 window 5s" >/dev/null 2>"$tmp/buf.err"
+grep -q "^latop report: warning: buffer 100: this chooses what" "$tmp/buf.err" && [ "$(wc -l <"$tmp/buf.err")" -eq 1 ]
+ok $? "report: buffer is named alone, window (which a report applies) is not ($(cat "$tmp/buf.err"))"
 # latoprc: every key latop reads passes; a misspelt one is named, once.
 mkdir -p "$tmp/cfg/latop"
 cat > "$tmp/cfg/latop/latoprc" <<'RC'
