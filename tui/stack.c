@@ -85,23 +85,37 @@ void stack_clear(struct screen *s)
 		free(s->stack[--s->depth]);
 }
 
+/* The options only live probes act on: over a recording they do nothing. */
+static const char *const steer_opts[] = {"every", "sample", "threshold", "buffer", NULL};
+
 int screen_refine(struct screen *s, const char *text, struct query_error *err,
 		  char **err_text)
 {
 	struct query *q = s->query ? query_refine(s->query, text, err) : query_parse(text, err);
 	char *old = s->query_text ? xstrdup(s->query_text) : NULL;
+	char *steer_was = s->query ? query_options_written(s->query, steer_opts) : NULL, *steer;
 
 	if (!q) {
 		*err_text = xstrdup(text);
 		free(old);
+		free(steer_was);
 		return -1;
 	}
 	if (query_install(s, q, err) < 0) {
 		*err_text = query_text(q);
 		query_free(q);
 		free(old);
+		free(steer_was);
 		return -1;
 	}
+	/* A view's own query carries its THRESHOLD: only options the user
+	 * changed are worth a word. */
+	steer = query_options_written(s->query, steer_opts);
+	if (!s->src->ops->set_filter && steer && (!steer_was || strcmp(steer, steer_was)))
+		screen_status(s, ROLE_STATUS, "%s: steers the live probes; over a recording, "
+			      "nothing (select single events with where lat >= DUR)", steer);
+	free(steer);
+	free(steer_was);
 	if (old && strcmp(old, s->query_text))
 		stack_push(s, old);
 	else

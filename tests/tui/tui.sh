@@ -111,6 +111,17 @@ keys Escape
 wait_gone "unknown field 'dprot'" 5
 check $? "Esc cancels the query line"
 
+# Over a recording the options that steer live probes do nothing: said.
+keys :
+type_text "threshold 8ms"
+keys Enter
+wait_for "threshold 8ms: steers the live probes; over a recording, nothing \\(select single events with where lat >= DUR\\)" 5
+check $? "a THRESHOLD typed over a replay is said to do nothing there"
+keys BSpace
+for i in $(seq 50); do shown_query | grep -q 'threshold 10ms' && break; sleep 0.1; done
+shown_query | grep -q 'threshold 10ms' && ! shown_query | grep -q 'threshold 8ms'
+check $? "Backspace takes it back (the view's threshold 10ms)"
+
 keys '?'
 wait_for 'KEYS' 5 && cap | grep -q 'drill down' && cap | grep -q 'QUERIES'
 check $? "? shows the keys and the query cheat sheet"
