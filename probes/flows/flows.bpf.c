@@ -1310,6 +1310,32 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 	return 0;
 }
 
+/* Renames sent this tick (FLOW_RENAMES_MAX); user space zeroes it. */
+volatile __u32 renames_used = 0;
+
+/*
+ * The reader of flow k changes: send its totals so far, under the reader
+ * before, for user space to show in a row of their own (flows.h,
+ * FLOW_RENAMES_MAX).  A grouped query (FLOW_AGG) needs none: each request
+ * joins its group under the reader of its answer.
+ */
+static __always_inline void flow_renamed(const struct fl_key *k, const struct fl_stats *st)
+{
+	struct fl_rename *e;
+
+	if ((keymask() & FLOW_AGG) || renames_used >= FLOW_RENAMES_MAX)
+		return;
+	__sync_fetch_and_add(&renames_used, 1);
+	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	if (!e) {
+		health_inc(FH_LOST);
+		return;
+	}
+	e->key = *k;
+	bpf_probe_read_kernel(&e->st, sizeof(e->st), st);
+	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
+}
+
 /*
  * Learn the process serving a flow: the one reading its requests, named as
  * its reading thread is now.  The kernel pads a name with zeros, so two
@@ -1351,6 +1377,11 @@ int BPF_PROG(recv_len, struct sock *sk, int ret, int flags)
 	if (!st && first)
 		st = flow_adopt(sk, &k);
 	if (st) {
+		const __u64 *was = (const __u64 *)st->comm;
+
+		if (st->pid && (st->pid != id.tgid || was[0] != id.comm[0] ||
+				was[1] != id.comm[1] || st->cgroup != id.cgroup))
+			flow_renamed(&k, st);
 		st->pid = id.tgid;
 		__builtin_memcpy(st->comm, id.comm, sizeof(st->comm));
 		st->cgroup = id.cgroup;

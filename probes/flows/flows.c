@@ -81,6 +81,10 @@ struct prev_ent {
 	uint64_t bytes_in, bytes_out, evicted, unsolicited;
 	uint64_t *hist;		/* nhist sparse buckets, room for hcap */
 	uint32_t nhist, hcap;
+	/* A flow's totals at each change of its reader since the last read,
+	 * in order (fl_rename): nren of rcap. */
+	struct fl_stats *ren;
+	uint32_t nren, rcap;
 };
 
 struct flows_priv {
@@ -202,6 +206,22 @@ static void comm_str(const char *src, char out[FLOW_COMM_LEN + 1])
 }
 
 /* Append one ring buffer record to the events frame of this tick. */
+static struct prev_ent *prev_get(struct flows_priv *fp, const struct fl_akey *k,
+				 uint64_t born_ns);
+
+/* A flow's reader changed: keep its totals then, for fold_renames. */
+static void on_rename(struct flows_priv *fp, const struct fl_rename *e)
+{
+	struct fl_akey ak = {.k = e->key};
+	struct prev_ent *p = prev_get(fp, &ak, e->st.born_ns);
+
+	if (p->nren == p->rcap) {
+		p->rcap = p->rcap ? 2 * p->rcap : 2;
+		p->ren = xreallocarray(p->ren, p->rcap, sizeof(*p->ren));
+	}
+	p->ren[p->nren++] = e->st;
+}
+
 static int on_event(void *ctx, void *data, size_t size)
 {
 	static const char *const kinds[] = {"slow", "sampled", "evicted"};
@@ -210,6 +230,10 @@ static int on_event(void *ctx, void *data, size_t size)
 	char comm[FLOW_COMM_LEN + 1];
 	union cell *r;
 
+	if (size == sizeof(struct fl_rename)) {
+		on_rename(fp, data);
+		return 0;
+	}
 	if (size < sizeof(*e) || !fp->ev_frame)
 		return 0;
 	r = frame_add_row(fp->ev_frame);
@@ -268,6 +292,7 @@ static void prev_sweep(struct flows_priv *fp, bool all)
 			if (all || p->seen != fp->round) {
 				*pp = p->next;
 				free(p->hist);
+				free(p->ren);
 				free(p);
 			} else {
 				pp = &p->next;
@@ -413,6 +438,33 @@ static bool moved(const struct fl_stats *cur, const struct prev_ent *p)
 	       cur->unsolicited != p->unsolicited;
 }
 
+/*
+ * Append a row for each stretch of a flow under a reader it had before a
+ * change this tick (on_rename), under that reader; return requests counted.
+ * The ring is read before the map, so each is at most cur; one already
+ * behind p (read by the tick before, after its change) counted there.
+ */
+static uint64_t fold_renames(struct flows_priv *fp, struct frame *f, const struct fl_akey *ak,
+			     const struct fl_stats *cur, struct prev_ent *p)
+{
+	uint64_t events = 0;
+	uint32_t i;
+
+	for (i = 0; i < p->nren; i++) {
+		const struct fl_stats *r = &p->ren[i];
+
+		if (r->count < p->count || r->bytes_in < p->bytes_in ||
+		    r->bytes_out < p->bytes_out || r->evicted < p->evicted ||
+		    r->unsolicited < p->unsolicited || r->count > cur->count ||
+		    r->bytes_in > cur->bytes_in || r->bytes_out > cur->bytes_out)
+			continue;
+		if (moved(r, p))
+			events += add_row(fp, f, ak, r, p);
+	}
+	p->nren = 0;
+	return events;
+}
+
 /* Fold flow k, whose totals are cur, into f; note it for removal when it
  * was closed at the last read too.  Return requests counted. */
 static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const void *key,
@@ -432,8 +484,10 @@ static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const void *ke
 	if (!cur->pid && !cur->closed && cur->count == p->count &&
 	    cur->evicted == p->evicted && cur->unsolicited == p->unsolicited)
 		return 0;
+	if (p->nren)
+		events = fold_renames(fp, f, &ak, cur, p);
 	if (moved(cur, p))
-		events = add_row(fp, f, &ak, cur, p);
+		events += add_row(fp, f, &ak, cur, p);
 	/*
 	 * The kernel moves a flow to departed at its close, just after marking
 	 * it closed: one read closed may be on its way there (removing it
@@ -460,8 +514,10 @@ static uint64_t fold_departed(struct flows_priv *fp, struct frame *f, const void
 	struct prev_ent *p = prev_get(fp, &ak, dk->born_ns);
 	uint64_t events = 0;
 
+	if (p->nren)
+		events = fold_renames(fp, f, &ak, cur, p);
 	if (moved(cur, p))
-		events = add_row(fp, f, &ak, cur, p);
+		events += add_row(fp, f, &ak, cur, p);
 	p->seen = fp->round - 1;	/* prev_sweep frees it */
 	return events;
 }
@@ -757,6 +813,7 @@ static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	err = ring_buffer__consume(fp->rb);
 	fp->ev_frame = NULL;
 	fp->skel->bss->events_used = 0;
+	fp->skel->bss->renames_used = 0;
 	if (err < 0) {
 		*cause = xasprintf("flows: reading the events ring buffer: %s", strerror(-err));
 		frame_free(f);

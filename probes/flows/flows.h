@@ -152,6 +152,24 @@ struct fl_stats {
 	__u32 hist[LH_NBUCKETS];
 };
 
+/*
+ * Renames that split a flow's row in one tick.  At each, recv_len sends the
+ * flow's totals so far under the reader before (struct fl_rename, 2.6 KB,
+ * through the events ring), so that each request shows under the name its
+ * server had when it read it.  A reader changed more often in a tick (a
+ * server that names its thread for each request) shows the requests after
+ * the last split under the name of its last read.
+ */
+#define FLOW_RENAMES_MAX 128
+
+/* A flow's totals when its reader changed (renamed by an exec, prctl or
+ * pthread_setname_np, another process or cgroup): what came before is the
+ * reader before's, the one st names. */
+struct fl_rename {
+	struct fl_key key;
+	struct fl_stats st;
+};
+
 /* One slow, sampled or unanswered request, sent through the ring buffer. */
 struct fl_event {
 	__u64 ts_ns;		/* CLOCK_MONOTONIC at the response (or eviction) */

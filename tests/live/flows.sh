@@ -33,7 +33,7 @@ got=$("$L" probes | grep "^  packet headers")
 case $got in *"$want"*) true ;; *) false ;; esac
 ok $? "packet headers: $want (${LATOP_FLOWS_READS:-auto}; latop probes: ${got##*  })"
 
-base=$(free_ports 4)
+base=$(free_ports 5)
 P4=$base P6=$((base + 1)) PX=$((base + 2))
 
 "$L" record -o "$tmp/lo.snap" -i 250ms --quiet \
@@ -195,6 +195,23 @@ import json, sys
 rows = sorted((r["comm"], r["count"]) for r in map(json.loads, sys.stdin))
 assert rows == [("reqsrv", 100), ("reqsrv-renamed", 100)], rows
 '; ok $? "a reader renamed mid-connection: 100 requests under reqsrv, the next 100 under reqsrv-renamed ($out)"
+
+# The same rename with no pause: the 200 requests take a few ms, in one tick
+# of 1 s.  The tick's row of the flow splits at the rename.
+PR=$((base + 4))
+"$L" record -o "$tmp/name1.snap" --quiet -q "from flows where lport == $PR" & rec_pid=$!
+wait_recording "$tmp/name1.snap"
+"$R" server 127.0.0.1 $PR 1 1 > "$tmp/srvn1" & sn=$!
+wait_ready "$tmp/srvn1"
+"$R" client 127.0.0.1 $PR 200 -n 99 >/dev/null
+wait $sn; sleep 1
+kill -TERM $rec_pid; wait $rec_pid; rec_pid=
+out=$("$L" report "$tmp/name1.snap" --json -q "from flows group by comm show count, sum(bytes_out)")
+echo "$out" | python3 -c '
+import json, sys
+rows = sorted((r["comm"], r["count"], r["sum(bytes_out)"]) for r in map(json.loads, sys.stdin))
+assert rows == [("reqsrv", 100, 6400), ("reqsrv-renamed", 100, 6400)], rows
+'; ok $? "renamed within one tick: 100 requests under reqsrv, 100 under reqsrv-renamed, 64 B each ($out)"
 
 # A request that waits unread: the server's one worker serves a first
 # connection (two answers 400 ms late each) while the second's request sits
