@@ -627,6 +627,20 @@ static int record_query(struct source *src, struct query *q, const char *text)
 
 	if (!s || push_filter(src, q, s) < 0)
 		return 2;
+	{
+		/* The other half of report_probe_options: these choose what a
+		 * report shows, and a recording keeps every row its filter passes. */
+		static const char *const view[] = {"window", "baseline", "since", "until", NULL};
+		char *v = query_options_written(q, view);
+
+		if (v)
+			fprintf(stderr, "latop record: warning: %s: %s what a report or replay "
+				"shows, and nothing while recording, which keeps every row the "
+				"filter passes; give %s to latop report\n", v,
+				strchr(v, ',') ? "these choose" : "this chooses",
+				strchr(v, ',') ? "them" : "it");
+		free(v);
+	}
 	if (query_option_given(q, "every") && src->ops->set_interval &&
 	    src->ops->set_interval(src, query_options(q)->every_ns, &cause) < 0) {
 		fprintf(stderr, "latop record: %s\n", cause);

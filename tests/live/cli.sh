@@ -117,6 +117,16 @@ ok $? "report: sample, threshold and every are said to do nothing over a recordi
 "$L" report "$sweep" -q "from syscalls show count buffer 100 window 5s" >/dev/null 2>"$tmp/buf.err"
 grep -q "^latop report: warning: buffer 100: this chooses what" "$tmp/buf.err" && [ "$(wc -l <"$tmp/buf.err")" -eq 1 ]
 ok $? "report: buffer is named alone, window (which a report applies) is not ($(cat "$tmp/buf.err"))"
+# ... and record says the same of the options only a report acts on.
+if [ "$(id -u)" -eq 0 ]; then
+	timeout 20 "$L" record -o "$tmp/w.snap" -d 1s -q "from syscalls where comm == 'nomatch' window 3s until '23:59'" >/dev/null 2>"$tmp/w.err"
+	rc=$?
+	[ $rc -eq 0 ] && [ -s "$tmp/w.snap" ] &&
+		grep -qx "latop record: warning: window 3s, until '23:59': these choose what a report or replay shows, and nothing while recording, which keeps every row the filter passes; give them to latop report" "$tmp/w.err"
+	ok $? "record: window and until are said to choose only what a report shows; it records (exit $rc: $(grep warning "$tmp/w.err"))"
+else
+	skip "record needs root"
+fi
 # latoprc: every key latop reads passes; a misspelt one is named, once.
 mkdir -p "$tmp/cfg/latop"
 cat > "$tmp/cfg/latop/latoprc" <<'RC'
