@@ -351,12 +351,17 @@ char *query_options_written(const struct query *q, const char *const *names)
 	int i, j;
 
 	for (i = 0; i < OPT_COUNT; i++) {
-		if (!(q->optset & (1u << i)) || 1u << i == OPT_BASELINE)
+		if (!(q->optset & (1u << i)))
 			continue;
 		for (j = 0; names[j] && strcmp(names[j], ast_opt_names[i]); j++)
 			;
-		if (names[j])
-			sb_printf(&b, "%s%s %s", b.n ? ", " : "", ast_opt_names[i], q->optraw[i]);
+		if (!names[j])
+			continue;
+		sb_printf(&b, "%s%s ", b.n ? ", " : "", ast_opt_names[i]);
+		if (1u << i == OPT_BASELINE)
+			sb_quote(&b, q->opts.baseline);
+		else
+			sb_printf(&b, "%s", q->optraw[i]);
 	}
 	return b.s;
 }

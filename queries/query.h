@@ -64,9 +64,10 @@ const struct query_opts *query_options(const struct query *q);
  * leaving its default: a report without WINDOW covers the whole file, a
  * query without EVERY keeps the interval given on the command line. */
 bool query_option_given(const struct query *q, const char *name);
-/* The options of names (a NULL-ended list: "sample", "threshold", ...;
- * not "baseline") that q writes, as written and in the grammar's order
- * ("sample 1/2, threshold 8ms"), malloc'd; NULL if it writes none. */
+/* The options of names (a NULL-ended list: "sample", "threshold", ...)
+ * that q writes, as written and in the grammar's order ("sample 1/2,
+ * threshold 8ms", "baseline 'idle.snap'"), malloc'd; NULL if it writes
+ * none. */
 char *query_options_written(const struct query *q, const char *const *names);
 
 /* Bind q to the table's schema s: resolve field names, check types, derive

@@ -119,11 +119,11 @@ grep -q "^latop report: warning: buffer 100: this chooses what" "$tmp/buf.err" &
 ok $? "report: buffer is named alone, window (which a report applies) is not ($(cat "$tmp/buf.err"))"
 # ... and record says the same of the options only a report acts on.
 if [ "$(id -u)" -eq 0 ]; then
-	timeout 20 "$L" record -o "$tmp/w.snap" -d 1s -q "from syscalls where comm == 'nomatch' window 3s until '23:59'" >/dev/null 2>"$tmp/w.err"
+	timeout 20 "$L" record -o "$tmp/w.snap" -d 1s -q "from syscalls where comm == 'nomatch' window 3s baseline 'idle.snap' until '23:59'" >/dev/null 2>"$tmp/w.err"
 	rc=$?
 	[ $rc -eq 0 ] && [ -s "$tmp/w.snap" ] &&
-		grep -qx "latop record: warning: window 3s, until '23:59': these choose what a report or replay shows, and nothing while recording, which keeps every row the filter passes; give them to latop report" "$tmp/w.err"
-	ok $? "record: window and until are said to choose only what a report shows; it records (exit $rc: $(grep warning "$tmp/w.err"))"
+		grep -qx "latop record: warning: window 3s, baseline 'idle.snap', until '23:59': these choose what a report or replay shows, and nothing while recording, which keeps every row the filter passes; give them to latop report" "$tmp/w.err"
+	ok $? "record: window, baseline and until are said to choose only what a report shows; it records (exit $rc: $(grep warning "$tmp/w.err"))"
 else
 	skip "record needs root"
 fi
