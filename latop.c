@@ -630,8 +630,7 @@ static int record_query(struct source *src, struct query *q, const char *text)
 	{
 		/* The other half of report_probe_options: these choose what a
 		 * report shows, and a recording keeps every row its filter passes. */
-		static const char *const view[] = {"window", "baseline", "since", "until", NULL};
-		char *v = query_options_written(q, view);
+		char *v = query_options_written(q, QOK_VIEW);
 
 		if (v)
 			fprintf(stderr, "latop record: warning: %s: %s what a report or replay "
@@ -1164,9 +1163,7 @@ static int report_distinct(const char *who, char **paths, struct source **srcs, 
  */
 static void report_probe_options(const struct query *q)
 {
-	static const char *const kernel[] = {"sample", "threshold", "buffer", NULL};
-	static const char *const tick[] = {"every", NULL};
-	char *k = query_options_written(q, kernel), *t = query_options_written(q, tick);
+	char *k = query_options_written(q, QOK_KERNEL), *t = query_options_written(q, QOK_TICK);
 
 	if (k)
 		fprintf(stderr, "latop report: warning: %s: %s what the probes send while "

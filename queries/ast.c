@@ -345,17 +345,16 @@ bool query_option_given(const struct query *q, const char *name)
 	return false;
 }
 
-char *query_options_written(const struct query *q, const char *const *names)
+char *query_options_written(const struct query *q, unsigned mask)
 {
+	unsigned want = (mask & QOK_KERNEL ? OPT_SAMPLE | OPT_THRESHOLD | OPT_BUFFER : 0) |
+			(mask & QOK_TICK ? OPT_EVERY : 0) |
+			(mask & QOK_VIEW ? OPT_WINDOW | OPT_BASELINE | OPT_SINCE | OPT_UNTIL : 0);
 	struct sbuf b = {0};
-	int i, j;
+	int i;
 
 	for (i = 0; i < OPT_COUNT; i++) {
-		if (!(q->optset & (1u << i)))
-			continue;
-		for (j = 0; names[j] && strcmp(names[j], ast_opt_names[i]); j++)
-			;
-		if (!names[j])
+		if (!(q->optset & want & (1u << i)))
 			continue;
 		sb_printf(&b, "%s%s ", b.n ? ", " : "", ast_opt_names[i]);
 		if (1u << i == OPT_BASELINE)

@@ -64,11 +64,17 @@ const struct query_opts *query_options(const struct query *q);
  * leaving its default: a report without WINDOW covers the whole file, a
  * query without EVERY keeps the interval given on the command line. */
 bool query_option_given(const struct query *q, const char *name);
-/* The options of names (a NULL-ended list: "sample", "threshold", ...)
- * that q writes, as written and in the grammar's order ("sample 1/2,
- * threshold 8ms", "baseline 'idle.snap'"), malloc'd; NULL if it writes
- * none. */
-char *query_options_written(const struct query *q, const char *const *names);
+/* Options by where they act, for query_options_written. */
+enum query_opt_kind {
+	QOK_KERNEL = 1 << 0,	/* SAMPLE, THRESHOLD, BUFFER: what live probes send */
+	QOK_TICK = 1 << 1,	/* EVERY: how often live probes tick */
+	QOK_VIEW = 1 << 2,	/* WINDOW, BASELINE, SINCE, UNTIL: what a view of the
+				 * rows (a report, a replay, the TUI) shows */
+};
+/* The options of the kinds in mask (query_opt_kind bits) that q writes,
+ * as written and in the grammar's order ("sample 1/2, threshold 8ms",
+ * "baseline 'idle.snap'"), malloc'd; NULL if it writes none. */
+char *query_options_written(const struct query *q, unsigned mask);
 
 /* Bind q to the table's schema s: resolve field names, check types, derive
  * the plan. */

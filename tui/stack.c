@@ -85,15 +85,13 @@ void stack_clear(struct screen *s)
 		free(s->stack[--s->depth]);
 }
 
-/* The options only live probes act on: over a recording they do nothing. */
-static const char *const steer_opts[] = {"every", "sample", "threshold", "buffer", NULL};
-
 int screen_refine(struct screen *s, const char *text, struct query_error *err,
 		  char **err_text)
 {
 	struct query *q = s->query ? query_refine(s->query, text, err) : query_parse(text, err);
 	char *old = s->query_text ? xstrdup(s->query_text) : NULL;
-	char *steer_was = s->query ? query_options_written(s->query, steer_opts) : NULL, *steer;
+	unsigned live_only = QOK_KERNEL | QOK_TICK;
+	char *steer_was = s->query ? query_options_written(s->query, live_only) : NULL, *steer;
 
 	if (!q) {
 		*err_text = xstrdup(text);
@@ -108,9 +106,10 @@ int screen_refine(struct screen *s, const char *text, struct query_error *err,
 		free(steer_was);
 		return -1;
 	}
-	/* A view's own query carries its THRESHOLD: only options the user
+	/* Over a recording the options only live probes act on do nothing.
+	 * A view's own query carries its THRESHOLD: only options the user
 	 * changed are worth a word. */
-	steer = query_options_written(s->query, steer_opts);
+	steer = query_options_written(s->query, live_only);
 	if (!s->src->ops->set_filter && steer && (!steer_was || strcmp(steer, steer_was)))
 		screen_status(s, ROLE_STATUS, "%s: steers the live probes; over a recording, "
 			      "nothing (select single events with where lat >= DUR)", steer);
