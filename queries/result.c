@@ -176,19 +176,19 @@ static char *result_text_cell(const struct result *r, size_t col, const struct r
  * shows their widest cell, strings never cut. */
 static void result_text(FILE *out, const struct result *r)
 {
-	size_t i, j, *w = xcalloc(r->ncols + 1, sizeof(*w));
-	char **cells = xcalloc((r->nrows + 1) * r->ncols + 1, sizeof(*cells));
+	size_t i, j, n = (r->nrows + 1) * r->ncols, *w = xcalloc(r->ncols + 1, sizeof(*w));
+	char **cells = xcalloc(n + 1, sizeof(*cells));
+	size_t *cw = xcalloc(n + 1, sizeof(*cw));	/* each cell's columns */
 
 	for (i = 0; i <= r->nrows; i++)
 		for (j = 0; j < r->ncols; j++) {
-			char **c = &cells[i * r->ncols + j];
-			size_t cw;
+			size_t c = i * r->ncols + j;
 
-			*c = i ? result_text_cell(r, j, &result_row(r, i - 1)[j])
-			       : utf8_clean(r->cols[j].name);
-			cw = (size_t)utf8_width(*c);
-			if (cw > w[j])
-				w[j] = cw;
+			cells[c] = i ? result_text_cell(r, j, &result_row(r, i - 1)[j])
+				     : utf8_clean(r->cols[j].name);
+			cw[c] = (size_t)utf8_width(cells[c]);
+			if (cw[c] > w[j])
+				w[j] = cw[c];
 		}
 	for (i = 0; i <= r->nrows; i++) {
 		for (j = 0; j < r->ncols; j++) {
@@ -196,7 +196,7 @@ static void result_text(FILE *out, const struct result *r)
 			bool left = r->cols[j].type == FT_STR || r->cols[j].type == FT_IP ||
 				    r->cols[j].time;
 			bool last = j + 1 == r->ncols;
-			size_t pad = w[j] - (size_t)utf8_width(s);
+			size_t pad = w[j] - cw[i * r->ncols + j];
 
 			fprintf(out, "%s", j ? "  " : "");
 			if (!left)
@@ -207,9 +207,10 @@ static void result_text(FILE *out, const struct result *r)
 		}
 		fputc('\n', out);
 	}
-	for (i = 0; i < (r->nrows + 1) * r->ncols; i++)
+	for (i = 0; i < n; i++)
 		free(cells[i]);
 	free(cells);
+	free(cw);
 	free(w);
 }
 
