@@ -161,6 +161,15 @@ struct {
 	__type(value, struct fl_stats);
 } departed SEC(".maps");
 
+/* Connections' totals at changes of their reader (flows.h, struct fl_rkey). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, FLOW_RENAMED_KEYS);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, struct fl_rkey);
+	__type(value, struct fl_stats);
+} renamed SEC(".maps");
+
 /* The query's key mask (flows_key_mask), one per filter slot, switched with
  * the filter. */
 __u32 filter_keymask[2] = {};
@@ -1310,30 +1319,27 @@ int BPF_PROG(set_state, struct sock *sk, const int oldstate, const int newstate)
 	return 0;
 }
 
-/* Renames sent this tick (FLOW_RENAMES_MAX); user space zeroes it. */
-volatile __u32 renames_used = 0;
+/* Changes of reader numbered, for the renamed map's keys. */
+__u64 rename_seq = 0;
 
 /*
- * The reader of flow k changes: send its totals so far, under the reader
- * before, for user space to show in a row of their own (flows.h,
- * FLOW_RENAMES_MAX).  A grouped query (FLOW_AGG) needs none: each request
+ * The reader of flow k changes: keep its totals so far, under the reader
+ * before, in renamed (flows.h, struct fl_rkey) for user space to show in a
+ * row of their own.  A grouped query (FLOW_AGG) needs none: each request
  * joins its group under the reader of its answer.
  */
 static __always_inline void flow_renamed(const struct fl_key *k, const struct fl_stats *st)
 {
-	struct fl_rename *e;
+	struct fl_rkey rk;
 
-	if ((keymask() & FLOW_AGG) || renames_used >= FLOW_RENAMES_MAX)
+	if (keymask() & FLOW_AGG)
 		return;
-	__sync_fetch_and_add(&renames_used, 1);
-	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
-	if (!e) {
+	__builtin_memset(&rk, 0, sizeof(rk));
+	rk.k = *k;
+	rk.born_ns = st->born_ns;
+	rk.seq = __sync_fetch_and_add(&rename_seq, 1);
+	if (bpf_map_update_elem(&renamed, &rk, st, BPF_NOEXIST))
 		health_inc(FH_LOST);
-		return;
-	}
-	e->key = *k;
-	bpf_probe_read_kernel(&e->st, sizeof(e->st), st);
-	bpf_ringbuf_submit(e, BPF_RB_NO_WAKEUP);
 }
 
 /*

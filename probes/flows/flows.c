@@ -81,10 +81,16 @@ struct prev_ent {
 	uint64_t bytes_in, bytes_out, evicted, unsolicited;
 	uint64_t *hist;		/* nhist sparse buckets, room for hcap */
 	uint32_t nhist, hcap;
-	/* A flow's totals at each change of its reader since the last read,
-	 * in order (fl_rename): nren of rcap. */
-	struct fl_stats *ren;
+	/* A flow's totals at each change of its reader since the last read
+	 * (the renamed map, struct fl_rkey): nren of rcap. */
+	struct ren_ent *ren;
 	uint32_t nren, rcap;
+};
+
+/* A flow's totals at a change of its reader, and the change's number. */
+struct ren_ent {
+	uint64_t seq;
+	struct fl_stats st;
 };
 
 struct flows_priv {
@@ -108,6 +114,7 @@ struct flows_priv {
 	uint32_t bcap;		/* entries each batch buffer holds */
 	struct fl_akey *akeys;	/* a batch of the agg map's keys (bvals: their totals) */
 	struct fl_dkey *dkeys;	/* a batch of the departed map's keys */
+	struct fl_rkey *rkeys;	/* a batch of the renamed map's keys */
 	struct fl_akey *idle;	/* groups to remove after this read: nidle of icap */
 	size_t nidle, icap;
 	/* The spill hook (connections beyond the map): its program, loaded,
@@ -205,53 +212,6 @@ static void comm_str(const char *src, char out[FLOW_COMM_LEN + 1])
 	out[FLOW_COMM_LEN] = 0;
 }
 
-static struct prev_ent *prev_get(struct flows_priv *fp, const struct fl_akey *k,
-				 uint64_t born_ns);
-
-/* A flow's reader changed: keep its totals then, for fold_renames. */
-static void on_rename(struct flows_priv *fp, const struct fl_rename *e)
-{
-	struct fl_akey ak = {.k = e->key};
-	struct prev_ent *p = prev_get(fp, &ak, e->st.born_ns);
-
-	if (p->nren == p->rcap) {
-		p->rcap = p->rcap ? 2 * p->rcap : 2;
-		p->ren = xreallocarray(p->ren, p->rcap, sizeof(*p->ren));
-	}
-	p->ren[p->nren++] = e->st;
-}
-
-/* Append one ring buffer record to the events frame of this tick, or keep
- * a flow's totals at a change of its reader (on_rename). */
-static int on_event(void *ctx, void *data, size_t size)
-{
-	static const char *const kinds[] = {"slow", "sampled", "evicted"};
-	struct flows_priv *fp = ctx;
-	const struct fl_event *e = data;
-	char comm[FLOW_COMM_LEN + 1];
-	union cell *r;
-
-	if (size == sizeof(struct fl_rename)) {
-		on_rename(fp, data);
-		return 0;
-	}
-	if (size < sizeof(*e) || !fp->ev_frame)
-		return 0;
-	r = frame_add_row(fp->ev_frame);
-	r[FE_COL_TS].u = e->ts_ns + fp->boot_offset_ns;
-	r[FE_COL_ID].u = e->id;
-	key_cells(r, &e->key, FE_COL_FLOW, FE_COL_LADDR, FE_COL_LPORT, FE_COL_RADDR,
-		  FE_COL_RPORT, FE_COL_RNET, FE_COL_NETNS);
-	r[FE_COL_PID].u = e->pid;
-	comm_str(e->comm, comm);
-	cell_set_str(&r[FE_COL_COMM], comm);
-	probe_cgroup_cells(r + FE_COL_CGROUP, e->cgroup);
-	cell_set_str(&r[FE_COL_KIND], e->kind < 3 ? kinds[e->kind] : "other");
-	r[FE_COL_LAT].u = e->lat;
-	r[FE_COL_COUNT].u = e->count;
-	return 0;
-}
-
 /* Return the prev table bucket of key k. */
 static uint32_t key_hash(const struct fl_akey *k)
 {
@@ -300,6 +260,32 @@ static void prev_sweep(struct flows_priv *fp, bool all)
 			}
 		}
 	}
+}
+
+/* Append one ring buffer record to the events frame of this tick. */
+static int on_event(void *ctx, void *data, size_t size)
+{
+	static const char *const kinds[] = {"slow", "sampled", "evicted"};
+	struct flows_priv *fp = ctx;
+	const struct fl_event *e = data;
+	char comm[FLOW_COMM_LEN + 1];
+	union cell *r;
+
+	if (size < sizeof(*e) || !fp->ev_frame)
+		return 0;
+	r = frame_add_row(fp->ev_frame);
+	r[FE_COL_TS].u = e->ts_ns + fp->boot_offset_ns;
+	r[FE_COL_ID].u = e->id;
+	key_cells(r, &e->key, FE_COL_FLOW, FE_COL_LADDR, FE_COL_LPORT, FE_COL_RADDR,
+		  FE_COL_RPORT, FE_COL_RNET, FE_COL_NETNS);
+	r[FE_COL_PID].u = e->pid;
+	comm_str(e->comm, comm);
+	cell_set_str(&r[FE_COL_COMM], comm);
+	probe_cgroup_cells(r + FE_COL_CGROUP, e->cgroup);
+	cell_set_str(&r[FE_COL_KIND], e->kind < 3 ? kinds[e->kind] : "other");
+	r[FE_COL_LAT].u = e->lat;
+	r[FE_COL_COUNT].u = e->count;
+	return 0;
 }
 
 /*
@@ -439,11 +425,38 @@ static bool moved(const struct fl_stats *cur, const struct prev_ent *p)
 	       cur->unsolicited != p->unsolicited;
 }
 
+/* Order two ren_ents by their change's number. */
+static int ren_cmp(const void *a, const void *b)
+{
+	uint64_t x = ((const struct ren_ent *)a)->seq, y = ((const struct ren_ent *)b)->seq;
+
+	return x < y ? -1 : x > y;
+}
+
+/* Keep the totals of renamed entry key (an fl_rkey) in its flow's prev
+ * entry, for fold_renames; count nothing yet. */
+static uint64_t stash_renamed(struct flows_priv *fp, struct frame *f, const void *key,
+			      const struct fl_stats *cur)
+{
+	const struct fl_rkey *rk = key;
+	struct fl_akey ak = {.k = rk->k};
+	struct prev_ent *p = prev_get(fp, &ak, rk->born_ns);
+
+	(void)f;
+	if (p->nren == p->rcap) {
+		p->rcap = p->rcap ? 2 * p->rcap : 2;
+		p->ren = xreallocarray(p->ren, p->rcap, sizeof(*p->ren));
+	}
+	p->ren[p->nren++] = (struct ren_ent){.seq = rk->seq, .st = *cur};
+	return 0;
+}
+
 /*
  * Append a row for each stretch of a flow under a reader it had before a
- * change this tick (on_rename), under that reader; return requests counted.
- * The ring is read before the map, so each is at most cur; one already
- * behind p (read by the tick before, after its change) counted there.
+ * change since the last read (stash_renamed), under that reader; return
+ * requests counted.  renamed is read before flows, so each is at most cur;
+ * one already behind p (made after the last read of renamed but before
+ * that of flows) was counted under the later name there.
  */
 static uint64_t fold_renames(struct flows_priv *fp, struct frame *f, const struct fl_akey *ak,
 			     const struct fl_stats *cur, struct prev_ent *p)
@@ -451,8 +464,10 @@ static uint64_t fold_renames(struct flows_priv *fp, struct frame *f, const struc
 	uint64_t events = 0;
 	uint32_t i;
 
+	/* The map gives them in hash order: in the order they came. */
+	qsort(p->ren, p->nren, sizeof(*p->ren), ren_cmp);
 	for (i = 0; i < p->nren; i++) {
-		const struct fl_stats *r = &p->ren[i];
+		const struct fl_stats *r = &p->ren[i].st;
 
 		if (r->count < p->count || r->bytes_in < p->bytes_in ||
 		    r->bytes_out < p->bytes_out || r->evicted < p->evicted ||
@@ -535,14 +550,15 @@ enum batch_map {
 	BM_FLOWS,	/* the connections */
 	BM_GROUPS,	/* agg: a grouped query's totals */
 	BM_DEPARTED,	/* connections that ended: read and removed */
+	BM_RENAMED,	/* totals at changes of reader: read and removed */
 };
 
 /*
  * Read every entry of map which a batch at a time (one call each for its
  * key and its totals took most of a tick at 10,000 flows), folding each
  * into f with fold; the requests counted added to *events, the entries read
- * to *nread (unless NULL).  BM_DEPARTED's entries leave the map as they are
- * read.  The buffers grow when one bucket holds more entries than they do.
+ * to *nread (unless NULL).  BM_DEPARTED's and BM_RENAMED's entries leave the
+ * map as they are read.  The buffers grow when one bucket holds more entries than they do.
  * 0, or -1 with errno.
  */
 static int read_batches(struct flows_priv *fp, enum batch_map which, struct frame *f,
@@ -550,8 +566,9 @@ static int read_batches(struct flows_priv *fp, enum batch_map which, struct fram
 {
 	LIBBPF_OPTS(bpf_map_batch_opts, opts);
 	struct bpf_map *const maps[] = {fp->skel->maps.flows, fp->skel->maps.agg,
-					fp->skel->maps.departed};
-	const size_t ksizes[] = {sizeof(*fp->bkeys), sizeof(*fp->akeys), sizeof(*fp->dkeys)};
+					fp->skel->maps.departed, fp->skel->maps.renamed};
+	const size_t ksizes[] = {sizeof(*fp->bkeys), sizeof(*fp->akeys), sizeof(*fp->dkeys),
+				 sizeof(*fp->rkeys)};
 	int fd = bpf_map__fd(maps[which]), err;
 	__u32 in = 0, out = 0, n, i;
 	bool first = true;
@@ -559,9 +576,10 @@ static int read_batches(struct flows_priv *fp, enum batch_map which, struct fram
 
 	for (;;) {
 		keys = which == BM_FLOWS ? (char *)fp->bkeys :
-		       which == BM_GROUPS ? (char *)fp->akeys : (char *)fp->dkeys;
+		       which == BM_GROUPS ? (char *)fp->akeys :
+		       which == BM_DEPARTED ? (char *)fp->dkeys : (char *)fp->rkeys;
 		n = fp->bcap;
-		if (which == BM_DEPARTED)
+		if (which == BM_DEPARTED || which == BM_RENAMED)
 			err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : &in, &out, keys,
 							      fp->bvals, &n, &opts);
 		else
@@ -573,6 +591,7 @@ static int read_batches(struct flows_priv *fp, enum batch_map which, struct fram
 			fp->bkeys = xreallocarray(fp->bkeys, fp->bcap, sizeof(*fp->bkeys));
 			fp->akeys = xreallocarray(fp->akeys, fp->bcap, sizeof(*fp->akeys));
 			fp->dkeys = xreallocarray(fp->dkeys, fp->bcap, sizeof(*fp->dkeys));
+			fp->rkeys = xreallocarray(fp->rkeys, fp->bcap, sizeof(*fp->rkeys));
 			fp->bvals = xreallocarray(fp->bvals, fp->bcap, sizeof(*fp->bvals));
 			continue;
 		}
@@ -590,7 +609,8 @@ static int read_batches(struct flows_priv *fp, enum batch_map which, struct fram
 }
 
 /*
- * Fold every flow of the map into f, then the departed connections (after
+ * Take the totals kept at changes of reader (renamed), then fold every
+ * flow of the map into f, then the departed connections (after
  * the flows: a connection the kernel moved there since the flows were read
  * was read as a flow first, and its prev entry is still there).  The kernel
  * moves a flow to departed at its close; one found closed in flows at two
@@ -607,6 +627,10 @@ static int read_flows(struct flows_priv *fp, struct frame *f, uint64_t *events)
 	fp->ndead = 0;
 	fp->nflows = 0;
 	*events = 0;
+	/* The totals at changes of reader first: each is then at most its
+	 * flow's as read next. */
+	if (read_batches(fp, BM_RENAMED, f, stash_renamed, events, NULL))
+		return -1;
 	rc = read_batches(fp, BM_FLOWS, f, fold_flow, events, &fp->nflows);
 	err = errno;
 	for (j = 0; j < fp->ndead; j++) {
@@ -817,7 +841,6 @@ static int flows_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	err = ring_buffer__consume(fp->rb);
 	fp->ev_frame = NULL;
 	fp->skel->bss->events_used = 0;
-	fp->skel->bss->renames_used = 0;
 	if (err < 0) {
 		*cause = xasprintf("flows: reading the events ring buffer: %s", strerror(-err));
 		frame_free(f);
@@ -1173,6 +1196,7 @@ static void flows_close(struct probe *p)
 	free(fp->bvals);
 	free(fp->akeys);
 	free(fp->dkeys);
+	free(fp->rkeys);
 	free(fp->idle);
 	free(fp->dead);
 	free(fp);
@@ -1346,6 +1370,7 @@ static int flows_open(struct probe *p, char **cause)
 	fp->bvals = xcalloc(fp->bcap, sizeof(*fp->bvals));
 	fp->akeys = xcalloc(fp->bcap, sizeof(*fp->akeys));
 	fp->dkeys = xcalloc(fp->bcap, sizeof(*fp->dkeys));
+	fp->rkeys = xcalloc(fp->bcap, sizeof(*fp->rkeys));
 	fp->ovf_cpu = xcalloc(fp->ncpus, sizeof(*fp->ovf_cpu));
 	probe_health_init(&fp->health, bpf_map__fd(fp->skel->maps.health), fp->ncpus, health_to,
 			  FH_N);

@@ -67,6 +67,24 @@ struct fl_dkey {
 };
 
 /*
+ * A connection's totals when its reader changed (renamed by an exec, prctl
+ * or pthread_setname_np; another process or cgroup), under the reader
+ * before: the renamed map's key is the connection's key and birth and the
+ * change's number, one for every change however many there are.  User
+ * space reads and removes them at its next tick, so that each request shows
+ * under the name its server had when it read it.  At most
+ * FLOW_RENAMED_KEYS wait at once (2.7 KB each, taken as they come): a
+ * change beyond is counted as lost, and its requests show under the later
+ * name.
+ */
+struct fl_rkey {
+	struct fl_key k;
+	__u64 born_ns;
+	__u64 seq;
+};
+#define FLOW_RENAMED_KEYS 65536
+
+/*
  * The key fields a query reads nothing of (flows_key_mask's flags).  With
  * FLOW_AGG set the query reads neither flow nor rport, so no row is one
  * connection's: a request counts under its connection's key with those
@@ -150,24 +168,6 @@ struct fl_stats {
 	char comm[FLOW_COMM_LEN];
 	struct flowq q;
 	__u32 hist[LH_NBUCKETS];
-};
-
-/*
- * Renames that split a flow's row in one tick.  At each, recv_len sends the
- * flow's totals so far under the reader before (struct fl_rename, 2.6 KB,
- * through the events ring), so that each request shows under the name its
- * server had when it read it.  A reader changed more often in a tick (a
- * server that names its thread for each request) shows the requests after
- * the last split under the name of its last read.
- */
-#define FLOW_RENAMES_MAX 128
-
-/* A flow's totals when its reader changed (renamed by an exec, prctl or
- * pthread_setname_np, another process or cgroup): what came before is the
- * reader before's, the one st names. */
-struct fl_rename {
-	struct fl_key key;
-	struct fl_stats st;
 };
 
 /* One slow, sampled or unanswered request, sent through the ring buffer. */

@@ -24,12 +24,13 @@
  *       options (a 24-byte IP header) and asks the server to answer with
  *       them too.  Prints "client LPORT" at the end.
  *
- *   reqsrv many PORT CONNS ROUNDS [PAUSE_MS]
+ *   reqsrv many PORT CONNS ROUNDS [PAUSE_MS [RENAME_ROUND]]
  *       Opens CONNS keep-alive connections to itself on 127.0.0.1:PORT, all
  *       open at once, then ROUNDS times sends one 8-byte request on every
  *       one and answers each with 8 bytes; prints "requests N" (CONNS *
  *       ROUNDS) at the end.  Raises its open-file limit to fit.  The first
- *       request goes PAUSE_MS after the last connection is made.
+ *       request goes PAUSE_MS after the last connection is made.  Before
+ *       round RENAME_ROUND (0-based) it renames itself reqsrv-renamed.
  *
  *   reqsrv churn PORT CONNS ROUNDS
  *       Makes CONNS short connections to itself on 127.0.0.1:PORT, one
@@ -405,16 +406,17 @@ static int run_many(int argc, char **argv)
 {
 	struct sockaddr_storage sa;
 	struct rlimit rl;
-	int port, conns, rounds, pause_ms, one = 1, *cli, *srv, i, r;
+	int port, conns, rounds, pause_ms, rename_round, one = 1, *cli, *srv, i, r;
 	char buf[8] = "request";
 	socklen_t len;
 
-	if (argc != 3 && argc != 4)
+	if (argc < 3 || argc > 5)
 		return 2;
 	port = atoi(argv[0]);
 	conns = atoi(argv[1]);
 	rounds = atoi(argv[2]);
-	pause_ms = argc == 4 ? atoi(argv[3]) : 0;
+	pause_ms = argc >= 4 ? atoi(argv[3]) : 0;
+	rename_round = argc == 5 ? atoi(argv[4]) : -1;
 	if (conns <= 0 || rounds <= 0)
 		return 2;
 	rl.rlim_cur = rl.rlim_max = (rlim_t)conns * 2 + 64;
@@ -438,6 +440,8 @@ static int run_many(int argc, char **argv)
 	if (pause_ms > 0)
 		usleep((useconds_t)pause_ms * 1000);
 	for (r = 0; r < rounds; r++) {
+		if (r == rename_round && prctl(PR_SET_NAME, "reqsrv-renamed", 0, 0, 0))
+			die("prctl PR_SET_NAME");
 		for (i = 0; i < conns; i++)
 			full_io(cli[i], buf, sizeof(buf), true, "sending a request");
 		for (i = 0; i < conns; i++) {

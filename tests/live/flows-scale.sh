@@ -16,12 +16,13 @@ export XDG_CONFIG_HOME=$tmp/cfg
 mkdir -p "$tmp/cfg/latop"; : > "$tmp/cfg/latop/latoprc"
 P=$(free_ports 1)
 
-# record_many CONNS ROUNDS NAME: record the port while reqsrv many runs.
+# record_many CONNS ROUNDS NAME [PAUSE_MS RENAME_ROUND]: record the port
+# while reqsrv many runs.
 record_many() {
 	"$L" record -o "$tmp/$3.snap" -i 500ms -q "from flows where lport == $P" --quiet \
 		2>"$tmp/$3.err" & rec_pid=$!
 	wait_recording "$tmp/$3.snap"
-	"$R" many $P "$1" "$2" > "$tmp/$3.truth"
+	"$R" many $P "$1" "$2" ${4:+"$4" "$5"} > "$tmp/$3.truth"
 	sleep 1
 	kill -TERM $rec_pid; wait $rec_pid; rec_pid=
 }
@@ -41,6 +42,21 @@ print("%d connections, %d requests, %d rows not 4 requests: %s" % (n, total, len
 sys.exit(0 if n == 5000 and total == 20000 and not bad else 1)
 EOF
 ok $? "5,000 connections at once: 5,000 rows of 4 requests, 20,000 counted ($(cat "$tmp/big.truth"))"
+
+# The serving thread renames itself before round 2 of 4: each of the 5,000
+# connections' rows splits at its first read under the new name, wherever
+# the ticks fall.
+record_many 5000 4 renamed 0 2
+"$L" report "$tmp/renamed.snap" --json -q "from flows group by comm show count, sum(evicted)" \
+	> "$tmp/renamed.json" 2> "$tmp/renamed.rep"
+python3 - "$tmp/renamed.json" "$tmp/renamed.rep" <<'EOF'
+import json, sys
+rows = {r["comm"]: (r["count"], r["sum(evicted)"]) for r in map(json.loads, open(sys.argv[1]))}
+health = [json.loads(l)["health"] for l in open(sys.argv[2]) if l.startswith('{"health"')]
+print(rows, health)
+sys.exit(0 if rows == {"reqsrv": (10000, 0), "reqsrv-renamed": (10000, 0)} else 1)
+EOF
+ok $? "renamed while it serves 5,000 connections: 10,000 requests under reqsrv, 10,000 under reqsrv-renamed ($(cat "$tmp/renamed.truth"))"
 
 # flow_spill always: the 300 connections open at once, faster than a tick
 # could attach the spill hook when the map passes half full.
