@@ -49,10 +49,30 @@ wait_ready() {
 # meanwhile) as JSON, {"OP SIZE": count} (op read, write or flush), {} where
 # tracefs is missing.  Call it in the test's shell (not in $(...)), so that
 # a second call, from a trap, prints {}.  A check of exact counts subtracts
-# them: on other kernels they are none.
+# them: on other kernels they are none.  unseen_begin DEV FILE counts only
+# the requests within FILE's blocks (FIEMAP, taken at the call: FILE is
+# written before, in place), for a disk other programs write too.
 unseen_begin() {
 	local dev=/dev/$1 t
 	unseen_dir=$(mktemp -d) unseen_i=
+	if [ -n "${2:-}" ]; then
+		# FILE's extents in the disk's 512-byte sectors (a partition's
+		# requests are the disk's, from its start).
+		python3 - "$2" "$(cat "/sys/class/block/$1/start" 2>/dev/null || echo 0)" \
+			>"$unseen_dir/extents" <<'EOF' || return 1
+import fcntl, os, struct, sys
+fd, start = os.open(sys.argv[1], os.O_RDONLY), int(sys.argv[2])
+n = 512
+buf = bytearray(struct.pack("QQIIII", 0, 2**64 - 1, 1, 0, n, 0) + bytes(56 * n))
+fcntl.ioctl(fd, 0xC020660B, buf)	# FS_IOC_FIEMAP, FIEMAP_FLAG_SYNC
+mapped = struct.unpack_from("I", buf, 20)[0]
+if mapped == n:
+    sys.exit("unseen_begin: %s has %d extents or more" % (sys.argv[1], n))
+for i in range(mapped):
+    logical, physical, length = struct.unpack_from("QQQ", buf, 32 + 56 * i)
+    print(start + physical // 512, start + (physical + length) // 512)
+EOF
+	fi
 	t=$unseen_dir/tracefs
 	mkdir "$t" && mount -t tracefs nodev "$t" 2>/dev/null || return 0
 	unseen_i=$t/instances/latop-unseen-$$
@@ -72,9 +92,10 @@ unseen_end() {
 		cat "$unseen_i"/per_cpu/cpu*/stats | grep -q '^overrun: [1-9]' &&
 			echo "unseen_end: the tracefs buffer overran: the count is short" >&2
 		ls /proc/1/task >>"$unseen_dir/agent"
-		python3 - "$unseen_i/trace" "$unseen_dir/agent" <<'EOF'
-import collections, json, re, sys
+		python3 - "$unseen_i/trace" "$unseen_dir/agent" "$unseen_dir/extents" <<'EOF'
+import collections, json, os, re, sys
 agent = set(open(sys.argv[2]).read().split())
+extents = [tuple(map(int, l.split())) for l in open(sys.argv[3])] if os.path.exists(sys.argv[3]) else None
 n = collections.Counter()
 for l in open(sys.argv[1]):
     t = re.match(r"\s*.*-(\d+)\s+\[\d+\].*task_newtask: pid=(\d+)", l)
@@ -82,10 +103,12 @@ for l in open(sys.argv[1]):
         if t.group(1) in agent:
             agent.add(t.group(2))	# a thread an agent's thread made
         continue
-    m = re.match(r"\s*.*-(\d+)\s+\[\d+\].*block_rq_complete: \d+,\d+ (\S+) \(\) \d+ \+ (\d+)", l)
+    m = re.match(r"\s*.*-(\d+)\s+\[\d+\].*block_rq_complete: \d+,\d+ (\S+) \(\) (\d+) \+ (\d+)", l)
     if not m or m.group(1) not in agent:
         continue
-    rwbs, size = m.group(2), int(m.group(3)) * 512
+    if extents is not None and not any(a <= int(m.group(3)) < b for a, b in extents):
+        continue		# another program's request
+    rwbs, size = m.group(2), int(m.group(4)) * 512
     if rwbs.startswith("FF"):
         continue		# the queue's own flush request: no one queued it
     op = "flush" if rwbs.startswith("F") and size == 0 else "write" if "W" in rwbs else "read" if "R" in rwbs else None

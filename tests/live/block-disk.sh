@@ -4,7 +4,8 @@
 # Their completions come in the disk's interrupts, on either CPU, often in
 # the middle of another thread's queueing, where the completion's program
 # runs nested in the queueing's.  Every write counts exactly once, less
-# those the kernel ran no program for (tests/lib.sh's unseen_begin).
+# those the kernel ran no program for (tests/lib.sh's unseen_begin, within
+# the file's blocks: other programs write to this disk too).
 . "$(dirname "$0")/../lib.sh"
 need_root
 L=${LATOP_BIN:?}
@@ -23,7 +24,7 @@ trap '[ -n "$rec_pid" ] && kill -9 $rec_pid 2>/dev/null; unseen_end >/dev/null; 
 dd if=/dev/zero of="$file" bs=1M count=16 oflag=direct conv=fsync status=none 2>/dev/null ||
 	skip_all "no direct I/O on /var/tmp ($D)"
 
-unseen_begin "$D"
+unseen_begin "$D" "$file"; ok $? "the file's blocks on $D are known (FIEMAP)"
 "$L" record -o "$tmp/disk.snap" -d 300s --quiet \
 	-q "from block where dev == '$D' and comm == 'blkio'" & rec_pid=$!
 wait_recording "$tmp/disk.snap"; ok $? "the recorder attaches"
