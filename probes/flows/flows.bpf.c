@@ -1325,10 +1325,12 @@ __u64 rename_seq = 0;
 /*
  * The reader of flow k changes: keep its totals so far, under the reader
  * before, in renamed (flows.h, struct fl_rkey) for user space to show in a
- * row of their own.  A grouped query (FLOW_AGG) needs none: each request
- * joins its group under the reader of its answer.
+ * row of their own, and number the change in st->rseq once it is there
+ * (the caller names the new reader after it), so that user space knows
+ * which change a flow it reads has passed.  A grouped query (FLOW_AGG)
+ * needs none: each request joins its group under the reader of its answer.
  */
-static __always_inline void flow_renamed(const struct fl_key *k, const struct fl_stats *st)
+static __always_inline void flow_renamed(const struct fl_key *k, struct fl_stats *st)
 {
 	struct fl_rkey rk;
 
@@ -1338,8 +1340,11 @@ static __always_inline void flow_renamed(const struct fl_key *k, const struct fl
 	rk.k = *k;
 	rk.born_ns = st->born_ns;
 	rk.seq = __sync_fetch_and_add(&rename_seq, 1);
-	if (bpf_map_update_elem(&renamed, &rk, st, BPF_NOEXIST))
+	if (bpf_map_update_elem(&renamed, &rk, st, BPF_NOEXIST)) {
 		health_inc(FH_LOST);
+		return;
+	}
+	st->rseq = rk.seq + 1;
 }
 
 /*

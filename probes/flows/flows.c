@@ -81,10 +81,16 @@ struct prev_ent {
 	uint64_t bytes_in, bytes_out, evicted, unsolicited;
 	uint64_t *hist;		/* nhist sparse buckets, room for hcap */
 	uint32_t nhist, hcap;
-	/* A flow's totals at each change of its reader since the last read
-	 * (the renamed map, struct fl_rkey): nren of rcap. */
+	/* A flow's totals at each change of its reader read from the renamed
+	 * map (struct fl_rkey) and not folded yet: nren of rcap. */
 	struct ren_ent *ren;
 	uint32_t nren, rcap;
+	uint64_t rseq;		/* the last change folded: its seq + 1 (0: none) */
+	/* Its totals as read past a change whose totals renamed had not
+	 * given yet (fl_stats.rseq): folded once it has, in this read
+	 * (read_flows); pend_departed when they were its last. */
+	struct fl_stats *pend;
+	bool pend_departed;
 };
 
 /* A flow's totals at a change of its reader, and the change's number. */
@@ -131,6 +137,8 @@ struct flows_priv {
 				 * said once, in the first tick's evicted */
 	struct fl_dkey *dead;	/* closed flows seen this round: ndead of dcap */
 	size_t ndead, dcap;
+	struct prev_ent **pending;	/* flows whose fold waits (prev_ent.pend): npend of pcap */
+	size_t npend, pcap;
 };
 
 /* Convert a key address to the table's struct ipaddr. */
@@ -254,6 +262,7 @@ static void prev_sweep(struct flows_priv *fp, bool all)
 				*pp = p->next;
 				free(p->hist);
 				free(p->ren);
+				free(p->pend);
 				free(p);
 			} else {
 				pp = &p->next;
@@ -434,7 +443,8 @@ static int ren_cmp(const void *a, const void *b)
 }
 
 /* Keep the totals of renamed entry key (an fl_rkey) in its flow's prev
- * entry, for fold_renames; count nothing yet. */
+ * entry, for fold_renames; count nothing yet.  The entry stays to the next
+ * read at least: its flow may be newer than this read of flows. */
 static uint64_t stash_renamed(struct flows_priv *fp, struct frame *f, const void *key,
 			      const struct fl_stats *cur)
 {
@@ -443,6 +453,7 @@ static uint64_t stash_renamed(struct flows_priv *fp, struct frame *f, const void
 	struct prev_ent *p = prev_get(fp, &ak, rk->born_ns);
 
 	(void)f;
+	p->seen = fp->round;
 	if (p->nren == p->rcap) {
 		p->rcap = p->rcap ? 2 * p->rcap : 2;
 		p->ren = xreallocarray(p->ren, p->rcap, sizeof(*p->ren));
@@ -452,35 +463,114 @@ static uint64_t stash_renamed(struct flows_priv *fp, struct frame *f, const void
 }
 
 /*
+ * Whether the totals at every change of p's reader that cur, its totals as
+ * read, has passed are in hand: cur->rseq names the last change, each
+ * change's totals the one before it (fl_stats.rseq, as it was then), back
+ * to the last one folded (p->rseq).  One read of renamed can give a change
+ * and not the one before it, which came to a part of the map it had read.
+ */
+static bool changes_in_hand(const struct prev_ent *p, const struct fl_stats *cur)
+{
+	uint64_t rseq = cur->rseq;
+	uint32_t i;
+
+	while (rseq > p->rseq) {
+		for (i = 0; i < p->nren && p->ren[i].seq + 1 != rseq; i++)
+			;
+		if (i == p->nren)
+			return false;
+		rseq = p->ren[i].st.rseq;
+	}
+	return true;
+}
+
+/*
+ * Flow p was read as cur past a change of reader whose totals renamed had
+ * not given when it was last read (changes_in_hand): keep cur, to fold once
+ * read_flows has read renamed again (fold_pending).  departed: cur is its
+ * last.
+ */
+static void defer_fold(struct flows_priv *fp, struct prev_ent *p, const struct fl_stats *cur,
+		       bool departed)
+{
+	if (!p->pend) {
+		p->pend = xmalloc(sizeof(*p->pend));
+		if (fp->npend == fp->pcap) {
+			fp->pcap = fp->pcap ? 2 * fp->pcap : 64;
+			fp->pending = xreallocarray(fp->pending, fp->pcap, sizeof(*fp->pending));
+		}
+		fp->pending[fp->npend++] = p;
+	}
+	*p->pend = *cur;
+	p->pend_departed = departed;
+}
+
+/*
  * Append a row for each stretch of a flow under a reader it had before a
- * change since the last read (stash_renamed), under that reader; return
- * requests counted.  renamed is read before flows, so each is at most cur;
- * one already behind p (made after the last read of renamed but before
- * that of flows) was counted under the later name there.
+ * change (stash_renamed) that cur, its totals as read, has passed, under
+ * that reader; return requests counted.  The changes cur has not passed
+ * (numbered from its rseq on: they came after it was read) wait for the
+ * next read.  None is behind p (changes_in_hand) unless p was made again.
  */
 static uint64_t fold_renames(struct flows_priv *fp, struct frame *f, const struct fl_akey *ak,
 			     const struct fl_stats *cur, struct prev_ent *p)
 {
 	uint64_t events = 0;
-	uint32_t i;
+	uint32_t i, kept = 0;
 
 	/* The map gives them in hash order: in the order they came. */
 	qsort(p->ren, p->nren, sizeof(*p->ren), ren_cmp);
 	for (i = 0; i < p->nren; i++) {
 		const struct fl_stats *r = &p->ren[i].st;
 
+		if (p->ren[i].seq >= cur->rseq) {
+			p->ren[kept++] = p->ren[i];
+			continue;
+		}
+		p->rseq = p->ren[i].seq + 1;
 		if (r->count < p->count || r->bytes_in < p->bytes_in ||
 		    r->bytes_out < p->bytes_out || r->evicted < p->evicted ||
-		    r->unsolicited < p->unsolicited || r->count > cur->count ||
-		    r->bytes_in > cur->bytes_in || r->bytes_out > cur->bytes_out)
+		    r->unsolicited < p->unsolicited)
 			continue;
 		if (moved(r, p))
 			events += add_row(fp, f, ak, r, p);
 	}
-	/* Renames are rare: give the copies back rather than keep 2.6 KB each. */
-	free(p->ren);
-	p->ren = NULL;
-	p->nren = p->rcap = 0;
+	p->nren = kept;
+	if (!kept) {
+		/* Renames are rare: give the copies back rather than keep
+		 * 2.6 KB each. */
+		free(p->ren);
+		p->ren = NULL;
+		p->rcap = 0;
+	}
+	return events;
+}
+
+/* Fold the flows whose fold waited (defer_fold), with the changes of
+ * reader read since; return requests counted. */
+static uint64_t fold_pending(struct flows_priv *fp, struct frame *f)
+{
+	uint64_t events = 0;
+	size_t j;
+
+	for (j = 0; j < fp->npend; j++) {
+		struct prev_ent *p = fp->pending[j];
+		struct fl_akey ak = p->key;
+
+		if (p->nren)
+			events += fold_renames(fp, f, &ak, p->pend, p);
+		/* renamed was read after it: a change not found now is lost
+		 * (its flow's prev entry was made again since). */
+		if (p->pend->rseq > p->rseq)
+			p->rseq = p->pend->rseq;
+		if (moved(p->pend, p))
+			events += add_row(fp, f, &ak, p->pend, p);
+		if (p->pend_departed)
+			p->seen = fp->round - 1;	/* prev_sweep frees it */
+		free(p->pend);
+		p->pend = NULL;
+	}
+	fp->npend = 0;
 	return events;
 }
 
@@ -503,6 +593,10 @@ static uint64_t fold_flow(struct flows_priv *fp, struct frame *f, const void *ke
 	if (!cur->pid && !cur->closed && cur->count == p->count &&
 	    cur->evicted == p->evicted && cur->unsolicited == p->unsolicited)
 		return 0;
+	if (!changes_in_hand(p, cur)) {
+		defer_fold(fp, p, cur, false);
+		return 0;
+	}
 	if (p->nren)
 		events = fold_renames(fp, f, &ak, cur, p);
 	if (moved(cur, p))
@@ -533,6 +627,10 @@ static uint64_t fold_departed(struct flows_priv *fp, struct frame *f, const void
 	struct prev_ent *p = prev_get(fp, &ak, dk->born_ns);
 	uint64_t events = 0;
 
+	if (p->pend || !changes_in_hand(p, cur)) {
+		defer_fold(fp, p, cur, true);
+		return 0;
+	}
 	if (p->nren)
 		events = fold_renames(fp, f, &ak, cur, p);
 	if (moved(cur, p))
@@ -612,7 +710,11 @@ static int read_batches(struct flows_priv *fp, enum batch_map which, struct fram
  * Take the totals kept at changes of reader (renamed), then fold every
  * flow of the map into f, then the departed connections (after
  * the flows: a connection the kernel moved there since the flows were read
- * was read as a flow first, and its prev entry is still there).  The kernel
+ * was read as a flow first, and its prev entry is still there), then take
+ * the changes of reader made while they were read and fold the flows that
+ * had passed one (their reader's name is the later one, the totals at the
+ * change were not read yet: folded first, they would count the requests
+ * before it under the later name).  The kernel
  * moves a flow to departed at its close; one found closed in flows at two
  * reads (departed was full then) is removed here, and should its 4-tuple
  * have come back since the read, the entry removed was the new
@@ -658,6 +760,12 @@ static int read_flows(struct flows_priv *fp, struct frame *f, uint64_t *events)
 		rc = read_batches(fp, BM_DEPARTED, f, fold_departed, events, NULL);
 	else
 		errno = err;
+	if (!rc)
+		rc = read_batches(fp, BM_RENAMED, f, stash_renamed, events, NULL);
+	err = errno;
+	/* Whatever failed, none waits past this read. */
+	*events += fold_pending(fp, f);
+	errno = err;
 	return rc;
 }
 
@@ -1199,6 +1307,7 @@ static void flows_close(struct probe *p)
 	free(fp->rkeys);
 	free(fp->idle);
 	free(fp->dead);
+	free(fp->pending);
 	free(fp);
 	p->priv = NULL;
 }

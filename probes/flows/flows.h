@@ -72,10 +72,12 @@ struct fl_dkey {
  * before: the renamed map's key is the connection's key and birth and the
  * change's number, one for every change however many there are.  User
  * space reads and removes them at its next tick, so that each request shows
- * under the name its server had when it read it.  At most
- * FLOW_RENAMED_KEYS wait at once (2.7 KB each, taken as they come): a
- * change beyond is counted as lost, and its requests show under the later
- * name.
+ * under the name its server had when it read it.  A flow's rseq numbers its
+ * last change, and each change's totals (their rseq) the one before: a
+ * flow read past a change whose totals user space has not read yet waits
+ * for them.  At most FLOW_RENAMED_KEYS wait at once (2.7 KB each, taken as
+ * they come): a change beyond is counted as lost, and its requests show
+ * under the later name.
  */
 struct fl_rkey {
 	struct fl_key k;
@@ -166,6 +168,8 @@ struct fl_stats {
 	__u64 cgroup;		/* the cgroup v2 id of the thread that read last (0 until
 				 * it reads) */
 	char comm[FLOW_COMM_LEN];
+	__u64 rseq;		/* the last change of reader kept in renamed, its seq + 1
+				 * (0: none); after comm, which a copy reads first */
 	struct flowq q;
 	__u32 hist[LH_NBUCKETS];
 };

@@ -24,13 +24,15 @@
  *       options (a 24-byte IP header) and asks the server to answer with
  *       them too.  Prints "client LPORT" at the end.
  *
- *   reqsrv many PORT CONNS ROUNDS [PAUSE_MS [RENAME_ROUND]]
+ *   reqsrv many PORT CONNS ROUNDS [PAUSE_MS [RENAME_ROUND [EVERY]]]
  *       Opens CONNS keep-alive connections to itself on 127.0.0.1:PORT, all
  *       open at once, then ROUNDS times sends one 8-byte request on every
  *       one and answers each with 8 bytes; prints "requests N" (CONNS *
  *       ROUNDS) at the end.  Raises its open-file limit to fit.  The first
  *       request goes PAUSE_MS after the last connection is made.  Before
- *       round RENAME_ROUND (0-based) it renames itself reqsrv-renamed.
+ *       round RENAME_ROUND (0-based) it renames itself reqsrv-renamed; with
+ *       EVERY, again every EVERY rounds after, reqsrv and reqsrv-renamed
+ *       in turn.
  *
  *   reqsrv churn PORT CONNS ROUNDS
  *       Makes CONNS short connections to itself on 127.0.0.1:PORT, one
@@ -400,24 +402,26 @@ static socklen_t listen_loopback(int port, struct sockaddr_storage *sa)
 	return len;
 }
 
-/* reqsrv many PORT CONNS ROUNDS [PAUSE_MS]: CONNS connections at once,
- * ROUNDS requests each, the first PAUSE_MS after the last connection. */
+/* reqsrv many PORT CONNS ROUNDS [PAUSE_MS [RENAME_ROUND [EVERY]]]: CONNS
+ * connections at once, ROUNDS requests each, the first PAUSE_MS after the
+ * last connection, renamed at RENAME_ROUND and every EVERY rounds after. */
 static int run_many(int argc, char **argv)
 {
 	struct sockaddr_storage sa;
 	struct rlimit rl;
-	int port, conns, rounds, pause_ms, rename_round, one = 1, *cli, *srv, i, r;
+	int port, conns, rounds, pause_ms, rename_round, every, one = 1, *cli, *srv, i, r;
 	char buf[8] = "request";
 	socklen_t len;
 
-	if (argc < 3 || argc > 5)
+	if (argc < 3 || argc > 6)
 		return 2;
 	port = atoi(argv[0]);
 	conns = atoi(argv[1]);
 	rounds = atoi(argv[2]);
 	pause_ms = argc >= 4 ? atoi(argv[3]) : 0;
-	rename_round = argc == 5 ? atoi(argv[4]) : -1;
-	if (conns <= 0 || rounds <= 0)
+	rename_round = argc >= 5 ? atoi(argv[4]) : -1;
+	every = argc == 6 ? atoi(argv[5]) : 0;
+	if (conns <= 0 || rounds <= 0 || (argc == 6 && every <= 0))
 		return 2;
 	rl.rlim_cur = rl.rlim_max = (rlim_t)conns * 2 + 64;
 	if (setrlimit(RLIMIT_NOFILE, &rl))
@@ -440,7 +444,11 @@ static int run_many(int argc, char **argv)
 	if (pause_ms > 0)
 		usleep((useconds_t)pause_ms * 1000);
 	for (r = 0; r < rounds; r++) {
-		if (r == rename_round && prctl(PR_SET_NAME, "reqsrv-renamed", 0, 0, 0))
+		if (rename_round >= 0 && r >= rename_round &&
+		    (every ? (r - rename_round) % every == 0 : r == rename_round) &&
+		    prctl(PR_SET_NAME,
+			  every && (r - rename_round) / every % 2 ? "reqsrv" : "reqsrv-renamed",
+			  0, 0, 0))
 			die("prctl PR_SET_NAME");
 		for (i = 0; i < conns; i++)
 			full_io(cli[i], buf, sizeof(buf), true, "sending a request");
@@ -521,7 +529,7 @@ int main(int argc, char **argv)
 				"       reqsrv client ADDR PORT N [-P pipeline] [-s req_bytes] "
 				"[-r resp_bytes] [-d delay_us] [-x unanswered] [-n rename] [-w wait_ms] "
 				"[-g gap_us] [-b bind_addr]\n"
-				"       reqsrv many PORT CONNS ROUNDS [PAUSE_MS]\n"
+				"       reqsrv many PORT CONNS ROUNDS [PAUSE_MS [RENAME_ROUND [EVERY]]]\n"
 				"       reqsrv churn PORT CONNS ROUNDS\n");
 	return rc;
 }

@@ -16,13 +16,14 @@ export XDG_CONFIG_HOME=$tmp/cfg
 mkdir -p "$tmp/cfg/latop"; : > "$tmp/cfg/latop/latoprc"
 P=$(free_ports 1)
 
-# record_many CONNS ROUNDS NAME [PAUSE_MS RENAME_ROUND]: record the port
-# while reqsrv many runs.
+# record_many CONNS ROUNDS NAME [PAUSE_MS RENAME_ROUND [EVERY]]: record the
+# port while reqsrv many runs, a tick every $interval.
+interval=500ms
 record_many() {
-	"$L" record -o "$tmp/$3.snap" -i 500ms -q "from flows where lport == $P" --quiet \
+	"$L" record -o "$tmp/$3.snap" -i $interval -q "from flows where lport == $P" --quiet \
 		2>"$tmp/$3.err" & rec_pid=$!
 	wait_recording "$tmp/$3.snap"
-	"$R" many $P "$1" "$2" ${4:+"$4" "$5"} > "$tmp/$3.truth"
+	"$R" many $P "$1" "$2" ${4:+"$4" "$5"} ${6:+"$6"} > "$tmp/$3.truth"
 	sleep 1
 	kill -TERM $rec_pid; wait $rec_pid; rec_pid=
 }
@@ -57,6 +58,36 @@ print(rows, health)
 sys.exit(0 if rows == {"reqsrv": (10000, 0), "reqsrv-renamed": (10000, 0)} else 1)
 EOF
 ok $? "renamed while it serves 5,000 connections: 10,000 requests under reqsrv, 10,000 under reqsrv-renamed ($(cat "$tmp/renamed.truth"))"
+
+# Renamed before every round, reqsrv-renamed and reqsrv in turn, a tick
+# every 20 ms: ticks fall while the connections' reads change name, between
+# latop's reads of the changes and of the connections, and a connection
+# changes twice or more between two ticks (one read of the changes can give
+# the later and not the earlier).  Every connection half its requests under
+# each name: 5,000 connections of 10 requests, 1,000 of 50.
+turns() { # CONNS ROUNDS
+	interval=20ms record_many "$1" "$2" "turns$1" 0 1 1
+	"$L" report "$tmp/turns$1.snap" --json -q "from flows group by rport, comm show count" \
+		> "$tmp/turns$1.json" 2> "$tmp/turns$1.rep"
+	python3 - "$tmp/turns$1.json" "$tmp/turns$1.rep" "$1" "$2" <<'EOF'
+import collections, json, sys
+conns, rounds = int(sys.argv[3]), int(sys.argv[4])
+rows = [json.loads(l) for l in open(sys.argv[1])]
+tot, per = collections.Counter(), collections.Counter()
+for r in rows:
+    tot[r["comm"]] += r["count"]
+    per[r["comm"]] += 1
+bad = [r for r in rows if r["count"] != rounds // 2]
+health = [json.loads(l)["health"] for l in open(sys.argv[2]) if l.startswith('{"health"')]
+print(dict(tot), dict(per), len(bad), bad[:4], health)
+want = conns * rounds // 2
+sys.exit(0 if tot == {"reqsrv": want, "reqsrv-renamed": want} and
+         per == {"reqsrv": conns, "reqsrv-renamed": conns} and not bad else 1)
+EOF
+	ok $? "renamed before each of $2 rounds over $1 connections: each connection $(($2 / 2)) requests under each name ($(cat "$tmp/turns$1.truth"))"
+}
+turns 5000 10
+turns 1000 50
 
 # flow_spill always: the 300 connections open at once, faster than a tick
 # could attach the spill hook when the map passes half full.
