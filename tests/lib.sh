@@ -53,7 +53,7 @@ wait_ready() {
 # the requests within FILE's blocks (FIEMAP, taken at the call: FILE is
 # written before, in place), for a disk other programs write too.
 unseen_begin() {
-	local dev=/dev/$1 t
+	local dev=/dev/$1
 	unseen_dir=$(mktemp -d) unseen_i=
 	if [ -n "${2:-}" ]; then
 		# FILE's extents in the disk's 512-byte sectors (a partition's
@@ -73,26 +73,75 @@ for i in range(mapped):
     print(start + physical // 512, start + (physical + length) // 512)
 EOF
 	fi
-	t=$unseen_dir/tracefs
-	mkdir "$t" && mount -t tracefs nodev "$t" 2>/dev/null || return 0
-	unseen_i=$t/instances/latop-unseen-$$
-	mkdir "$unseen_i" || { unseen_i=; return 0; }
-	echo 8192 >"$unseen_i/buffer_size_kb"
+	unseen_instance 8192 || return 0
 	echo "dev == $(( (0x$(stat -Lc %t "$dev") << 20) | 0x$(stat -Lc %T "$dev") ))" \
 		>"$unseen_i/events/block/block_rq_complete/filter"
 	echo 1 >"$unseen_i/events/block/block_rq_complete/enable"
+}
+# unseen_instance KB: the tracefs instance unseen_begin and unseen_rx_begin
+# count in (unseen_i, KB a CPU, on one clock for all CPUs), following the
+# threads PID 1 makes; 1, unseen_i empty, where tracefs is missing.
+unseen_instance() {
+	local t=$unseen_dir/tracefs
+	mkdir "$t" && mount -t tracefs nodev "$t" 2>/dev/null || return 1
+	unseen_i=$t/instances/latop-unseen-$$
+	mkdir "$unseen_i" || { unseen_i=; return 1; }
+	echo "$1" >"$unseen_i/buffer_size_kb"
+	echo mono >"$unseen_i/trace_clock"
 	echo "clone_flags & $((0x10000))" >"$unseen_i/events/task/task_newtask/filter"	# CLONE_THREAD
 	echo 1 >"$unseen_i/events/task/task_newtask/enable"
 	ls /proc/1/task >"$unseen_dir/agent"
 }
+# TCP's receive path runs in the same interrupts: a request whose segment
+# the kernel took in (netif_receive_skb) in a thread of PID 1 is unseen by
+# the flows probe's ingress hook, and its answer is counted unsolicited.
+# unseen_rx_begin PORT follows the data segments to local port PORT (TCP's
+# tcp_probe, matched to their netif_receive_skb by address); unseen_end
+# prints those taken in there by remote port, each as its place among its
+# connection's data segments from the first: {"RPORT": [N, ...]} (a request
+# of one segment: its round).
+unseen_rx_begin() {
+	unseen_dir=$(mktemp -d) unseen_i=
+	echo "$1" >"$unseen_dir/rx"
+	unseen_instance 16384 || return 0
+	echo "sport == $1 && data_len > 0" >"$unseen_i/events/tcp/tcp_probe/filter"
+	echo 1 >"$unseen_i/events/tcp/tcp_probe/enable"
+	echo 1 >"$unseen_i/events/net/netif_receive_skb/enable"
+}
 unseen_end() {
 	if [ -n "$unseen_i" ]; then
-		echo 0 >"$unseen_i/events/block/block_rq_complete/enable"
-		echo 0 >"$unseen_i/events/task/task_newtask/enable"
+		echo 0 >"$unseen_i/tracing_on"
+		echo 0 >"$unseen_i/events/enable"
 		cat "$unseen_i"/per_cpu/cpu*/stats | grep -q '^overrun: [1-9]' &&
 			echo "unseen_end: the tracefs buffer overran: the count is short" >&2
 		ls /proc/1/task >>"$unseen_dir/agent"
-		python3 - "$unseen_i/trace" "$unseen_dir/agent" "$unseen_dir/extents" <<'EOF'
+		if [ -e "$unseen_dir/rx" ]; then
+			python3 - "$unseen_i/trace" "$unseen_dir/agent" <<'EOF'
+import collections, json, re, sys
+agent = set(open(sys.argv[2]).read().split())
+there = {}	# a segment's address: whether it was taken in in an agent's thread
+segs, n = collections.Counter(), collections.defaultdict(list)
+for l in open(sys.argv[1]):
+    m = re.match(r"\s*.*-(\d+)\s+\[\d+\].*?(task_newtask|netif_receive_skb|tcp_probe): (.*)", l)
+    if not m:
+        continue
+    tid, ev, rest = m.groups()
+    if ev == "task_newtask":
+        if tid in agent:
+            agent.add(re.match(r"pid=(\d+)", rest).group(1))	# a thread an agent's thread made
+        continue
+    skb = re.search(r"skbaddr=(\S+)", rest).group(1)
+    if ev == "netif_receive_skb":
+        there[skb] = tid in agent
+    else:
+        rport = re.search(r"dest=\S*:(\d+) ", rest).group(1)
+        segs[rport] += 1
+        if there.pop(skb, False):
+            n[rport].append(segs[rport])
+print(json.dumps(n))
+EOF
+		else
+			python3 - "$unseen_i/trace" "$unseen_dir/agent" "$unseen_dir/extents" <<'EOF'
 import collections, json, os, re, sys
 agent = set(open(sys.argv[2]).read().split())
 extents = [tuple(map(int, l.split())) for l in open(sys.argv[3])] if os.path.exists(sys.argv[3]) else None
@@ -116,6 +165,7 @@ for l in open(sys.argv[1]):
         n["%s %d" % (op, size)] += 1
 print(json.dumps(n))
 EOF
+		fi
 		rmdir "$unseen_i"
 		umount "$unseen_dir/tracefs"
 	else
