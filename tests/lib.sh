@@ -103,7 +103,7 @@ unseen_instance() {
 unseen_rx_begin() {
 	unseen_dir=$(mktemp -d) unseen_i=
 	echo "$1" >"$unseen_dir/rx"
-	unseen_instance 16384 || return 0
+	unseen_instance 32768 || return 0	# 1,000 connections of 50 requests: 11 MB
 	echo "sport == $1 && data_len > 0" >"$unseen_i/events/tcp/tcp_probe/filter"
 	echo 1 >"$unseen_i/events/tcp/tcp_probe/enable"
 	echo 1 >"$unseen_i/events/net/netif_receive_skb/enable"
