@@ -493,7 +493,7 @@ static __always_inline bool tick_share(void)
 
 /*
  * Send a stack sample of the current thread tid of tgid, holder h: within
- * this tick's stack_copies (half of them for ticks and releases) its user
+ * this tick's share of stack_copies (by why: see below) its user
  * registers and up to LK_STACK_BYTES of its user stack, else its
  * frame-pointer user stack id; and at a tick
  * its kernel stack id (at a switch-out it costs tens of microseconds: the
@@ -530,12 +530,13 @@ static __always_inline void holder_sample_send(void *ctx, struct lk_holder *h, _
 	e->ustack = -1;
 	e->kstack = why != LS_TICK ? -1 : bpf_get_stackid(ctx, &stacks, BPF_F_REUSE_STACKID);
 	e->stack_len = 0;
-	/* Ticks and releases take half the tick's copies at most: the rest
+	/* Releases (the one sample of a hold no tick caught: a short one)
+	 * take half the tick's copies at most, ticks three quarters: the rest
 	 * are kept for holders that block (or are preempted) holding a lock
 	 * others wait for, the holds behind the longest waits, so that one
 	 * late in a busy tick still names its callers through code without
 	 * frame pointers. */
-	if (copies_used < (why == LS_SWITCH ? stack_copies : stack_copies / 2)) {
+	if (copies_used < stack_copies * (why == LS_SWITCH ? 4 : why == LS_TICK ? 3 : 2) / 4) {
 		len = stack_copy(e);
 		if (len)
 			__sync_fetch_and_add(&copies_used, 1);
