@@ -324,10 +324,13 @@ static void proc_clear(struct proc *p)
 /*
  * Read /proc/PID/maps into p: one pmap per object (biased), one per named
  * anonymous area.  When the process is gone, p keeps what it had: its
- * samples and waits are still being symbolized.
+ * samples and waits are still being symbolized.  Gone includes exited and
+ * not yet reaped (a zombie, or one in exit), whose maps open and read empty:
+ * the maps are read into q and take p's place only when there are some.
  */
 static void proc_read(struct symbols *s, struct proc *p)
 {
+	struct proc fresh = {.pid = p->pid}, *q = &fresh;
 	char path[64], line[PATH_MAX + 128], exe[PATH_MAX];
 	unsigned long long start, end, pgoff, ino;
 	unsigned int maj, min;
@@ -339,12 +342,11 @@ static void proc_read(struct symbols *s, struct proc *p)
 	f = fopen(path, "r");
 	if (!f)
 		return;		/* gone: what was read before stays */
-	proc_clear(p);
 	snprintf(path, sizeof(path), "/proc/%u/exe", p->pid);
 	n = readlink(path, exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = 0;
-		p->exe = xstrdup(exe);
+		q->exe = xstrdup(exe);
 	}
 	while (fgets(line, sizeof(line), f)) {
 		char perms[8], name[PATH_MAX] = "";
@@ -359,17 +361,17 @@ static void proc_read(struct symbols *s, struct proc *p)
 		if (used)
 			sscanf(line + used, "%4095[^\n]", name);
 		if (name[0] != '/') {
-			p->maps = xreallocarray(p->maps, p->nmaps + 1, sizeof(*p->maps));
-			p->maps[p->nmaps++] = (struct pmap){NULL, xstrdup(name[0] ? name : "[anon]"),
+			q->maps = xreallocarray(q->maps, q->nmaps + 1, sizeof(*q->maps));
+			q->maps[q->nmaps++] = (struct pmap){NULL, xstrdup(name[0] ? name : "[anon]"),
 							    start, end, 0};
 			continue;
 		}
-		for (i = 0; i < p->nmaps; i++)
-			if (p->maps[i].obj && !strcmp(p->maps[i].obj->path, name))
+		for (i = 0; i < q->nmaps; i++)
+			if (q->maps[i].obj && !strcmp(q->maps[i].obj->path, name))
 				break;
-		if (i < p->nmaps)
+		if (i < q->nmaps)
 			continue;	/* the object's first mapping placed it already */
-		o = elfobj_get(s, p->pid, name, makedev(maj, min), (ino_t)ino);
+		o = elfobj_get(s, q->pid, name, makedev(maj, min), (ino_t)ino);
 		if (!elfobj_span(o, &lo, &hi))
 			continue;
 		for (i = 0; i < o->nloads; i++) {
@@ -378,13 +380,21 @@ static void proc_read(struct symbols *s, struct proc *p)
 			if (pgoff >= seg && pgoff < o->loads[i].off + o->loads[i].filesz + 4096) {
 				uint64_t bias = start - ((o->loads[i].vaddr & ~4095ULL) + (pgoff - seg));
 
-				p->maps = xreallocarray(p->maps, p->nmaps + 1, sizeof(*p->maps));
-				p->maps[p->nmaps++] = (struct pmap){o, NULL, lo + bias, hi + bias, bias};
+				q->maps = xreallocarray(q->maps, q->nmaps + 1, sizeof(*q->maps));
+				q->maps[q->nmaps++] = (struct pmap){o, NULL, lo + bias, hi + bias, bias};
 				break;
 			}
 		}
 	}
 	fclose(f);
+	if (!q->nmaps) {
+		proc_clear(q);
+		return;		/* exited, not reaped: what was read before stays */
+	}
+	proc_clear(p);
+	p->exe = q->exe;
+	p->maps = q->maps;
+	p->nmaps = q->nmaps;
 }
 
 /* Return the cache entry of pid, reading its maps when new. */
