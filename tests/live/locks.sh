@@ -91,10 +91,10 @@ rows = [json.loads(l) for l in sys.stdin]
 assert len(rows) == 5, rows
 assert all(r["comm"].startswith("req-") and r["holder_comm"] == "bgsnap" for r in rows), rows
 assert any("snapshot_state (lockdemo.c:" in r["holder_stack"] for r in rows), rows
-# Each sampled one names bgsnap'"'"'s own code, where it held the lock or released
-# it, not the C library'"'"'s fdatasync alone (a sample left without a copy of
-# its stack when ticks had taken the copies; a hold without any sample is
-# one the budget dropped, said in the health line).
+# Each sampled one names the code of bgsnap itself, where it held the lock
+# or released it, not fdatasync of the C library alone (a sample left
+# without a copy of its stack when others had taken the copies; a hold
+# without any sample is one the budget dropped, said in the health line).
 assert all(r["holder_fn"] in ("snapshot_state", "bgsnap_main") for r in rows if r["holder_stack"]), rows
 assert any(r["holder_io"] > 0 for r in rows), rows
 '; ok $? "report --json: the worst waits name bgsnap, its stack with snapshot_state (lockdemo.c:N), its own function in each, its I/O wait"
