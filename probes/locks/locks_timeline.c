@@ -328,17 +328,20 @@ static uint32_t wait_lock_tgid(const struct lk_wait_rec *w)
 }
 
 /* The samples of holder tid on lock (lock_tgid, addr) in [lo, hi]: count, and
- * the most frequent fn and stack. */
+ * the most frequent fn and stack, of those that name a function if any do
+ * ("?": a stack that could not be read or named). */
 static size_t holder_samples(const struct lk_timeline *tl, uint32_t tid, uint32_t lock_tgid,
 			     uint64_t addr, uint64_t lo, uint64_t hi, const char **fn,
 			     const char **stack)
 {
 	size_t i, j, n = 0, best = 0, best_n = 0;
+	bool best_named = false;
 
 	*fn = *stack = "";
 	for (i = 0; i < tl->samples.n; i++) {
 		const struct lkt_sample *s = &tl->samples.v[i];
 		size_t same = 0;
+		bool named;
 
 		if (!sample_of(s, tid, lock_tgid, addr, lo, hi))
 			continue;
@@ -349,7 +352,9 @@ static size_t holder_samples(const struct lk_timeline *tl, uint32_t tid, uint32_
 			if (sample_of(t, tid, lock_tgid, addr, lo, hi) && !strcmp(t->stack, s->stack))
 				same++;
 		}
-		if (same > best_n) {
+		named = strcmp(s->fn, "?") != 0;
+		if ((named && !best_named) || (named == best_named && same > best_n)) {
+			best_named = named;
 			best_n = same;
 			best = i;
 		}

@@ -416,6 +416,46 @@ static void test_timeline_unseen(void)
 }
 
 /*
+ * A barging holder releases its lock again and again while one thread
+ * waits: most of its samples are releases whose stack could not be named
+ * ("?", stack ""), one a tick inside its own code.  The wait names the one
+ * that names a function, and counts them all.
+ */
+static void test_timeline_unnamed(void)
+{
+	struct lk_timeline tl;
+	struct lk_wait_rec w = wait_rec(100, 0x1000, 10, 100);
+	struct frame *ev = frame_new(&lock_events_schema, 0, 0);
+	struct frame *sp = frame_new(&lock_spans_schema, 0, 0);
+	struct lk_sample_rec q = {.type = LR_SAMPLE, .tgid = 50, .tid = 201, .lock_tgid = 50,
+				  .addr = 0x1000, .ustack = -1, .kstack = -1, .why = LS_RELEASE};
+	const union cell *r;
+	struct lkt_wait *we;
+
+	lkt_init(&tl, 0, 1);
+	w.holder = 201;
+	snprintf(w.holder_comm, sizeof(w.holder_comm), "h201");
+	w.hold_start_ns = 10 * MS;
+	w.hold_end_ns = 100 * MS;
+	for (int i = 0; i < 3; i++) {
+		q.ts_ns = (20 + i) * MS;
+		lkt_add_sample(&tl, &q, xstrdup("?"), xstrdup(""));
+	}
+	sample(&tl, 201, 0x1000, 30 * MS, "request_main");
+	we = lkt_add_wait(&tl, &w);
+	we->sym = xstrdup("the_lock");
+	lkt_rows(&tl, ev, sp);
+	r = frame_row(ev, 0);
+	ok(ev->nrows == 1 && r[LE_SAMPLES].u == 4 && !strcmp(r[LE_HOLDER_FN].s, "request_main") &&
+	   !strcmp(r[LE_HOLDER_STACK].s, "request_main < main"),
+	   "3 unnamed samples and 1 in request_main: holder_fn request_main, 4 samples (%llu, %s)",
+	   (unsigned long long)r[LE_SAMPLES].u, r[LE_HOLDER_FN].s);
+	frame_free(ev);
+	frame_free(sp);
+	lkt_free(&tl);
+}
+
+/*
  * A holder's samples on another lock it holds, in the same time, are not
  * this wait's: a wait joins only samples of its holder on its own lock.
  */
@@ -607,6 +647,7 @@ int main(void)
 	test_timeline_two_holders();
 	test_timeline_unseen();
 	test_timeline_other_lock();
+	test_timeline_unnamed();
 	test_timeline_ranking();
 	test_timeline_ageing();
 	test_timeline_fns();
