@@ -29,6 +29,7 @@ struct uw_proc {
 	const uint64_t *regs;
 	const uint8_t *stack;
 	size_t len;
+	bool beyond;		/* words past the copy may be read from the process */
 };
 
 struct unwinder {
@@ -98,6 +99,8 @@ static bool uw_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void
 		memcpy(result, p->stack + (addr - sp), sizeof(*result));
 		return true;
 	}
+	if (!p->beyond)
+		return false;
 	if (p->memfd == -1) {
 		snprintf(path, sizeof(path), "/proc/%u/mem", p->pid);
 		p->memfd = open(path, O_RDONLY | O_CLOEXEC);
@@ -247,7 +250,7 @@ void unwinder_free(struct unwinder *u)
 }
 
 size_t unwind_user(struct unwinder *u, uint32_t pid, uint32_t tid, const uint64_t *regs,
-		   const void *stack, size_t len, uint64_t *ips, bool *ret, size_t max)
+		   const void *stack, size_t len, bool beyond, uint64_t *ips, bool *ret, size_t max)
 {
 	struct uw_walk w = {.ips = ips, .ret = ret, .max = max};
 	struct uw_proc *p;
@@ -259,6 +262,7 @@ size_t unwind_user(struct unwinder *u, uint32_t pid, uint32_t tid, const uint64_
 	p->regs = regs;
 	p->stack = stack;
 	p->len = len;
+	p->beyond = beyond;
 	if (p->dwfl && walk(p, tid, &w) && all_mapped(p, &w))
 		return w.n;
 	/* A pc outside the objects it knew: the maps may have changed; read
@@ -316,10 +320,10 @@ void unwinder_free(struct unwinder *u)
 }
 
 size_t unwind_user(struct unwinder *u, uint32_t pid, uint32_t tid, const uint64_t *regs,
-		   const void *stack, size_t len, uint64_t *ips, bool *ret, size_t max)
+		   const void *stack, size_t len, bool beyond, uint64_t *ips, bool *ret, size_t max)
 {
-	(void)u, (void)pid, (void)tid, (void)regs, (void)stack, (void)len, (void)ips, (void)ret;
-	(void)max;
+	(void)u, (void)pid, (void)tid, (void)regs, (void)stack, (void)len, (void)beyond;
+	(void)ips, (void)ret, (void)max;
 	return 0;
 }
 

@@ -5,7 +5,8 @@
  * sample, unwound here with the call frame information (.eh_frame,
  * .debug_frame) of the objects mapped in the process (libdw), so code built
  * without frame pointers unwinds too.  Memory the copy does not hold (a
- * frame beyond it) is read from the process itself.  One libdw session is
+ * frame beyond it) is read from the process itself, when the caller says
+ * so.  One libdw session is
  * cached per process, made again when an address falls outside its mapped
  * objects (new mappings).  x86-64 only, and only with libdw (HAVE_LIBDW);
  * elsewhere unwind_user returns 0 and callers fall back to what they had.
@@ -25,13 +26,18 @@ struct unwinder *unwinder_new(void);
 void unwinder_free(struct unwinder *u);
 /*
  * Unwind thread tid of process pid from regs (UNWIND_NREGS, DWARF order)
- * and stack, len bytes copied from regs[7] up.  Write at most max frames:
- * each one's pc into ips, and into ret whether it is a return address (a
- * caller's frame: its line is at pc - 1).  Return how many (0: this build
- * or machine cannot, or the process is gone).
+ * and stack, len bytes copied from regs[7] up.  With beyond, a word past
+ * the copy is read from the process as it is now (the outer frames of a
+ * copy cut at its limit); without, the walk ends there (a copy of the
+ * stack's top only: what the process holds there now may be another
+ * call's).  Write at most max frames: each one's pc into ips, and into ret
+ * whether it is a return address (a caller's frame: its line is at
+ * pc - 1).  Return how many (0: this build or machine cannot, or the
+ * process is gone).
  */
 size_t unwind_user(struct unwinder *u, uint32_t pid, uint32_t tid, const uint64_t *regs,
-		   const void *stack, size_t len, uint64_t *ips, bool *ret, size_t max);
+		   const void *stack, size_t len, bool beyond, uint64_t *ips, bool *ret,
+		   size_t max);
 /*
  * Read pid's maps now if they are not cached, so its stacks still unwind
  * when it exits before they are (a sample is unwound later than it is taken).

@@ -426,9 +426,10 @@ static __always_inline __u64 stack_extent(struct task_struct *task, __u64 sp)
 	return LK_STACK_BYTES;
 }
 
-/* Copy the current thread's user registers and stack into e; return the
- * stack's bytes copied (0: none, as in a kernel thread). */
-static __always_inline __u64 stack_copy(struct lk_sample_rec *e)
+/* Copy the current thread's user registers and at most max bytes of its
+ * stack into e; return the stack's bytes copied (0: none, as in a kernel
+ * thread). */
+static __always_inline __u64 stack_copy(struct lk_sample_rec *e, __u64 max)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	struct pt_regs *uregs = (struct pt_regs *)bpf_task_pt_regs(task), r;
@@ -455,6 +456,8 @@ static __always_inline __u64 stack_copy(struct lk_sample_rec *e)
 	e->regs[16] = r.ip;
 	sp = r.sp;
 	ext = stack_extent(task, sp);
+	if (ext > max)
+		ext = max;
 	if (ext > LK_STACK_BYTES)
 		ext = LK_STACK_BYTES;
 	len = ext;
@@ -473,9 +476,10 @@ static __always_inline __u64 stack_copy(struct lk_sample_rec *e)
 	return len;
 }
 #else
-static __always_inline __u64 stack_copy(struct lk_sample_rec *e)
+static __always_inline __u64 stack_copy(struct lk_sample_rec *e, __u64 max)
 {
 	(void)e;
+	(void)max;
 	return 0;
 }
 #endif
@@ -492,10 +496,11 @@ static __always_inline bool tick_share(void)
 }
 
 /*
- * Send a stack sample of the current thread tid of tgid, holder h: within
- * this tick's share of stack_copies (by why: see below) its user
- * registers and up to LK_STACK_BYTES of its user stack, else its
- * frame-pointer user stack id; and at a tick
+ * Send a stack sample of the current thread tid of tgid, holder h: its
+ * user registers and, within this tick's share of stack_copies (by why:
+ * see below), up to LK_STACK_BYTES of its user stack, past it the top
+ * LK_STACK_SHORT bytes (none at all with stack_copies 0); its
+ * frame-pointer user stack id when nothing was copied; and at a tick
  * its kernel stack id (at a switch-out it costs tens of microseconds: the
  * off-CPU span says why it left).  slot: sample_buf's slot of this program
  * (0: the perf event's).  About 3 us with the copy on a 2-CPU VM.
@@ -530,16 +535,21 @@ static __always_inline void holder_sample_send(void *ctx, struct lk_holder *h, _
 	e->ustack = -1;
 	e->kstack = why != LS_TICK ? -1 : bpf_get_stackid(ctx, &stacks, BPF_F_REUSE_STACKID);
 	e->stack_len = 0;
+	e->flags = 0;
 	/* Releases (the one sample of a hold no tick caught: a short one)
 	 * take half the tick's copies at most, ticks three quarters: the rest
 	 * are kept for holders that block (or are preempted) holding a lock
 	 * others wait for, the holds behind the longest waits, so that one
 	 * late in a busy tick still names its callers through code without
-	 * frame pointers. */
+	 * frame pointers.  The samples past them copy the stack's top: the
+	 * frame-pointer stack from inside the C library names no caller. */
 	if (copies_used < stack_copies * (why == LS_SWITCH ? 4 : why == LS_TICK ? 3 : 2) / 4) {
-		len = stack_copy(e);
+		len = stack_copy(e, LK_STACK_BYTES);
 		if (len)
 			__sync_fetch_and_add(&copies_used, 1);
+	} else if (stack_copies) {
+		len = stack_copy(e, LK_STACK_SHORT);
+		e->flags = LKS_SHORT;
 	}
 	if (!len)
 		e->ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK | BPF_F_REUSE_STACKID);

@@ -184,12 +184,12 @@ static bool is_libc(const char *obj)
 /*
  * Put the user frames of sample s (stack: its copied stack) in sp->uips and
  * sp->uret; return how many.  The copy unwound with the call frame
- * information when that gets past the first frame, else the frame-pointer
+ * information when that gets past the first frame (a copy of the stack's
+ * top only, LKS_SHORT, no further than it holds), else the frame-pointer
  * stack.  Through code without frame pointers (Debian's C library) that
  * stack skips callers: a pc in fsync() is followed by its caller's caller.
- * Where this build unwinds, such a stack (a sample past the tick's stack
- * copies) keeps its first frame alone, the pc, which is certain; elsewhere
- * it is all there is.
+ * Where this build unwinds, such a stack keeps its first frame alone, the
+ * pc, which is certain; elsewhere it is all there is.
  */
 static size_t sample_user_frames(struct locks_priv *sp, const struct lk_sample_rec *s,
 				 const void *stack)
@@ -198,8 +198,10 @@ static size_t sample_user_frames(struct locks_priv *sp, const struct lk_sample_r
 
 	if (s->stack_len)
 		n = unwind_user(sp->unw, s->tgid, s->tid, (const uint64_t *)s->regs, stack,
-				s->stack_len, sp->uips, sp->uret, STACK_DEPTH);
-	if (n >= 2)
+				s->stack_len, !(s->flags & LKS_SHORT), sp->uips, sp->uret,
+				STACK_DEPTH);
+	/* A copy sent no frame-pointer stack: its pc alone, if that is all. */
+	if (n >= 2 || (n == 1 && s->ustack < 0))
 		return n;
 	n = stack_read(sp, s->ustack);
 	if (n > 1 && unwind_available())

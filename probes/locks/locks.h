@@ -47,8 +47,11 @@
 #define LK_NOTICE_BYTES 65536	/* the notices ring: about 2,700 new keys between reads */
 #define LK_STACK_BYTES 8192
 #define LK_STACK_CHUNK 1024	/* read in chunks when the whole does not fit the mapping */
-#define LK_STACK_COPIES 512	/* samples per tick that copy their stack; the rest send
-				 * only the frame-pointer stack id */
+#define LK_STACK_COPIES 512	/* samples per tick that copy their stack; the rest copy
+				 * its top only (LK_STACK_SHORT) */
+#define LK_STACK_SHORT 512	/* a sample's copy past those: enough for the holder's
+				 * own function above a short library call (an unlock,
+				 * a write) */
 #define LK_NREGS 17		/* user registers sent: x86-64's DWARF registers 0-16 */
 #define LK_RELS 4		/* releases of a lock remembered for the waits they end */
 #define LK_MAX_TID 4194304	/* PID_MAX_LIMIT: larger owner words are not thread ids */
@@ -282,13 +285,18 @@ struct lk_sample_rec {
 	__u64 ts_ns;
 	__s64 ustack;		/* frame-pointer user stack id, or < 0 */
 	__s64 kstack;
-	__u32 why;		/* enum lk_sample_why */
+	__u16 why;		/* enum lk_sample_why */
+	__u16 flags;		/* LKS_SHORT */
 	__u32 stack_len;	/* bytes of stack copied from regs[7] (sp) up; 0: none */
 	__u64 regs[LK_NREGS];	/* user registers in DWARF order (x86-64: ax dx cx bx si
 				 * di bp sp r8-r15 ip), valid when stack_len > 0 */
 	__u8 stack[LK_STACK_BYTES];
 };
 #define LK_SAMPLE_HDR ((unsigned long)&((struct lk_sample_rec *)0)->stack)
+
+/* lk_sample_rec.flags: the copy is the stack's top only (LK_STACK_SHORT
+ * bytes at most, past the tick's full copies): unwound no further. */
+#define LKS_SHORT 1
 
 struct lk_off_rec {
 	__u32 type;

@@ -100,6 +100,24 @@ assert any(r["holder_io"] > 0 for r in rows), rows
 '; ok $? "report --json: the worst waits name bgsnap, its stack with snapshot_state (lockdemo.c:N), its own function in each, its I/O wait"
 
 ids=$(echo "$out" | python3 -c 'import json,sys; print(",".join(str(json.loads(l)["id"]) for l in sys.stdin))')
+
+# Every sampled wait, not just the worst: request threads barge, so most
+# holds a wait sees end in an unlock, sampled there past the tick's full
+# stack copies.  Each must still name lockdemo's own code (its functions,
+# from its symbol table), never "?" or the C library's or kernel's
+# function alone (the unlock's frame-pointer stack names no caller).
+fns=$(nm --defined-only "$D" | awk '$2 ~ /^[tT]$/ {print $3}' | tr '\n' ' ')
+out=$(json "$tmp/snap.snap" "from lock_events where kind == 'mutex' and samples > 0 show id, holder_comm, holder_fn")
+echo "$out" | python3 -c '
+import collections, json, sys
+own = set(sys.argv[1].split())
+rows = [json.loads(l) for l in sys.stdin]
+by = collections.Counter(r["holder_fn"] for r in rows)
+print("# sampled waits by holder_fn:", dict(by.most_common(8)))
+assert len(rows) >= 100, len(rows)
+bad = {f: n for f, n in by.items() if f not in own}
+assert not bad, bad
+' "$fns"; ok $? "every sampled wait names lockdemo's own function as its holder's ($(echo "$out" | wc -l) waits)"
 out=$(json "$tmp/snap.snap" "from lock_spans where id in ($ids) show id, row, kind, label, dur")
 echo "$out" | python3 -c '
 import json, sys

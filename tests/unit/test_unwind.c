@@ -79,9 +79,9 @@ static void test_unwind_self(void)
 	struct unwinder *u = unwinder_new();
 	struct symbols *syms = symbols_new();
 	static const char *const want[] = {"capture", "level2", "level1", "test_unwind_self"};
-	uint64_t ips[64];
-	bool ret[64];
-	size_t n, i, j = 0;
+	uint64_t ips[64], full[64];
+	bool ret[64], same;
+	size_t n, i, j = 0, nfull;
 	struct sym_loc loc;
 
 	if (!unwind_available()) {
@@ -89,8 +89,8 @@ static void test_unwind_self(void)
 		goto out;
 	}
 	level1();
-	n = unwind_user(u, (uint32_t)getpid(), (uint32_t)getpid(), regs, stack_copy, copied, ips, ret,
-			64);
+	n = unwind_user(u, (uint32_t)getpid(), (uint32_t)getpid(), regs, stack_copy, copied, true, ips,
+			ret, 64);
 	ok(n >= 4, "the copy unwinds past its first frames (%zu frames)", n);
 	for (i = 0; i < n && j < 4; i++) {
 		if (symbols_user(syms, (uint32_t)getpid(), ips[i], ret[i], &loc) && loc.func &&
@@ -100,7 +100,19 @@ static void test_unwind_self(void)
 	ok(j == 4, "its frames are capture < level2 < level1 < test_unwind_self, in order (%zu of 4)",
 	   j);
 	ok(n && !ret[0] && (n < 2 || ret[1]), "the first frame is the sample's pc, the next a return address");
-	n = unwind_user(u, (uint32_t)getpid(), (uint32_t)getpid(), regs, stack_copy, 0, ips, ret, 64);
+	/* The stack's top alone, with nothing read past it: the frames it
+	 * holds, the same as the whole copy's, and no others (what this
+	 * process holds past it now is other calls' frames). */
+	memcpy(full, ips, sizeof(full));
+	nfull = n;
+	n = unwind_user(u, (uint32_t)getpid(), (uint32_t)getpid(), regs, stack_copy, 16, false, ips,
+			ret, 64);
+	for (i = 0, same = true; i < n && i < nfull; i++)
+		same = same && ips[i] == full[i];
+	ok(n >= 1 && n < nfull && same,
+	   "16 bytes of it, read no further: the first %zu of the %zu frames, no others", n, nfull);
+	n = unwind_user(u, (uint32_t)getpid(), (uint32_t)getpid(), regs, stack_copy, 0, true, ips, ret,
+			64);
 	ok(n == 0, "no stack copied: nothing unwound");
 out:
 	symbols_free(syms);
@@ -164,9 +176,10 @@ static void test_unwind_exited(void)
 	full_io(down[1], &c, 1, false);
 	waitpid(pid, &status, 0);
 	ok(WIFEXITED(status) && WEXITSTATUS(status) == 0, "the child exited and was reaped");
-	n = unwind_user(u, (uint32_t)pid, (uint32_t)pid, regs, stack_copy, copied, ips, ret, 64);
+	n = unwind_user(u, (uint32_t)pid, (uint32_t)pid, regs, stack_copy, copied, true, ips, ret, 64);
 	ok(n >= 4, "noted while it ran, the exited child's copy unwinds (%zu frames)", n);
-	n = unwind_user(late, (uint32_t)pid, (uint32_t)pid, regs, stack_copy, copied, ips, ret, 64);
+	n = unwind_user(late, (uint32_t)pid, (uint32_t)pid, regs, stack_copy, copied, true, ips, ret,
+			64);
 	ok(n == 0, "not noted: an exited process's copy does not unwind (%zu frames)", n);
 	close(up[0]), close(up[1]), close(down[0]), close(down[1]);
 out:
