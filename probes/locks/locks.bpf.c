@@ -87,6 +87,9 @@ __u32 filter_nocgroup[2] = {};	/* 1: stats keys leave out the cgroup (the query 
 __u32 filter_noholder[2] = {};	/* 1: stats keys leave out the holder (holder 0) */
 static const struct lk_stats zero_stats;
 
+/* kwait's kstack: the key is new, its caller's stack is taken at the wait's end. */
+#define KSTACK_AT_END -2
+
 /* A thread waiting on kernel locks (the outer one and one nested). */
 struct kwait {
 	struct {
@@ -186,6 +189,22 @@ struct {
 	__uint(key_size, sizeof(__u32));
 	__uint(value_size, 127 * sizeof(__u64));
 } stacks SEC(".maps");
+
+/*
+ * The tick in which each stack id was last handed out (stack_tick, user
+ * space's count, set before it reads the ring): user space deletes a
+ * stack only when it was not handed out since, so that every record that
+ * names it has been read.  An id is its stack's hash bucket: a record
+ * taken after the ring was read may name a stack read in it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, LK_STACKS);
+	__type(key, __u32);
+	__type(value, __u32);
+} stack_ticks SEC(".maps");
+
+volatile __u32 stack_tick = 0;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -484,6 +503,23 @@ static __always_inline __u64 stack_copy(struct lk_sample_rec *e, __u64 max)
 }
 #endif
 
+/* bpf_get_stackid, the id stamped with this tick (stack_ticks).  Never
+ * BPF_F_REUSE_STACKID: a stack that replaced another in its bucket would be
+ * read for the samples that named the other.  A bucket taken by another
+ * stack this tick gives none (-EEXIST): that sample has no such stack. */
+static __always_inline __s64 stack_id(void *ctx, __u64 flags)
+{
+	__s64 id = bpf_get_stackid(ctx, &stacks, flags);
+	__u32 k = (__u32)id, *t;
+
+	if (id >= 0) {
+		t = bpf_map_lookup_elem(&stack_ticks, &k);
+		if (t)
+			*t = stack_tick;
+	}
+	return id;
+}
+
 /*
  * Whether a tick's sample may take a record of this tick's budget: ticks
  * take half of it at most, the rest is kept for the waits and for the one
@@ -533,7 +569,7 @@ static __always_inline void holder_sample_send(void *ctx, struct lk_holder *h, _
 	e->why = why;
 	e->ts_ns = bpf_ktime_get_ns();
 	e->ustack = -1;
-	e->kstack = why != LS_TICK ? -1 : bpf_get_stackid(ctx, &stacks, BPF_F_REUSE_STACKID);
+	e->kstack = why != LS_TICK ? -1 : stack_id(ctx, 0);
 	e->stack_len = 0;
 	e->flags = 0;
 	/* Releases (the one sample of a hold no tick caught: a short one)
@@ -552,7 +588,7 @@ static __always_inline void holder_sample_send(void *ctx, struct lk_holder *h, _
 		e->flags = LKS_SHORT;
 	}
 	if (!len)
-		e->ustack = bpf_get_stackid(ctx, &stacks, BPF_F_USER_STACK | BPF_F_REUSE_STACKID);
+		e->ustack = stack_id(ctx, BPF_F_USER_STACK);
 	if (e->ustack < 0 && e->kstack < 0 && !len)
 		health_inc(LH_STACK);
 	if (len > LK_STACK_BYTES)
@@ -1224,15 +1260,17 @@ static __always_inline void kwait_open(void *ctx, void *lock, unsigned int flags
 	}
 	mm = cur->mm;
 	kw->s[slot].kflags = mm && (void *)lock == (void *)&mm->mmap_lock ? LKF_MMAP_LOCK : 0;
-	/* The caller names the lock: taken once per key (stacks cost ~1 us). */
-	kw->s[slot].kstack = -1;
-	if (!key_known((__u64)lock, tgid, kw->s[slot].owner, kind, kw->s[slot].kflags))
-		kw->s[slot].kstack = bpf_get_stackid(ctx, &stacks, 0);
+	/* The caller names the lock: its stack is taken once per key (stacks
+	 * cost ~1 us), at the wait's end, where the same caller has the lock
+	 * and the record that names the stack is sent (a stack id taken here
+	 * could be deleted before a long wait ends: stack_ticks). */
+	kw->s[slot].kstack = key_known((__u64)lock, tgid, kw->s[slot].owner, kind,
+				       kw->s[slot].kflags) ? -1 : KSTACK_AT_END;
 	lock_arrive((__u64)lock, 0, kw->s[slot].owner, kind, now);
 }
 
 /* Close the current thread's kernel wait on lock, if it has one open (lock_end). */
-static __always_inline void kwait_close(void *lock)
+static __always_inline void kwait_close(void *ctx, void *lock)
 {
 	struct task_struct *cur = bpf_get_current_task_btf();
 	struct lkstate_key sk = {.addr = (__u64)lock};
@@ -1268,7 +1306,8 @@ static __always_inline void kwait_close(void *lock)
 	if (key.holder)
 		bpf_map_delete_elem(&holders, &key.holder);
 	wait_done(cur, &key, (__u32)id, kw->s[slot].start_ns, now, hold_start, hold_start ? now : 0,
-		  kw->s[slot].sampled, kw->s[slot].kstack,
+		  kw->s[slot].sampled,
+		  kw->s[slot].kstack == KSTACK_AT_END ? stack_id(ctx, 0) : -1,
 		  key.holder ? kw->s[slot].owner_comm : NULL, NULL, -1);
 	kw->s[slot].lock = 0;
 }
@@ -1302,7 +1341,7 @@ int BPF_PROG(lock_end, void *lock, int ret)
 	if (!busy || *busy)
 		return 0;
 	*busy = 1;
-	kwait_close(lock);
+	kwait_close(ctx, lock);
 	*busy = 0;
 	return 0;
 }

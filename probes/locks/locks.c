@@ -105,7 +105,8 @@ struct locks_priv {
 	VEC(struct lkstate_key) waited;	/* the user locks the sweep found waits on */
 	struct prev_ent ovf;		/* the overflow entry's totals last tick */
 	struct lk_timeline tl;		/* waits, holder samples and spans: the timeline */
-	VEC(__u32) stack_ids;		/* read this tick: deleted at its end */
+	VEC(__u32) stack_ids;		/* the stacks map's ids, swept at a tick's end */
+	uint32_t stack_tick;		/* this tick's, the BPF side's stack_tick */
 	VEC(struct lk_key) keys;	/* the stats hash's keys this tick, and the reserve's */
 	VEC(struct lk_key) rkeys;	/* the reserve hash's keys this tick, sorted */
 	VEC(struct lk_sample_rec *) pending;	/* samples read, to symbolize (at their length) */
@@ -126,7 +127,6 @@ static size_t stack_read(struct locks_priv *sp, int64_t id)
 
 	if (id < 0 || bpf_map_lookup_elem(bpf_map__fd(sp->skel->maps.stacks), &key, sp->ips))
 		return 0;
-	*VEC_PUSH(sp->stack_ids) = key;
 	for (n = 0; n < STACK_DEPTH && sp->ips[n]; n++)
 		;
 	return n;
@@ -603,17 +603,31 @@ static uint64_t read_stats(struct locks_priv *sp, struct frame *f)
 	return events;
 }
 
-/* Drop last tick's buffered records; this tick's become last tick's. */
+/*
+ * Drop last tick's buffered records; this tick's become last tick's.  A
+ * stack not handed out since this tick's ring was read is deleted: every
+ * record that names it has been read (the rest are named by records read
+ * next tick).  Between the test and the deletion (two calls) a program may
+ * hand one out again, and its record lose its stack.
+ */
 static void buffers_age(struct locks_priv *sp)
 {
-	size_t i;
-	__u32 *ids = sp->stack_ids.v;
 	int fd = bpf_map__fd(sp->skel->maps.stacks);
+	int tfd = bpf_map__fd(sp->skel->maps.stack_ticks);
+	__u32 id, stamp;
+	size_t i;
 
 	lkt_age(&sp->tl);
-	for (i = 0; i < sp->stack_ids.n; i++)
-		bpf_map_delete_elem(fd, &ids[i]);
+	/* All ids first: a stack map's next key after a deleted one is its first. */
 	sp->stack_ids.n = 0;
+	for (int err = bpf_map_get_next_key(fd, NULL, &id); !err;
+	     err = bpf_map_get_next_key(fd, &sp->stack_ids.v[sp->stack_ids.n - 1], &id))
+		*VEC_PUSH(sp->stack_ids) = id;
+	for (i = 0; i < sp->stack_ids.n; i++) {
+		id = sp->stack_ids.v[i];
+		if (bpf_map_lookup_elem(tfd, &id, &stamp) || lkt_stack_stale(stamp, sp->stack_tick))
+			bpf_map_delete_elem(fd, &id);
+	}
 }
 
 /* A wait of a thread that exited: stale (locks.h).  Notes the lock of
@@ -736,6 +750,8 @@ static int locks_collect(struct probe *p, uint64_t t_ns, uint64_t dt_ns, struct 
 	 * priority, so a process that exits soon after is still named;
 	 * symbolizing and unwinding holder stacks is slow (a process's first
 	 * read takes tens to hundreds of ms): there the workload goes first. */
+	/* Stacks handed out from here on are named by records read next tick. */
+	__atomic_store_n(&sp->skel->bss->stack_tick, ++sp->stack_tick, __ATOMIC_RELEASE);
 	err = ring_buffer__consume(sp->rb);
 	probe_priority_yield();
 	samples_symbolize(sp);

@@ -702,3 +702,8 @@ uint64_t lkt_waiters(const struct lk_timeline *tl, const struct lk_key *k)
 	}
 	return nseen;
 }
+
+bool lkt_stack_stale(uint32_t stamp, uint32_t tick)
+{
+	return (int32_t)(stamp - tick) < 0;
+}

@@ -127,6 +127,13 @@ void lkt_rows(struct lk_timeline *tl, struct frame *ev, struct frame *spans);
  * sticky holder_fns sets and the known mutexes.
  */
 void lkt_age(struct lk_timeline *tl);
+/*
+ * Whether a stack last handed out in tick stamp (stack_ticks) may be
+ * deleted at the end of tick tick, whose ring was read after stack_tick
+ * was set to it: handed out before, every record that names it has been
+ * read (the ticks counted modulo 2^32).
+ */
+bool lkt_stack_stale(uint32_t stamp, uint32_t tick);
 
 /* Remember that (tgid, addr) is a pthread mutex when kind is LK_MUTEX. */
 void lkt_mutex_learn(struct lk_timeline *tl, uint32_t tgid, uint64_t addr, uint32_t kind);

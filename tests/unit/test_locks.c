@@ -416,6 +416,18 @@ static void test_timeline_unseen(void)
 }
 
 /*
+ * A stack is deleted at a tick's end only when it was last handed out
+ * before that tick's ring was read, the ticks counted modulo 2^32.
+ */
+static void test_stacks_stale(void)
+{
+	ok(lkt_stack_stale(6, 7) && !lkt_stack_stale(7, 7) && !lkt_stack_stale(8, 7),
+	   "handed out in an earlier tick: stale; in this one or after (its record unread): kept");
+	ok(lkt_stack_stale(0xfffffffeU, 1) && !lkt_stack_stale(1, 0xfffffffeU),
+	   "across the counter's wrap");
+}
+
+/*
  * A barging holder releases its lock again and again while one thread
  * waits: most of its samples are releases whose stack could not be named
  * ("?", stack ""), one a tick inside its own code.  The wait names the one
@@ -648,6 +660,7 @@ int main(void)
 	test_timeline_unseen();
 	test_timeline_other_lock();
 	test_timeline_unnamed();
+	test_stacks_stale();
 	test_timeline_ranking();
 	test_timeline_ageing();
 	test_timeline_fns();
