@@ -219,6 +219,15 @@ static void rel(struct lk_wait_rec *w, int i, uint32_t tid, uint64_t since, uint
 	snprintf(w->rel_comms[i], sizeof(w->rel_comms[i]), "h%u", tid);
 }
 
+/* Make thread 201 ("h201") w's holder, holding from start to end (ns). */
+static void held_by_201(struct lk_wait_rec *w, uint64_t start, uint64_t end)
+{
+	w->holder = 201;
+	snprintf(w->holder_comm, sizeof(w->holder_comm), "h201");
+	w->hold_start_ns = start;
+	w->hold_end_ns = end;
+}
+
 /* Feed a sample of holder tid of lock addr at ts (ns) in function fn. */
 static void sample(struct lk_timeline *tl, uint32_t tid, uint64_t addr, uint64_t ts,
 		   const char *fn)
@@ -288,10 +297,7 @@ static void test_timeline_two_holders(void)
 	struct lkt_wait *we;
 
 	lkt_init(&tl, 5, 1000);
-	w.holder = 201;
-	snprintf(w.holder_comm, sizeof(w.holder_comm), "h201");
-	w.hold_start_ns = 40 * MS;
-	w.hold_end_ns = 100 * MS;
+	held_by_201(&w, 40 * MS, 100 * MS);
 	rel(&w, 0, 200, 5 * MS, 40 * MS);
 	rel(&w, 1, 201, 40 * MS, 100 * MS);
 	sample(&tl, 200, 0x1000, 20 * MS, "prep");
@@ -445,10 +451,7 @@ static void test_timeline_unnamed(void)
 	struct lkt_wait *we;
 
 	lkt_init(&tl, 0, 1);
-	w.holder = 201;
-	snprintf(w.holder_comm, sizeof(w.holder_comm), "h201");
-	w.hold_start_ns = 10 * MS;
-	w.hold_end_ns = 100 * MS;
+	held_by_201(&w, 10 * MS, 100 * MS);
 	for (int i = 0; i < 3; i++) {
 		q.ts_ns = (20 + i) * MS;
 		lkt_add_sample(&tl, &q, xstrdup("?"), xstrdup(""));
@@ -481,10 +484,7 @@ static void test_timeline_other_lock(void)
 	struct lkt_wait *we;
 
 	lkt_init(&tl, 0, 1);
-	w.holder = 201;
-	snprintf(w.holder_comm, sizeof(w.holder_comm), "h201");
-	w.hold_start_ns = 10 * MS;
-	w.hold_end_ns = 100 * MS;
+	held_by_201(&w, 10 * MS, 100 * MS);
 	sample(&tl, 201, 0x1000, 20 * MS, "flush_journal");
 	sample(&tl, 201, 0x2000, 30 * MS, "other_lock_fn");
 	sample(&tl, 201, 0x2000, 40 * MS, "other_lock_fn");
