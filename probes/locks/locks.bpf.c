@@ -1204,15 +1204,19 @@ static __always_inline struct task_struct *kernel_owner(void *lock, __u32 kind)
 	return NULL;
 }
 
-/* Return whether the key of a kernel wait of the current task has totals already. */
+/* Return whether the key of a kernel wait of the current task has totals
+ * with its caller's stack already (one whose stack was not taken, its
+ * bucket held by another this tick, takes it at its next wait). */
 static __always_inline bool key_known(__u64 lock, __u32 tgid, __u32 holder, __u32 kind,
 				      __u32 flags)
 {
 	struct lk_key key = {.addr = lock, .tgid = tgid, .holder = holder, .kind = kind,
 			     .flags = flags, .cgroup = bpf_get_current_cgroup_id()}, sk;
+	struct lk_stats *v;
 
 	stats_key(&key, &sk);
-	return bpf_map_lookup_elem(&stats, &sk) != NULL;
+	v = bpf_map_lookup_elem(&stats, &sk);
+	return v && v->kstack >= 0;
 }
 
 /* Open a kernel wait of the current thread on lock (lock_begin). */

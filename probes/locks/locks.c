@@ -571,6 +571,12 @@ static uint64_t read_stats(struct locks_priv *sp, struct frame *f)
 			p = sp->prev[slot] = xcalloc(1, sizeof(*p));
 			p->key = key;
 			p->sym = lock_sym(sp, key.addr, key.tgid, key.kind, key.flags, cur->kstack);
+		} else if (!p->sym[0] && lkt_kind_is_kernel(key.kind) && p->st.kstack < 0 &&
+			   cur->kstack >= 0) {
+			/* A kernel lock first seen without its caller's stack
+			 * (its bucket was another's): a wait since took it. */
+			free(p->sym);
+			p->sym = lock_sym(sp, key.addr, key.tgid, key.kind, key.flags, cur->kstack);
 		}
 		p->used = true;
 		if (cur->count == p->st.count) {
@@ -992,6 +998,34 @@ static void capacity_choices(struct hook_choice *c, uint32_t max_keys, uint32_t 
 		       "more are not counted (evicted), or counted without their holder (lost)");
 }
 
+/*
+ * Size the stack map from LATOP_LOCK_STACKS (1 to LK_STACKS, default
+ * LK_STACKS): a small one makes stacks share buckets, as a busy host's do
+ * now and then (the tests' way to reach a stack taken again after its
+ * bucket was another's).  -1 with *cause for a value out of range.
+ */
+static int stacks_size(struct locks_priv *sp, char **cause)
+{
+	const char *v = getenv("LATOP_LOCK_STACKS");
+	char *end;
+	unsigned long n;
+
+	if (!v)
+		return 0;
+	errno = 0;
+	n = strtoul(v, &end, 10);
+	if (errno || end == v || *end || n < 1 || n > LK_STACKS) {
+		*cause = xasprintf("locks: LATOP_LOCK_STACKS=%s: not a number of stacks from 1 to %d",
+				   v, LK_STACKS);
+		return -1;
+	}
+	if (bpf_map__set_max_entries(sp->skel->maps.stacks, (uint32_t)n)) {
+		*cause = xasprintf("locks: sizing the stack map to %lu: %s", n, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
 /* Choose hooks and load; locks_attach starts counting. */
 static int locks_open(struct probe *p, char **cause)
 {
@@ -1040,6 +1074,8 @@ static int locks_open(struct probe *p, char **cause)
 				   strerror(errno));
 		goto fail;
 	}
+	if (stacks_size(sp, cause))
+		goto fail;
 	for (sp->nprev = 64; sp->nprev < 2 * (size_t)sp->max_keys; sp->nprev *= 2)
 		;
 	sp->prev = xcalloc(sp->nprev, sizeof(*sp->prev));
